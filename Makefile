@@ -1,0 +1,36 @@
+# Every target creates or reuses .venv itself, so a fresh clone needs nothing else.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+
+.PHONY: demo test lint bench clean
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+
+$(VENV)/.core: pyproject.toml | $(BIN)/python
+	$(BIN)/pip install --quiet -e .
+	touch $@
+
+$(VENV)/.dev: pyproject.toml | $(BIN)/python
+	$(BIN)/pip install --quiet -e '.[dev]'
+	touch $@ $(VENV)/.core
+
+demo: $(VENV)/.core
+	$(BIN)/python examples/log_search.py
+
+lint: $(VENV)/.dev
+	$(BIN)/ruff check slimtools tests examples benchmarks
+	$(BIN)/ruff format --check slimtools tests examples benchmarks
+	$(BIN)/mypy
+	$(BIN)/mypy tests/typing
+
+test: lint
+	$(BIN)/python -m pytest
+
+bench: $(VENV)/.dev
+	$(BIN)/python -m benchmarks
+
+clean:
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

@@ -1,0 +1,121 @@
+"""Compact JSON with orjson and a documented fallback for values orjson cannot encode.
+
+Fallbacks (applied recursively, never raising):
+- ``Decimal`` -> its exact string, ``"12.50"``;
+- ``set``/``frozenset`` -> a list, sorted when the items are sortable;
+- ``bytes``/``bytearray``/``memoryview`` -> UTF-8 text when valid, else ``"base64:<data>"``;
+- Pydantic models -> ``model_dump(mode="json")``; objects with ``__dict__`` -> their public
+  attributes; anything else -> ``str(value)``;
+- integers beyond 64 bits -> their decimal string; lone surrogates -> U+FFFD;
+  non-string keys -> ``str(key)``; a reference cycle -> ``"<cycle>"``.
+"""
+
+from __future__ import annotations
+
+import base64
+import dataclasses
+import enum
+from collections.abc import Mapping
+from decimal import Decimal
+from typing import Any
+
+import orjson
+from pydantic import BaseModel
+
+_OPTIONS = orjson.OPT_NON_STR_KEYS
+_MAX_DEPTH = 200
+
+
+def _default(value: Any) -> Any:
+    if isinstance(value, Decimal):
+        return str(value)
+    if isinstance(value, (set, frozenset)):
+        try:
+            return sorted(value)
+        except TypeError:
+            return list(value)
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        raw = bytes(value)
+        try:
+            return raw.decode("utf-8")
+        except UnicodeDecodeError:
+            return "base64:" + base64.b64encode(raw).decode("ascii")
+    if isinstance(value, BaseModel):
+        return value.model_dump(mode="json")
+    if isinstance(value, (tuple, list)):
+        return list(value)
+    public = _public_attributes(value)
+    if public is not None:
+        return public
+    return str(value)
+
+
+def _public_attributes(value: Any) -> dict[str, Any] | None:
+    attrs = getattr(value, "__dict__", None)
+    if not isinstance(attrs, dict) or not attrs:
+        return None
+    return {k: v for k, v in attrs.items() if not k.startswith("_")}
+
+
+def dumps(value: Any) -> bytes:
+    """Encode ``value`` as compact UTF-8 JSON (non-ASCII as is); never raises."""
+    try:
+        return orjson.dumps(value, default=_default, option=_OPTIONS)
+    except (orjson.JSONEncodeError, TypeError, ValueError):
+        return orjson.dumps(_sanitize(value, 0, set()), option=_OPTIONS)
+
+
+def dumps_str(value: Any) -> str:
+    """:func:`dumps` as ``str``."""
+    return dumps(value).decode("utf-8")
+
+
+def to_jsonable(value: Any) -> Any:
+    """Turn ``value`` into plain JSON data (dicts, lists, str, numbers, bool, None)."""
+    return orjson.loads(dumps(value))
+
+
+def _sanitize(value: Any, depth: int, seen: set[int]) -> Any:
+    """Slow path: rebuild ``value`` so that orjson encodes it without the fallback hook."""
+    if depth > _MAX_DEPTH:
+        return "<too deep>"
+    if value is None or isinstance(value, (bool, float)):
+        return value
+    if isinstance(value, int):
+        return value if -(2**63) <= value < 2**64 else str(value)
+    if isinstance(value, str):
+        if _is_utf8(value):
+            return value
+        return value.encode("utf-8", "surrogatepass").decode("utf-8", "replace")
+    if isinstance(value, enum.Enum):
+        return _sanitize(value.value, depth + 1, seen)
+    marker = id(value)
+    if marker in seen:
+        return "<cycle>"
+    seen.add(marker)
+    try:
+        if isinstance(value, Mapping):
+            return {
+                (k if isinstance(k, str) else str(k)): _sanitize(v, depth + 1, seen)
+                for k, v in value.items()
+            }
+        if isinstance(value, (list, tuple)):
+            return [_sanitize(v, depth + 1, seen) for v in value]
+        if dataclasses.is_dataclass(value) and not isinstance(value, type):
+            fields = {f.name: getattr(value, f.name) for f in dataclasses.fields(value)}
+            return _sanitize(fields, depth + 1, seen)
+        try:
+            orjson.dumps(value, option=_OPTIONS)  # datetimes, UUIDs, enums, numpy ...
+        except (orjson.JSONEncodeError, TypeError):
+            return _sanitize(_default(value), depth + 1, seen)
+        return value
+    finally:
+        seen.discard(marker)
+
+
+def _is_utf8(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True

@@ -1,0 +1,191 @@
+"""Handle stores: where full records wait, by handle, until ``get_record`` asks for them.
+
+The protocol is deliberately small (two batch calls and ``close``) so that a durable store
+needs one transaction or round trip per tool call, not one per record. Keys arrive already
+namespaced by tool; the ``Scope`` (toolkit and session) is passed separately so that every
+store can isolate sessions the same way, and a lookup from another session looks exactly
+like an unknown key.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections import OrderedDict
+from collections.abc import Callable, Collection, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol, runtime_checkable
+
+from slimtools._json import dumps
+
+DEFAULT_SESSION = "default"
+"""The session every toolkit uses when none is bound, so that processes sharing a durable
+store resolve each other's handles."""
+
+
+@dataclass(frozen=True, slots=True)
+class Scope:
+    """The namespace of a handle: the toolkit that issued it and the session it belongs to."""
+
+    toolkit: str
+    session: str = DEFAULT_SESSION
+
+
+@runtime_checkable
+class HandleStore(Protocol):
+    """Keeps JSON-able values by key within a scope, bounded and expiring.
+
+    Values are records as tools return them (dicts, models, objects, lists of them, text).
+    A store that serialises may hand back the JSON form (``slimtools._json.dumps`` decoded)
+    instead of the original object; slimtools only relies on that JSON form.
+    """
+
+    def put_many(self, scope: Scope, items: Mapping[str, Any]) -> Collection[str]:
+        """Store every item in one batch; return the keys refused (e.g. over the size cap).
+
+        Raises:
+            StoreUnavailableError: the store cannot be reached; nothing was stored.
+        """
+        ...
+
+    def get_many(self, scope: Scope, keys: Sequence[str]) -> dict[str, Any]:
+        """Return the live values among ``keys`` in ``scope``; absent keys are left out.
+
+        Raises:
+            StoreUnavailableError: the store cannot be reached.
+        """
+        ...
+
+    def close(self) -> None:
+        """Release connections or files; the store is not used afterwards."""
+        ...
+
+
+@runtime_checkable
+class AsyncHandleStore(Protocol):
+    """Optional asynchronous twin of :class:`HandleStore`, used by async tools when present."""
+
+    async def aput_many(self, scope: Scope, items: Mapping[str, Any]) -> Collection[str]:
+        """Asynchronous :meth:`HandleStore.put_many`."""
+        ...
+
+    async def aget_many(self, scope: Scope, keys: Sequence[str]) -> dict[str, Any]:
+        """Asynchronous :meth:`HandleStore.get_many`."""
+        ...
+
+
+_SAMPLE = 16
+
+
+def approx_size(value: Any) -> int:
+    """Approximate serialised size of ``value`` in bytes, cheaply for long lists.
+
+    A list longer than 16 items is sized from 16 evenly spaced samples, so that a 10,000-row
+    page-1 snapshot costs sixteen encodings, not ten thousand.
+    """
+    if isinstance(value, str):
+        return len(value) + 2
+    if isinstance(value, (list, tuple)) and len(value) > _SAMPLE:
+        n = len(value)
+        step = n / _SAMPLE
+        sample = [value[int(i * step)] for i in range(_SAMPLE)]
+        return int(len(dumps(sample)) * n / _SAMPLE)
+    return len(dumps(value))
+
+
+@dataclass(slots=True)
+class _Entry:
+    value: Any
+    size: int
+    expires_at: float | None
+
+
+class MemoryStore:
+    """Thread-safe in-process store, bounded by item count and approximate bytes (LRU), with TTL.
+
+    Values are kept by reference, not copied or serialised: a page-1 snapshot of a large
+    result is one entry whose approximate size counts toward ``max_bytes``.
+
+    Args:
+        max_items: most entries kept; the least recently used go first.
+        max_bytes: most approximate bytes kept; an entry larger than this is refused.
+        ttl: seconds an entry lives after it is written, or ``None`` for no expiry.
+        clock: monotonic time source, replaceable in tests.
+    """
+
+    def __init__(
+        self,
+        *,
+        max_items: int = 100_000,
+        max_bytes: int = 256 * 1024 * 1024,
+        ttl: float | None = 3600.0,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        if max_items < 1 or max_bytes < 1:
+            raise ValueError("max_items and max_bytes must be positive")
+        if ttl is not None and ttl <= 0:
+            raise ValueError("ttl must be positive seconds or None")
+        self.max_items = max_items
+        self.max_bytes = max_bytes
+        self.ttl = ttl
+        self._clock = clock
+        self._entries: OrderedDict[tuple[Scope, str], _Entry] = OrderedDict()
+        self._bytes = 0
+        self._lock = threading.Lock()
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    @property
+    def nbytes(self) -> int:
+        """Approximate bytes held now."""
+        return self._bytes
+
+    def put_many(self, scope: Scope, items: Mapping[str, Any]) -> list[str]:
+        """Store ``items``; refuse (and return) the keys whose value exceeds ``max_bytes``."""
+        sized = [(key, value, approx_size(value)) for key, value in items.items()]
+        refused = [key for key, _, size in sized if size > self.max_bytes]
+        expires = None if self.ttl is None else self._clock() + self.ttl
+        with self._lock:
+            for key, value, size in sized:
+                if size > self.max_bytes:
+                    continue
+                self._discard((scope, key))
+                self._entries[(scope, key)] = _Entry(value, size, expires)
+                self._bytes += size
+            self._evict()
+        return refused
+
+    def get_many(self, scope: Scope, keys: Sequence[str]) -> dict[str, Any]:
+        """Return the live values among ``keys``, refreshing their recency."""
+        now = self._clock()
+        found: dict[str, Any] = {}
+        with self._lock:
+            for key in keys:
+                entry = self._entries.get((scope, key))
+                if entry is None:
+                    continue
+                if entry.expires_at is not None and entry.expires_at <= now:
+                    self._discard((scope, key))
+                    continue
+                self._entries.move_to_end((scope, key))
+                found[key] = entry.value
+        return found
+
+    def close(self) -> None:
+        """Drop every entry."""
+        with self._lock:
+            self._entries.clear()
+            self._bytes = 0
+
+    def _discard(self, full_key: tuple[Scope, str]) -> None:
+        old = self._entries.pop(full_key, None)
+        if old is not None:
+            self._bytes -= old.size
+
+    def _evict(self) -> None:
+        while self._entries and (
+            len(self._entries) > self.max_items or self._bytes > self.max_bytes
+        ):
+            _, old = self._entries.popitem(last=False)
+            self._bytes -= old.size
