@@ -1,0 +1,511 @@
+"""The one slimming pipeline behind every decorator stack (sans-I/O).
+
+``run`` is a generator: it yields I/O requests (call the tool, load or save in the handle
+store) and receives their answers, so a synchronous and an asynchronous shell drive the same
+logic (the decorators' ``_drive_sync``/``_drive_async``). Per call it takes the page, keeps
+the page's full records under handles, projects only the page's records and builds the
+envelope: projection never runs over 10,000 rows to return 3.
+"""
+
+from __future__ import annotations
+
+import base64
+import dataclasses
+import hashlib
+from collections.abc import Callable, Generator, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from pydantic import BaseModel
+
+from slimtools._json import dumps, dumps_str
+from slimtools.envelope import Envelope
+from slimtools.projection import Projection, record_to_plain
+from slimtools.tokens import TokenCounter, count_tokens
+
+
+@dataclass(frozen=True, slots=True)
+class PageSpec:
+    """Options of ``@paginate``."""
+
+    limit: int
+    max_limit: int
+
+
+@dataclass(frozen=True, slots=True)
+class HandleSpec:
+    """Options of ``@summarize_with_handle``."""
+
+    key: str | None = None
+    fetch: Callable[[str], Any] | None = None
+    head: int = 20
+    tail: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class SlimConfig:
+    """What a stack of slimming decorators asks for; merged into one pipeline run."""
+
+    projection: Projection | None = None
+    paging: PageSpec | None = None
+    handles: HandleSpec | None = None
+    max_tokens: int | None = None
+    counter: TokenCounter = count_tokens
+
+    def merge(self, other: SlimConfig) -> SlimConfig:
+        """Combine two decorators' options; the same option set twice is an error."""
+        from slimtools.errors import ConfigurationError
+
+        parts: dict[str, Any] = {}
+        for name in ("projection", "paging", "handles"):
+            mine, theirs = getattr(self, name), getattr(other, name)
+            if mine is not None and theirs is not None:
+                label = {"projection": "@project_fields", "paging": "@paginate"}.get(
+                    name, "@summarize_with_handle"
+                )
+                raise ConfigurationError(f"{label} is applied twice to the same tool")
+            parts[name] = mine if mine is not None else theirs
+        budgets = [b for b in (self.max_tokens, other.max_tokens) if b is not None]
+        parts["max_tokens"] = min(budgets) if budgets else None
+        parts["counter"] = other.counter if other.counter is not count_tokens else self.counter
+        return SlimConfig(**parts)
+
+
+@dataclass(frozen=True, slots=True)
+class Call:
+    """One tool call as the pipeline sees it: who, with which arguments, which page."""
+
+    tool: str
+    companion: str
+    args: dict[str, Any]
+    digest: str
+    page: Any = 1
+    limit: Any = None
+
+
+# I/O requests yielded by ``run``.
+@dataclass(frozen=True, slots=True)
+class Invoke:
+    """Run the wrapped tool; answer with its result (its exceptions propagate)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Load:
+    """Read keys from the handle store; answer with a dict, or ``UNAVAILABLE``."""
+
+    keys: list[str]
+
+
+@dataclass(frozen=True, slots=True)
+class Save:
+    """Write items to the handle store; answer with refused keys, or ``UNAVAILABLE``."""
+
+    items: dict[str, Any]
+
+
+UNAVAILABLE: Any = object()
+"""Answer to ``Load``/``Save`` when the store cannot be reached."""
+
+Step = Generator["Invoke | Load | Save", Any, Envelope[Any]]
+
+
+def record_key(tool: str, handle: str) -> str:
+    """Store key of a full record."""
+    return f"r:{tool}:{handle}"
+
+
+def text_key(tool: str, handle: str) -> str:
+    """Store key of a full text."""
+    return f"t:{tool}:{handle}"
+
+
+def snapshot_key(tool: str, digest: str) -> str:
+    """Store key of the page-1 snapshot of one query."""
+    return f"s:{tool}:{digest}"
+
+
+def args_digest(args: Mapping[str, Any]) -> str:
+    """Stable digest of call arguments (key order does not matter)."""
+    canonical = dumps(dict(sorted(args.items())))
+    return hashlib.blake2b(canonical, digest_size=10).hexdigest()
+
+
+def make_handle(value: Any) -> str:
+    """A short handle from content: 8 base32 characters (40 bits) of its hash."""
+    digest = hashlib.blake2b(dumps(value), digest_size=5).digest()
+    return base64.b32encode(digest).decode("ascii").lower()
+
+
+def normalize_handle(value: Any) -> str | None:
+    """The canonical string of a handle as a model may send it (``3`` == ``"3"``)."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    if isinstance(value, str):
+        text = value.strip()
+        if len(text) >= 2 and text[0] == text[-1] and text[0] in "\"'`":
+            text = text[1:-1].strip()
+        return text or None
+    if isinstance(value, float):
+        return repr(value)
+    return None
+
+
+def format_call(name: str, args: Mapping[str, Any]) -> str:
+    """``name(k=v, ...)`` with JSON values: the exact call the model can make next."""
+    inner = ", ".join(f"{k}={dumps_str(v)}" for k, v in args.items())
+    return f"{name}({inner})"
+
+
+@dataclass(slots=True)
+class _Out:
+    """The envelope under construction, plus the hint's parts."""
+
+    total: int
+    briefs: list[Any] = field(default_factory=list)
+    text: str | None = None
+    page: int | None = None
+    handle: str | None = None
+    notes: list[str] = field(default_factory=list)
+
+    def build(self, hint_tail: Sequence[str] = ()) -> Envelope[Any]:
+        hint = "; ".join([*self.notes, *hint_tail])
+        return Envelope.model_construct(
+            total=self.total,
+            briefs=self.briefs,
+            hint=hint,
+            page=self.page if self.page not in (None, 1) else None,
+            handle=self.handle,
+            text=self.text,
+        )
+
+
+def classify(result: Any) -> tuple[str, Any]:
+    """Sort a tool result into ``("records", tuple)``, ``("text", str)`` or ``("other", x)``."""
+    if isinstance(result, str):
+        return "text", result
+    if isinstance(result, (bytes, bytearray)):
+        return "text", bytes(result).decode("utf-8", "replace")
+    if isinstance(result, Envelope):
+        return "envelope", result
+    if isinstance(result, (list, tuple)):
+        return "records", tuple(result)
+    if isinstance(result, (set, frozenset)):
+        return "records", tuple(result)
+    if isinstance(result, (Mapping, BaseModel)) or (
+        dataclasses.is_dataclass(result) and not isinstance(result, type)
+    ):
+        return "records", (result,)
+    if isinstance(result, Iterator):
+        return "records", tuple(result)
+    return "other", result
+
+
+def run(cfg: SlimConfig, call: Call) -> Step:
+    """The pipeline of one decorated call; see the module docstring."""
+    paging = cfg.paging
+    page, limit, notes, page_ok = _check_paging(paging, call.page, call.limit)
+    snap = snapshot_key(call.tool, call.digest)
+    kind: str | None = None
+    data: Any = None
+    if paging is not None and page_ok and page > 1:
+        found = yield Load([snap])
+        if found is not UNAVAILABLE and snap in found:
+            kind, data = classify(found[snap])
+        else:
+            notes.append("the snapshot of earlier pages expired, so results were fetched again")
+    fresh = kind is None
+    if fresh:
+        kind, data = classify((yield Invoke()))
+    if kind == "envelope":
+        return data  # type: ignore[no-any-return]
+    if kind == "other":
+        return _passthrough(data)
+    saves: dict[str, Any] = {}
+    if fresh and paging is not None:
+        size = len(data) if kind == "records" else data.count("\n") + 1
+        if size > (limit if page_ok else 0) or page > 1:
+            saves[snap] = data
+    if kind == "records":
+        out, tail = _records(cfg, call, data, page, limit, page_ok, saves)
+    else:
+        out, tail = _text(cfg, call, data, page, limit, page_ok, saves)
+    out.notes[:0] = notes
+    if saves:
+        refused = yield Save(saves)
+        if refused is UNAVAILABLE:
+            out.notes.append(
+                "the handle store is unavailable, so these handles cannot be expanded "
+                f"now: call {call.tool} again for details"
+            )
+        elif refused:
+            shown = ", ".join(
+                sorted(k.split(":", 2)[2] for k in refused if not k.startswith("s:"))[:5]
+            )
+            if shown:
+                out.notes.append(f"too large to keep, not expandable: {shown}")
+    return _fit(cfg, call, out, tail, page, limit)
+
+
+def _check_paging(
+    paging: PageSpec | None, page: Any, limit: Any
+) -> tuple[int, int, list[str], bool]:
+    if paging is None:
+        return 1, 0, [], True
+    notes: list[str] = []
+    if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
+        notes.append(f"limit must be an integer from 1 to {paging.max_limit}; used {paging.limit}")
+        limit = paging.limit
+    elif limit > paging.max_limit:
+        notes.append(f"limit capped at {paging.max_limit}")
+        limit = paging.max_limit
+    page_ok = isinstance(page, int) and not isinstance(page, bool) and page >= 1
+    return (page if page_ok else 1), limit, notes, page_ok
+
+
+def _passthrough(value: Any) -> Envelope[Any]:
+    if value is None:
+        return _Out(total=0, notes=["the tool returned no result"]).build()
+    kind = type(value).__name__
+    return _Out(
+        total=1, briefs=[value], notes=[f"result passed through as is ({kind}): nothing to slim"]
+    ).build()
+
+
+def _records(
+    cfg: SlimConfig,
+    call: Call,
+    records: tuple[Any, ...],
+    page: int,
+    limit: int,
+    page_ok: bool,
+    saves: dict[str, Any],
+) -> tuple[_Out, list[str]]:
+    total = len(records)
+    out = _Out(total=total)
+    if cfg.paging is not None:
+        out.page = page
+        pages = max(1, -(-total // limit))
+        if not page_ok or page > pages:
+            what = "not a valid page" if not page_ok else "past the end"
+            out.page = None
+            out.notes.append(
+                f"page {dumps_str(call.page)} is {what}: {total} items in {pages} pages of {limit}; "
+                + format_call(call.tool, {**call.args, "page": pages if page_ok else 1})
+            )
+            return out, []
+        start = (page - 1) * limit
+        chosen = records[start : start + limit]
+    else:
+        chosen = records
+    projection = cfg.projection
+    briefs = (
+        [projection.project(r) for r in chosen]
+        if projection
+        else [record_to_plain(r) for r in chosen]
+    )
+    out.briefs = briefs
+    first: str | None = None
+    if cfg.handles is not None:
+        first = _attach_handles(cfg.handles, call.tool, chosen, briefs, saves)
+    tail = []
+    if first is not None:
+        tail.append(f"full record: {call.companion}({first})")
+    return out, tail
+
+
+def _attach_handles(
+    spec: HandleSpec, tool: str, records: Sequence[Any], briefs: list[Any], saves: dict[str, Any]
+) -> str | None:
+    """Give every brief a handle, queue its full record, return the first handle as shown."""
+    first: str | None = None
+    for i, (record, brief) in enumerate(zip(records, briefs)):
+        shown: Any = brief.get(spec.key) if spec.key and isinstance(brief, dict) else None
+        handle = normalize_handle(shown) if shown is not None else None
+        if handle is None:
+            handle = make_handle(record)
+            shown = handle
+            briefs[i] = (
+                {"handle": handle, **brief}
+                if isinstance(brief, dict)
+                else {"handle": handle, "value": brief}
+            )
+        if spec.fetch is None:
+            saves[record_key(tool, handle)] = record
+        if first is None:
+            first = dumps_str(shown)
+    return first
+
+
+def _text(
+    cfg: SlimConfig,
+    call: Call,
+    text: str,
+    page: int,
+    limit: int,
+    page_ok: bool,
+    saves: dict[str, Any],
+) -> tuple[_Out, list[str]]:
+    lines = text.splitlines()
+    if cfg.paging is not None:
+        return _text_page(cfg, call, text, lines, page, limit, page_ok, saves)
+    out = _Out(total=len(lines))
+    spec = cfg.handles
+    if spec is None or len(lines) <= spec.head + spec.tail:
+        out.text = text
+        out.notes.append(f"all {len(lines)} lines")
+        return out, []
+    handle = _keep_text(call.tool, text, spec.head, saves)
+    out.handle = handle
+    more = f"{call.companion}({dumps_str(handle)}, page=2)"
+    if spec.tail:
+        omitted = len(lines) - spec.head - spec.tail
+        middle = f"… {omitted} lines omitted: {more} reads on …"
+        out.text = "\n".join([*lines[: spec.head], middle, *lines[-spec.tail :]])
+        return out, [f"head and tail of {len(lines)} lines; the middle: {more}"]
+    out.text = "\n".join(lines[: spec.head])
+    return out, [f"lines 1-{spec.head} of {len(lines)}; more: {more}"]
+
+
+def _text_page(
+    cfg: SlimConfig,
+    call: Call,
+    text: str,
+    lines: list[str],
+    page: int,
+    limit: int,
+    page_ok: bool,
+    saves: dict[str, Any],
+) -> tuple[_Out, list[str]]:
+    total = len(lines)
+    out = _Out(total=total)
+    pages = max(1, -(-total // limit))
+    if not page_ok or page > pages:
+        what = "not a valid page" if not page_ok else "past the end"
+        out.text = ""
+        out.notes.append(
+            f"page {dumps_str(call.page)} is {what}: {total} lines in {pages} pages of {limit}; "
+            + format_call(call.tool, {**call.args, "page": pages if page_ok else 1})
+        )
+        return out, []
+    if total <= limit:
+        out.text = text
+        out.notes.append(f"all {total} lines")
+        return out, []
+    out.page = page
+    start = (page - 1) * limit
+    shown = lines[start : start + limit]
+    out.text = "\n".join(shown)
+    end = start + len(shown)
+    tail = [f"lines {start + 1}-{end} of {total}"]
+    if end < total:
+        nxt = {**call.args, "page": page + 1}
+        if cfg.paging is not None and limit != cfg.paging.limit:
+            nxt["limit"] = limit
+        tail.append("next: " + format_call(call.tool, nxt))
+    if cfg.handles is not None:
+        out.handle = _keep_text(call.tool, text, limit, saves)
+        tail.append(f"same pages later: {call.companion}({dumps_str(out.handle)}, page=N)")
+    return out, tail
+
+
+def _keep_text(tool: str, text: str, page_lines: int, saves: dict[str, Any]) -> str:
+    """Queue the full text under a handle that ``get_record(handle, page=N)`` reads by pages."""
+    handle = make_handle(text)
+    saves[text_key(tool, handle)] = {"text": text, "page_lines": page_lines}
+    return handle
+
+
+def _fit(
+    cfg: SlimConfig, call: Call, out: _Out, tail: list[str], page: int, limit: int
+) -> Envelope[Any]:
+    """Apply ``max_tokens``: drop briefs (or lines) from the end and say so in the hint."""
+    env = _with_more(cfg, call, out, tail, page, limit)
+    budget = cfg.max_tokens
+    if budget is None or cfg.counter(str(env)) <= budget:
+        return env
+    if out.text is not None:
+        lines = out.text.split("\n")
+        fits = _largest(
+            len(lines), lambda k: _trim_text(out, tail, lines, k, budget), cfg.counter, budget
+        )
+        return _trim_text(out, tail, lines, fits, budget)
+    briefs = out.briefs
+    fits = _largest(
+        len(briefs),
+        lambda k: _trim_briefs(cfg, call, out, tail, briefs, k, page, limit),
+        cfg.counter,
+        budget,
+    )
+    return _trim_briefs(cfg, call, out, tail, briefs, fits, page, limit)
+
+
+def _largest(
+    n: int, build: Callable[[int], Envelope[Any]], counter: TokenCounter, budget: int
+) -> int:
+    """Binary search for the most items whose envelope stays within ``budget`` tokens."""
+    lo, hi = 0, n
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if counter(str(build(mid))) <= budget:
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo
+
+
+def _trim_text(out: _Out, tail: list[str], lines: list[str], k: int, budget: int) -> Envelope[Any]:
+    trimmed = dataclasses.replace(out, text="\n".join(lines[:k]), notes=list(out.notes))
+    trimmed.notes.append(f"{len(lines) - k} more lines cut to stay within {budget} tokens")
+    return trimmed.build(tail)
+
+
+def _trim_briefs(
+    cfg: SlimConfig,
+    call: Call,
+    out: _Out,
+    tail: list[str],
+    briefs: list[Any],
+    k: int,
+    page: int,
+    limit: int,
+) -> Envelope[Any]:
+    trimmed = dataclasses.replace(out, briefs=briefs[:k], notes=list(out.notes))
+    note = f"{k} of {len(briefs)} briefs on this page shown to stay within {cfg.max_tokens} tokens"
+    if cfg.paging is not None and k > 0:
+        shown_upto = (page - 1) * limit + k
+        size = max(d for d in range(1, k + 1) if shown_upto % d == 0)
+        rest = {**call.args, "page": shown_upto // size + 1, "limit": size}
+        note += "; rest: " + format_call(call.tool, rest)
+    elif cfg.paging is not None:
+        note += "; ask for a smaller limit"
+    trimmed.notes.append(note)
+    return trimmed.build(tail)
+
+
+def _with_more(
+    cfg: SlimConfig, call: Call, out: _Out, tail: list[str], page: int, limit: int
+) -> Envelope[Any]:
+    """Final hint for records: how many more and the exact call for the next page."""
+    if out.text is not None or cfg.paging is None or not out.briefs:
+        if out.text is None and cfg.paging is None and not out.notes and not tail:
+            out.notes.append(f"all {out.total} shown")
+        return out.build(tail)
+    end = (page - 1) * limit + len(out.briefs)
+    remaining = out.total - end
+    if remaining > 0:
+        nxt = {**call.args, "page": page + 1}
+        if limit != cfg.paging.limit:
+            nxt["limit"] = limit
+        lead = [f"{remaining} more: {format_call(call.tool, nxt)}"]
+    else:
+        lead = [f"all {out.total} shown" if page == 1 else f"last page ({out.total} in all)"]
+    return dataclasses.replace(out, notes=[*out.notes, *lead]).build(tail)
+
+
+def chunks(text: str, size: int) -> list[str]:
+    """Split ``text`` into pieces of at most ``size`` characters (for oversized records)."""
+    return [text[i : i + size] for i in range(0, len(text), size)] or [""]

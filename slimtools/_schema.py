@@ -1,0 +1,120 @@
+"""JSON Schemas and argument validators built from a tool's visible signature."""
+
+from __future__ import annotations
+
+import inspect
+import typing
+from collections.abc import Callable
+from typing import Any
+
+import orjson
+from pydantic import BaseModel, ConfigDict, ValidationError, create_model
+
+from slimtools.envelope import Envelope
+
+
+def args_model(name: str, fn: Callable[..., Any]) -> type[BaseModel]:
+    """A Pydantic model of the arguments a model may send to ``fn`` (unknown ones rejected)."""
+    sig = inspect.signature(fn)
+    try:
+        hints = typing.get_type_hints(fn, include_extras=True)
+    except Exception:  # unresolvable forward references: fall back to raw annotations
+        hints = {}
+    fields: dict[str, Any] = {}
+    extra = "forbid"
+    for param in sig.parameters.values():
+        if param.kind is inspect.Parameter.VAR_KEYWORD:
+            extra = "allow"
+            continue
+        if param.kind is inspect.Parameter.VAR_POSITIONAL or param.name in ("self", "cls"):
+            continue
+        annotation = hints.get(param.name, param.annotation)
+        if annotation is inspect.Parameter.empty:
+            annotation = Any
+        default = ... if param.default is inspect.Parameter.empty else param.default
+        fields[param.name] = (annotation, default)
+    model_name = "".join(part.capitalize() for part in name.split("_")) + "Args"
+    config = ConfigDict(extra=extra, arbitrary_types_allowed=True)  # type: ignore[typeddict-item]
+    return create_model(model_name, __config__=config, **fields)
+
+
+def parameters_schema(model: type[BaseModel]) -> dict[str, Any]:
+    """The JSON Schema of the arguments, without pydantic's noisy ``title`` keywords."""
+    schema = model.model_json_schema()
+    schema.pop("title", None)
+    return _strip_titles(schema)  # type: ignore[no-any-return]
+
+
+def _strip_titles(node: Any) -> Any:
+    if isinstance(node, dict):
+        out = {}
+        for key, value in node.items():
+            if key == "title" and isinstance(value, str):
+                continue
+            if key in ("properties", "$defs", "definitions") and isinstance(value, dict):
+                out[key] = {k: _strip_titles(v) for k, v in value.items()}
+            else:
+                out[key] = _strip_titles(value)
+        return out
+    if isinstance(node, list):
+        return [_strip_titles(v) for v in node]
+    return node
+
+
+def output_schema(brief: dict[str, Any] | None) -> dict[str, Any]:
+    """JSON Schema of an envelope as emitted, its briefs described by ``brief``."""
+    schema = _strip_titles(Envelope[dict].model_json_schema())  # type: ignore[type-arg]
+    schema.pop("title", None)
+    props = schema["properties"]
+    props["briefs"] = {"type": "array", "items": brief or {}}
+    for key in ("page", "handle", "text"):
+        props[key] = {"type": props[key]["anyOf"][0]["type"]}
+        props[key].pop("default", None)
+    props["hint"] = {"type": "string"}
+    schema["required"] = ["total", "hint"]
+    return schema  # type: ignore[no-any-return]
+
+
+def parse_arguments(arguments: str | bytes | dict[str, Any] | Any) -> dict[str, Any] | str:
+    """Model-sent arguments as a dict, or a message saying what is wrong with them."""
+    if arguments is None or arguments == "" or arguments == b"":
+        return {}
+    if isinstance(arguments, (str, bytes)):
+        try:
+            arguments = orjson.loads(arguments)
+        except orjson.JSONDecodeError as exc:
+            return f"arguments are not valid JSON ({exc}); send a JSON object"
+    if isinstance(arguments, dict):
+        return arguments
+    if hasattr(arguments, "items"):
+        return dict(arguments.items())
+    return f"arguments must be a JSON object, got {type(arguments).__name__}"
+
+
+def describe_errors(tool: str, exc: ValidationError, schema: dict[str, Any]) -> str:
+    """A model-readable account of invalid arguments and of what the tool expects."""
+    problems = []
+    for err in exc.errors(include_url=False):
+        where = ".".join(str(p) for p in err["loc"]) or "arguments"
+        if err["type"] == "extra_forbidden":
+            problems.append(f"unknown argument {where!r}")
+        elif err["type"] == "missing":
+            problems.append(f"missing required argument {where!r}")
+        else:
+            got = orjson.dumps(err.get("input"), default=str).decode()[:60]
+            problems.append(f"{where}: {err['msg']} (got {got})")
+    expected = []
+    required = set(schema.get("required", []))
+    for pname, pschema in schema.get("properties", {}).items():
+        kind = (
+            pschema.get("type")
+            or "/".join(str(a.get("type")) for a in pschema.get("anyOf", []) if isinstance(a, dict))
+            or "any"
+        )
+        suffix = (
+            " (required)"
+            if pname in required
+            else f" = {orjson.dumps(pschema.get('default')).decode()}"
+        )
+        expected.append(f"{pname}: {kind}{suffix}")
+    return f"Invalid arguments for {tool}: {'; '.join(problems)}. Expected: {', '.join(expected)}."

@@ -1,0 +1,397 @@
+"""The slimming decorators: ``project_fields``, ``paginate`` and ``summarize_with_handle``.
+
+Each decorator records its options; applied to an already-slimmed tool it merges them into
+the same wrapper, so any stacking order gives one pipeline run per call (see
+``slimtools._pipeline``). Wrappers are built with wrapt, so functions, methods,
+classmethods and staticmethods work, and with ``wrapt.with_signature`` so that the added
+``page``/``limit`` parameters appear in ``inspect.signature`` and ``__annotations__``,
+where frameworks read tool schemas. Static type checkers cannot see those added keyword
+parameters; they exist at run time and are tested there.
+"""
+
+from __future__ import annotations
+
+import inspect
+import logging
+from collections.abc import Awaitable, Callable, Coroutine
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Annotated, Any, ParamSpec, Protocol, overload
+
+import wrapt
+from pydantic import BaseModel, Field
+
+from slimtools._pipeline import (
+    UNAVAILABLE,
+    Call,
+    HandleSpec,
+    Invoke,
+    Load,
+    PageSpec,
+    SlimConfig,
+    Step,
+    args_digest,
+    run,
+)
+from slimtools.envelope import Envelope
+from slimtools.errors import ConfigurationError
+from slimtools.projection import Projection
+from slimtools.tokens import TokenCounter, count_tokens
+
+if TYPE_CHECKING:
+    from slimtools.toolkit import Toolkit
+
+P = ParamSpec("P")
+log = logging.getLogger("slimtools")
+
+
+class SlimDecorator(Protocol):
+    """What the decorator factories return: sync tools stay sync, async stay async."""
+
+    @overload
+    def __call__(
+        self, fn: Callable[P, Coroutine[Any, Any, Any]], /
+    ) -> Callable[..., Coroutine[Any, Any, Envelope[Any]]]: ...
+    @overload
+    def __call__(self, fn: Callable[P, Any], /) -> Callable[..., Envelope[Any]]: ...
+    @overload
+    def __call__(self, fn: Any, /) -> Any: ...
+
+
+@dataclass(frozen=True)
+class SlimState:
+    """Everything a slim wrapper knows, kept on the wrapper itself as ``_self_slim``.
+
+    (Setting a plain attribute on a wrapt proxy writes through to the user's function, so
+    stacked decorators would overwrite each other; ``_self_``-prefixed names stay on the
+    proxy.)
+    """
+
+    cfg: SlimConfig
+    original: Any
+    name: str
+    positional: tuple[str, ...]
+    var_positional: str | None
+    defaults: dict[str, Any]
+    drops_first: bool
+    is_async: bool
+    toolkit: Toolkit | None = None
+
+    def kit(self) -> Toolkit:
+        """The toolkit this tool keeps its handles in (the default one when unregistered)."""
+        if self.toolkit is not None:
+            return self.toolkit
+        from slimtools.toolkit import default_toolkit
+
+        default_toolkit.notice(self)
+        return default_toolkit
+
+
+def slim_state(fn: Any) -> SlimState | None:
+    """The slimming state of a decorated tool, or ``None`` for an undecorated callable."""
+    state = getattr(fn, "_self_slim", None)
+    if isinstance(state, SlimState):
+        return state
+    inner = getattr(fn, "__func__", None)
+    if isinstance(fn, (classmethod, staticmethod)) and inner is not None:
+        return slim_state(inner)
+    return None
+
+
+def _function_of(original: Any) -> Callable[..., Any]:
+    return original.__func__ if isinstance(original, (classmethod, staticmethod)) else original  # type: ignore[no-any-return]
+
+
+_PAGE_DOC = "1-based page number (default 1)."
+
+
+def _visible_signature(original: Any, cfg: SlimConfig) -> inspect.Signature:
+    sig = inspect.signature(_function_of(original))
+    if cfg.paging is None:
+        return sig
+    params = list(sig.parameters.values())
+    for added in ("page", "limit"):
+        if added in sig.parameters:
+            raise ConfigurationError(
+                f"{getattr(original, '__qualname__', original)!r} already has a parameter "
+                f"named {added!r}; @paginate adds its own"
+            )
+    limit_doc = (
+        f"Items (or lines) per page, 1 to {cfg.paging.max_limit} (default {cfg.paging.limit})."
+    )
+    extra = [
+        inspect.Parameter(
+            "page",
+            inspect.Parameter.KEYWORD_ONLY,
+            default=1,
+            annotation=Annotated[int, Field(description=_PAGE_DOC)],
+        ),
+        inspect.Parameter(
+            "limit",
+            inspect.Parameter.KEYWORD_ONLY,
+            default=cfg.paging.limit,
+            annotation=Annotated[int, Field(description=limit_doc)],
+        ),
+    ]
+    var_kw = [p for p in params if p.kind is inspect.Parameter.VAR_KEYWORD]
+    rest = [p for p in params if p.kind is not inspect.Parameter.VAR_KEYWORD]
+    return sig.replace(parameters=[*rest, *extra, *var_kw], return_annotation=Envelope[Any])
+
+
+def _make_state(
+    original: Any, cfg: SlimConfig, name: str | None, toolkit: Toolkit | None
+) -> SlimState:
+    func = _function_of(original)
+    sig = inspect.signature(func)
+    params = list(sig.parameters.values())
+    positional = tuple(
+        p.name
+        for p in params
+        if p.kind in (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    )
+    var_pos = next((p.name for p in params if p.kind is inspect.Parameter.VAR_POSITIONAL), None)
+    defaults = {p.name: p.default for p in params if p.default is not inspect.Parameter.empty}
+    is_method_like = (
+        not isinstance(original, staticmethod)
+        and bool(positional)
+        and positional[0] in ("self", "cls")
+    )
+    if cfg.handles is not None and cfg.handles.key and cfg.projection is not None:
+        if cfg.handles.key not in cfg.projection.output_names:
+            raise ConfigurationError(
+                f"summarize_with_handle(key={cfg.handles.key!r}) names a field that "
+                f"project_fields drops; allowlist it (fields: {', '.join(cfg.projection.output_names)})"
+            )
+    return SlimState(
+        cfg=cfg,
+        original=original,
+        name=name or getattr(func, "__name__", "tool"),
+        positional=positional,
+        var_positional=var_pos,
+        defaults=defaults,
+        drops_first=is_method_like or isinstance(original, classmethod),
+        is_async=inspect.iscoroutinefunction(func),
+        toolkit=toolkit,
+    )
+
+
+def build(
+    fn: Any, cfg: SlimConfig, *, name: str | None = None, toolkit: Toolkit | None = None
+) -> Any:
+    """Wrap ``fn`` (or re-wrap the original under an existing slim wrapper) with ``cfg``."""
+    previous = slim_state(fn)
+    if previous is not None:
+        cfg = previous.cfg.merge(cfg) if cfg is not previous.cfg else cfg
+        original = previous.original
+        name = name or previous.name
+        toolkit = toolkit or previous.toolkit
+    else:
+        original = fn
+    state = _make_state(original, cfg, name, toolkit)
+    shell = _async_shell(state) if state.is_async else _sync_shell(state)
+    inner = wrapt.FunctionWrapper(original, shell)
+    outer = wrapt.with_signature(signature=_visible_signature(original, cfg))(inner)
+    outer._self_slim = state
+    return outer
+
+
+def _call_of(
+    state: SlimState, instance: Any, args: tuple[Any, ...], kwargs: dict[str, Any]
+) -> tuple[Call, dict[str, Any]]:
+    """Split the model-facing ``page``/``limit`` off and describe the call for hints and keys."""
+    kwargs = dict(kwargs)
+    page: Any = 1
+    limit: Any = None
+    if state.cfg.paging is not None:
+        page = kwargs.pop("page", 1)
+        limit = kwargs.pop("limit", state.cfg.paging.limit)
+    names = state.positional[1:] if state.drops_first and instance is not None else state.positional
+    explicit = dict(zip(names, args))
+    if len(args) > len(names) and state.var_positional:
+        explicit[state.var_positional] = list(args[len(names) :])
+    explicit.update(kwargs)
+    shown = {
+        k: v
+        for k, v in explicit.items()
+        if k not in state.defaults or state.defaults[k] is not v and state.defaults[k] != v
+    }
+    full = {**{k: v for k, v in state.defaults.items() if k not in ("self", "cls")}, **explicit}
+    kit = state.kit()
+    call = Call(
+        tool=state.name,
+        companion=kit.companion_name,
+        args=shown,
+        digest=args_digest(full),
+        page=page,
+        limit=limit,
+    )
+    return call, kwargs
+
+
+def _sync_shell(state: SlimState) -> Callable[..., Any]:
+    def shell(
+        wrapped: Callable[..., Any], instance: Any, args: tuple[Any, ...], kwargs: dict[str, Any]
+    ) -> Any:
+        call, rest = _call_of(state, instance, args, kwargs)
+        return drive_sync(run(state.cfg, call), lambda: wrapped(*args, **rest), state.kit())
+
+    return shell
+
+
+def _async_shell(state: SlimState) -> Callable[..., Any]:
+    def shell(
+        wrapped: Callable[..., Any], instance: Any, args: tuple[Any, ...], kwargs: dict[str, Any]
+    ) -> Any:
+        call, rest = _call_of(state, instance, args, kwargs)
+        return drive_async(run(state.cfg, call), lambda: wrapped(*args, **rest), state.kit())
+
+    return shell
+
+
+def drive_sync(gen: Step, invoke: Callable[[], Any], kit: Toolkit) -> Envelope[Any]:
+    """Run the pipeline, answering its I/O requests synchronously."""
+    answer: Any = None
+    try:
+        while True:
+            op = gen.send(answer)
+            if isinstance(op, Invoke):
+                answer = invoke()
+            elif isinstance(op, Load):
+                answer = kit.load(op.keys)
+            else:
+                answer = kit.save(op.items)
+    except StopIteration as stop:
+        return stop.value  # type: ignore[no-any-return]
+    finally:
+        gen.close()
+
+
+async def drive_async(
+    gen: Step, invoke: Callable[[], Awaitable[Any]], kit: Toolkit
+) -> Envelope[Any]:
+    """Run the pipeline, awaiting the tool and (when the store is async) the store."""
+    answer: Any = None
+    try:
+        while True:
+            op = gen.send(answer)
+            if isinstance(op, Invoke):
+                answer = await invoke()
+            elif isinstance(op, Load):
+                answer = await kit.aload(op.keys)
+            else:
+                answer = await kit.asave(op.items)
+    except StopIteration as stop:
+        return stop.value  # type: ignore[no-any-return]
+    finally:
+        gen.close()
+
+
+def _check_budget(max_tokens: int | None) -> None:
+    if max_tokens is not None and (
+        isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or max_tokens < 1
+    ):
+        raise ConfigurationError(f"max_tokens must be a positive int or None, got {max_tokens!r}")
+
+
+def project_fields(spec: type[BaseModel] | list[str] | tuple[str, ...], /) -> SlimDecorator:
+    """Keep only allowlisted fields of each record (deny by default).
+
+    Args:
+        spec: a Pydantic model (field names are output names; ``validation_alias`` or
+            ``AliasPath`` name the source; ``Annotated[str, Clip(n)]`` clips) or a list of
+            field names, dotted for nested ones (``"user.login"``).
+    """
+    cfg = SlimConfig(projection=Projection.from_spec(spec))
+    return lambda fn: build(fn, cfg)  # type: ignore[return-value]
+
+
+def paginate(
+    fn: Any = None,
+    /,
+    *,
+    limit: int = 20,
+    max_limit: int = 100,
+    max_tokens: int | None = None,
+    token_counter: TokenCounter | None = None,
+) -> Any:
+    """Return one page of the result and the exact call for the next.
+
+    Adds ``page`` (1-based) and ``limit`` keyword parameters to the tool's signature. Later
+    pages of one query come from a snapshot taken with page 1, so every item appears
+    exactly once across pages. Text results are paged by lines.
+
+    Args:
+        limit: items (or lines) per page by default.
+        max_limit: the largest ``limit`` a caller may ask for; larger ones are capped.
+        max_tokens: the serialised envelope never exceeds this many tokens.
+        token_counter: counts tokens for ``max_tokens`` (default: ``count_tokens``).
+    """
+    for label, value in (("limit", limit), ("max_limit", max_limit)):
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise ConfigurationError(f"paginate({label}=...) must be a positive int, got {value!r}")
+    if max_limit < limit:
+        raise ConfigurationError(f"paginate(max_limit={max_limit}) is below limit={limit}")
+    _check_budget(max_tokens)
+    cfg = SlimConfig(
+        paging=PageSpec(limit, max_limit),
+        max_tokens=max_tokens,
+        counter=token_counter or count_tokens,
+    )
+    deco = lambda f: build(f, cfg)  # noqa: E731
+    return deco if fn is None else deco(fn)
+
+
+def summarize_with_handle(
+    fn: Any = None,
+    /,
+    *,
+    key: str | None = None,
+    fetch: Callable[[str], Any] | None = None,
+    head: int = 20,
+    tail: int = 0,
+    max_tokens: int | None = None,
+    token_counter: TokenCounter | None = None,
+) -> Any:
+    """Give every brief a handle that the toolkit's ``get_record`` expands to the full record.
+
+    Args:
+        key: the brief field whose value is the handle (``get_record(3)``); without it a
+            short generated ``handle`` field is added to each brief.
+        fetch: with ``key``, nothing is stored and ``get_record`` calls ``fetch(handle)``
+            (the handle as a string) live.
+        head: for text results, the lines shown (and the page size ``get_record`` reads).
+        tail: for text results such as command output, the last lines also shown, with an
+            explicit "N lines omitted" marker between.
+        max_tokens: the serialised envelope never exceeds this many tokens.
+        token_counter: counts tokens for ``max_tokens`` (default: ``count_tokens``).
+    """
+    if key is not None and (not isinstance(key, str) or not key):
+        raise ConfigurationError(
+            f"summarize_with_handle(key=...) must be a field name, got {key!r}"
+        )
+    if fetch is not None and not callable(fetch):
+        raise ConfigurationError("summarize_with_handle(fetch=...) must be callable")
+    if fetch is not None and key is None:
+        raise ConfigurationError(
+            "summarize_with_handle(fetch=...) needs key=: the handle is what fetch receives"
+        )
+    for label, value, low in (("head", head, 1), ("tail", tail, 0)):
+        if isinstance(value, bool) or not isinstance(value, int) or value < low:
+            raise ConfigurationError(
+                f"summarize_with_handle({label}=...) must be an int >= {low}, got {value!r}"
+            )
+    _check_budget(max_tokens)
+    cfg = SlimConfig(
+        handles=HandleSpec(key=key, fetch=fetch, head=head, tail=tail),
+        max_tokens=max_tokens,
+        counter=token_counter or count_tokens,
+    )
+    deco = lambda f: build(f, cfg)  # noqa: E731
+    return deco if fn is None else deco(fn)
+
+
+def rebind(fn: Any, *, toolkit: Toolkit, name: str | None = None) -> Any:
+    """A copy of the slim tool ``fn`` that keeps its handles in ``toolkit``."""
+    state = slim_state(fn)
+    if state is None:
+        raise ConfigurationError(f"{fn!r} is not a slimmed tool")
+    return build(state.original, state.cfg, name=name or state.name, toolkit=toolkit)

@@ -1,0 +1,297 @@
+"""Allowlist projection: keep only declared fields of a record, renamed and clipped.
+
+Deny by default: a field reaches the model only when the allowlist names it, so secrets,
+tenant ids and internal columns never leak. The allowlist is a Pydantic model (field names
+are the output names; ``validation_alias``/``alias`` name the source, ``AliasPath`` reaches
+into nested data; ``Annotated[str, Clip(80)]`` clips) or a list of dotted field names.
+
+Projection selects, renames and clips; it does not coerce types: a brief shows what the
+backend returned. A declared field missing from a record takes the model's default when it
+declares one and is otherwise omitted from the brief (never an exception).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import types
+import typing
+import unicodedata
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from pydantic import AliasChoices, AliasPath, BaseModel
+from pydantic.fields import FieldInfo
+from pydantic_core import PydanticUndefined
+
+from slimtools.errors import ConfigurationError
+
+_MISSING: Any = object()
+
+
+@dataclass(frozen=True, slots=True)
+class Clip:
+    """Annotation marker: cut a text field to at most ``max_chars`` characters.
+
+    The cut lands on a safe boundary (never inside a surrogate pair, a combining sequence,
+    an emoji ZWJ sequence, a flag or a word when a space is near) and ends with ``marker``;
+    the marker counts toward ``max_chars``.
+    """
+
+    max_chars: int
+    marker: str = "…"
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.max_chars, int) or self.max_chars <= len(self.marker):
+            raise ConfigurationError(
+                f"Clip(max_chars={self.max_chars!r}) must be an int longer than its "
+                f"marker {self.marker!r}"
+            )
+
+
+def _is_regional(ch: str) -> bool:
+    return "\U0001f1e6" <= ch <= "\U0001f1ff"
+
+
+def _continues(ch: str) -> bool:
+    """True when ``ch`` attaches to the character before it (cutting before it splits)."""
+    if ch in "\u200d\n" or "\ufe00" <= ch <= "\ufe0f" or "\U000e0000" <= ch <= "\U000e01ef":
+        return True
+    if (
+        "\U0001f3fb" <= ch <= "\U0001f3ff"
+        or "\u1160" <= ch <= "\u11ff"
+        or "\udc00" <= ch <= "\udfff"
+    ):
+        return True
+    return unicodedata.category(ch) in ("Mn", "Me", "Mc")
+
+
+def _splits(text: str, i: int) -> bool:
+    """True when cutting ``text`` between ``i-1`` and ``i`` breaks a grapheme or pair."""
+    prev, cur = text[i - 1], text[i]
+    if prev == "\u200d" or "\ud800" <= prev <= "\udbff" or (prev == "\r" and cur == "\n"):
+        return True
+    if _continues(cur) and cur != "\n":
+        return True
+    if _is_regional(prev) and _is_regional(cur):
+        run = 0
+        while i - 1 - run >= 0 and _is_regional(text[i - 1 - run]):
+            run += 1
+        return run % 2 == 1
+    return False
+
+
+_WORD_BACKOFF = 16
+
+
+def clip_text(text: str, max_chars: int, marker: str = "…") -> str:
+    """Return ``text`` cut to at most ``max_chars`` characters on a safe boundary.
+
+    Text that fits is returned unchanged. Otherwise the result ends with ``marker``.
+    """
+    if len(text) <= max_chars:
+        return text
+    cut = max(0, max_chars - len(marker))
+    while cut > 0 and _splits(text, cut):
+        cut -= 1
+    if 0 < cut < len(text) and text[cut - 1].isalnum() and text[cut].isalnum():
+        space = text.rfind(" ", max(0, cut - _WORD_BACKOFF), cut)
+        if space > 0:
+            cut = space
+    return text[:cut].rstrip() + marker
+
+
+def _get(record: Any, key: str | int) -> Any:
+    """Read one step of a path from a dict, a sequence or an object's attribute."""
+    if isinstance(record, Mapping):
+        return record.get(key, _MISSING)
+    if isinstance(key, int):
+        if (
+            isinstance(record, Sequence)
+            and not isinstance(record, str)
+            and -len(record) <= key < len(record)
+        ):
+            return record[key]
+        return _MISSING
+    value = getattr(record, key, _MISSING)
+    # An attribute that is a bound method (``dict.copy``, ``model.json``) is not data.
+    if isinstance(value, (types.MethodType, types.BuiltinMethodType)):
+        return _MISSING
+    return value
+
+
+@dataclass(frozen=True, slots=True)
+class _Field:
+    out: str
+    paths: tuple[tuple[str | int, ...], ...]
+    clip: Clip | None = None
+    sub: Projection | None = None
+    default: Any = _MISSING
+    annotation: Any = None
+
+    def read(self, record: Any) -> Any:
+        for path in self.paths:
+            value = record
+            for step in path:
+                value = _get(value, step)
+                if value is _MISSING:
+                    break
+            if value is not _MISSING:
+                return value
+        return self.default
+
+
+class Projection:
+    """A compiled allowlist: ``project(record)`` returns the brief dict of one record."""
+
+    __slots__ = ("_fields", "model")
+
+    def __init__(self, fields: Sequence[_Field], model: type[BaseModel] | None = None) -> None:
+        self._fields = tuple(fields)
+        self.model = model
+
+    @classmethod
+    def from_spec(cls, spec: type[BaseModel] | Sequence[str] | Projection) -> Projection:
+        """Compile a Pydantic model or a list of (dotted) field names into a projection."""
+        if isinstance(spec, Projection):
+            return spec
+        if isinstance(spec, type) and issubclass(spec, BaseModel):
+            return cls(tuple(_model_field(n, f) for n, f in spec.model_fields.items()), spec)
+        if isinstance(spec, Sequence) and not isinstance(spec, str):
+            names = list(spec)
+            if not names or not all(isinstance(n, str) and n.strip(".") for n in names):
+                raise ConfigurationError(
+                    "project_fields takes a Pydantic model or a non-empty list of field "
+                    f"names, got {spec!r}"
+                )
+            return _from_names(names)
+        raise ConfigurationError(
+            f"project_fields takes a Pydantic model or a list of field names, got {spec!r}"
+        )
+
+    @property
+    def output_names(self) -> tuple[str, ...]:
+        """The top-level keys a brief may carry, in order."""
+        return tuple(f.out for f in self._fields)
+
+    def project(self, record: Any) -> dict[str, Any]:
+        """Keep only the allowlisted fields of ``record`` (dict, model, dataclass or object)."""
+        brief: dict[str, Any] = {}
+        for field in self._fields:
+            value = field.read(record)
+            if value is _MISSING:
+                continue
+            if field.sub is not None and value is not None:
+                value = field.sub._project_nested(value)
+            elif field.clip is not None and isinstance(value, str):
+                value = clip_text(value, field.clip.max_chars, field.clip.marker)
+            brief[field.out] = value
+        return brief
+
+    def _project_nested(self, value: Any) -> Any:
+        if isinstance(value, (list, tuple)):
+            return [self._project_nested(v) for v in value]
+        if isinstance(value, (str, bytes, int, float, bool)):
+            return value
+        return self.project(value)
+
+    def json_schema(self) -> dict[str, Any]:
+        """JSON Schema of a brief as emitted: output names, clip limits, nothing required."""
+        props: dict[str, Any] = {}
+        for field in self._fields:
+            if field.sub is not None:
+                nested = field.sub.json_schema()
+                schema: dict[str, Any] = {
+                    "anyOf": [nested, {"type": "array", "items": nested}, {"type": "null"}]
+                }
+            else:
+                schema = _leaf_schema(field.annotation)
+                if field.clip is not None:
+                    schema = {"type": ["string", "null"], "maxLength": field.clip.max_chars}
+            props[field.out] = schema
+        return {"type": "object", "properties": props}
+
+
+_JSON_TYPES: dict[Any, str] = {str: "string", int: "integer", float: "number", bool: "boolean"}
+
+
+def _leaf_schema(annotation: Any) -> dict[str, Any]:
+    args = [a for a in typing.get_args(annotation) if a is not type(None)]
+    if typing.get_origin(annotation) in (typing.Union, types.UnionType) and len(args) == 1:
+        annotation = args[0]
+    name = _JSON_TYPES.get(annotation)
+    if name == "integer":
+        return {"type": ["integer", "null"]}
+    if name is not None:
+        return {"type": [name, "null"]} if name != "number" else {"type": ["number", "null"]}
+    return {}
+
+
+def _alias_paths(name: str, info: FieldInfo) -> tuple[tuple[str | int, ...], ...]:
+    alias = info.validation_alias if info.validation_alias is not None else info.alias
+    if alias is None:
+        return ((name,),)
+    choices = alias.choices if isinstance(alias, AliasChoices) else [alias]
+    paths: list[tuple[str | int, ...]] = []
+    for choice in choices:
+        if isinstance(choice, AliasPath):
+            paths.append(tuple(choice.path))
+        else:
+            paths.append((choice,))
+    return tuple(paths)
+
+
+def _nested_model(annotation: Any) -> type[BaseModel] | None:
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return annotation
+    for arg in typing.get_args(annotation):
+        found = _nested_model(arg)
+        if found is not None:
+            return found
+    return None
+
+
+def _model_field(name: str, info: FieldInfo) -> _Field:
+    clips = [m for m in info.metadata if isinstance(m, Clip)]
+    nested = _nested_model(info.annotation)
+    if info.default is not PydanticUndefined:
+        default = info.default
+    elif info.default_factory is not None:
+        default = info.default_factory()  # type: ignore[call-arg]
+    else:
+        default = _MISSING
+    return _Field(
+        out=info.serialization_alias or name,
+        paths=_alias_paths(name, info),
+        clip=clips[-1] if clips else None,
+        sub=Projection.from_spec(nested) if nested is not None else None,
+        default=default,
+        annotation=info.annotation,
+    )
+
+
+def _from_names(names: Sequence[str]) -> Projection:
+    """Group dotted names by their first segment: ``["user.login"]`` keeps ``user.login`` only."""
+    groups: dict[str, list[str]] = {}
+    for name in names:
+        head, _, rest = name.strip(".").partition(".")
+        groups.setdefault(head, []).append(rest)
+    fields = []
+    for head, rests in groups.items():
+        sub = None if "" in rests else _from_names(rests)
+        fields.append(_Field(out=head, paths=((head,),), sub=sub))
+    return Projection(fields)
+
+
+def record_to_plain(record: Any) -> Any:
+    """A full record as plain data for an unprojected brief (never the caller's own dict)."""
+    if isinstance(record, Mapping):
+        return dict(record)
+    if isinstance(record, BaseModel):
+        return record.model_dump()
+    if dataclasses.is_dataclass(record) and not isinstance(record, type):
+        return dataclasses.asdict(record)
+    attrs = getattr(record, "__dict__", None)
+    if isinstance(attrs, dict) and not isinstance(record, type):
+        return {k: v for k, v in attrs.items() if not k.startswith("_")}
+    return record

@@ -1,0 +1,410 @@
+"""Toolkits: a registry of tools that share a handle store and one ``get_record`` companion.
+
+``Toolkit.tools`` describes every tool (get_record included) with a name, a description, a
+JSON Schema of its arguments and the callable, which is what every framework adapter needs;
+``Toolkit.call`` is the one dispatcher adapters use, validating untrusted model arguments
+and turning every failure into a result the model can act on.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import logging
+import threading
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager, nullcontext
+from dataclasses import dataclass
+from typing import Any
+
+from pydantic import BaseModel, ValidationError
+
+from slimtools import _schema
+from slimtools._json import dumps_str
+from slimtools._pipeline import UNAVAILABLE
+from slimtools._records import Lookup, render_lookup
+from slimtools._session import current_session, session
+from slimtools.decorators import SlimState, rebind, slim_state
+from slimtools.envelope import Envelope
+from slimtools.errors import ConfigurationError
+from slimtools.handles import DEFAULT_SESSION, AsyncHandleStore, HandleStore, MemoryStore, Scope
+
+log = logging.getLogger("slimtools")
+
+CATEGORIES = frozenset({"search", "read", "command", "write", "input"})
+"""Retention categories a tool may declare (see ``slimtools.clearing``)."""
+
+
+@dataclass(frozen=True)
+class ToolSpec:
+    """One registered tool as every framework adapter sees it."""
+
+    name: str
+    description: str
+    parameters: dict[str, Any]
+    function: Callable[..., Any]
+    is_async: bool
+    category: str | None
+    handle_key: str | None
+    args_model: type[BaseModel]
+    output_schema: dict[str, Any] | None
+    returns_envelope: bool
+
+
+@dataclass(frozen=True)
+class ToolResult:
+    """The outcome of ``Toolkit.call``: the text for the model, and whether it is an error."""
+
+    text: str
+    is_error: bool = False
+    value: Any = None
+    structured: dict[str, Any] | None = None
+
+
+def _resolve_store(store: HandleStore | str | None) -> HandleStore:
+    if store is None:
+        return MemoryStore()
+    if isinstance(store, str):
+        from slimtools.stores import open_store
+
+        return open_store(store)
+    if not isinstance(store, HandleStore):
+        raise ConfigurationError(f"store must be a HandleStore or a store URL, got {store!r}")
+    return store
+
+
+class Toolkit:
+    """A named set of tools sharing a handle store, a session scope and ``get_record``.
+
+    Args:
+        name: namespaces handles in the store (two toolkits never see each other's).
+        store: a ``HandleStore``, a store URL (``"memory://"``, ``"sqlite:///h.db"``,
+            ``"redis://localhost:6379/0"``) or ``None`` for an in-memory store.
+        session: the session used when none is bound with ``slimtools.session``.
+        companion_name: the name of the ``get_record`` tool (and in hints).
+        record_max_chars: longer full records are returned by ``get_record`` in pages.
+    """
+
+    def __init__(
+        self,
+        name: str,
+        *,
+        store: HandleStore | str | None = None,
+        session: str = DEFAULT_SESSION,
+        companion_name: str = "get_record",
+        record_max_chars: int = 20_000,
+    ) -> None:
+        if not isinstance(name, str) or not name:
+            raise ConfigurationError("a Toolkit needs a non-empty name")
+        self.name = name
+        self.store = _resolve_store(store)
+        self.default_session = session
+        self.companion_name = companion_name
+        self.record_max_chars = record_max_chars
+        self._specs: dict[str, ToolSpec] = {}
+        self._handle_tools: dict[str, SlimState] = {}
+        self._lock = threading.Lock()
+
+    def __repr__(self) -> str:
+        return f"Toolkit({self.name!r}, tools={[s.name for s in self.tools]})"
+
+    # registration -------------------------------------------------------------------
+
+    def tool(
+        self,
+        fn: Any = None,
+        /,
+        *,
+        name: str | None = None,
+        description: str | None = None,
+        category: str | None = None,
+    ) -> Any:
+        """Register a tool (slimmed or not); return the callable bound to this toolkit.
+
+        Args:
+            name: the tool's name (default: the function's ``__name__``).
+            description: what the model reads (default: the docstring).
+            category: retention category for clearing: search, read, command, write, input.
+        """
+        if fn is None:
+            return lambda f: self.tool(f, name=name, description=description, category=category)
+        if category is not None and category not in CATEGORIES:
+            raise ConfigurationError(
+                f"category must be one of {sorted(CATEGORIES)}, got {category!r}"
+            )
+        state = slim_state(fn)
+        tool_name = name or (state.name if state else getattr(fn, "__name__", None))
+        if not tool_name or not isinstance(tool_name, str):
+            raise ConfigurationError(f"cannot tell the name of {fn!r}; pass name=")
+        if tool_name == self.companion_name:
+            raise ConfigurationError(f"{tool_name!r} is the name of this toolkit's companion tool")
+        bound = rebind(fn, toolkit=self, name=tool_name) if state else fn
+        new_state = slim_state(bound)
+        model = _schema.args_model(tool_name, bound)
+        handle_key = None
+        brief_schema: dict[str, Any] | None = None
+        if new_state is not None:
+            self.notice(new_state)
+            handles = new_state.cfg.handles
+            if handles is not None:
+                handle_key = handles.key or "handle"
+            if new_state.cfg.projection is not None:
+                brief_schema = new_state.cfg.projection.json_schema()
+                if handles is not None and handles.key is None:
+                    brief_schema["properties"] = {
+                        "handle": {"type": "string"},
+                        **brief_schema["properties"],
+                    }
+        spec = ToolSpec(
+            name=tool_name,
+            description=description or inspect.getdoc(fn) or tool_name.replace("_", " "),
+            parameters=_schema.parameters_schema(model),
+            function=bound,
+            is_async=inspect.iscoroutinefunction(bound),
+            category=category,
+            handle_key=handle_key,
+            args_model=model,
+            output_schema=_schema.output_schema(brief_schema) if new_state else None,
+            returns_envelope=new_state is not None,
+        )
+        with self._lock:
+            self._specs[tool_name] = spec
+        return bound
+
+    def notice(self, state: SlimState) -> None:
+        """Remember a slim tool whose handles this toolkit must resolve."""
+        if state.cfg.handles is not None and self._handle_tools.get(state.name) is not state:
+            with self._lock:
+                self._handle_tools[state.name] = state
+
+    @property
+    def tools(self) -> list[ToolSpec]:
+        """Every registered tool, then the ``get_record`` companion."""
+        return [*self._specs.values(), self._companion_spec()]
+
+    def spec(self, name: str) -> ToolSpec:
+        """The tool called ``name``; ``KeyError`` naming the known tools otherwise."""
+        for spec in self.tools:
+            if spec.name == name:
+                return spec
+        raise KeyError(
+            f"no tool {name!r} in toolkit {self.name!r}; tools: {', '.join(s.name for s in self.tools)}"
+        )
+
+    @property
+    def categories(self) -> dict[str, str | None]:
+        """Each tool's retention category (get_record counts as a read)."""
+        return {s.name: s.category for s in self.tools}
+
+    @property
+    def handle_keys(self) -> dict[str, str | None]:
+        """Each tool's brief field that carries the handle (``None`` when it keeps none)."""
+        return {s.name: s.handle_key for s in self.tools}
+
+    def _companion_spec(self) -> ToolSpec:
+        model = _schema.args_model(self.companion_name, self.get_record)
+        return ToolSpec(
+            name=self.companion_name,
+            description=inspect.getdoc(self.get_record) or "",
+            parameters=_schema.parameters_schema(model),
+            function=self.get_record,
+            is_async=False,
+            category="read",
+            handle_key=None,
+            args_model=model,
+            output_schema=None,
+            returns_envelope=False,
+        )
+
+    # sessions and store access ------------------------------------------------------
+
+    def scope(self) -> Scope:
+        """The scope of handles made or read now: this toolkit and the bound session."""
+        return Scope(self.name, current_session() or self.default_session)
+
+    def load(self, keys: list[str]) -> Any:
+        """Read from the store, or ``UNAVAILABLE`` (logged) when it fails."""
+        try:
+            return self.store.get_many(self.scope(), keys)
+        except Exception as exc:  # a store failure must not fail the tool
+            log.warning("slimtools: handle store %r unavailable on read: %s", self.name, exc)
+            return UNAVAILABLE
+
+    def save(self, items: dict[str, Any]) -> Any:
+        """Write to the store; the refused keys, or ``UNAVAILABLE`` (logged) when it fails."""
+        try:
+            return list(self.store.put_many(self.scope(), items))
+        except Exception as exc:
+            log.warning("slimtools: handle store %r unavailable on write: %s", self.name, exc)
+            return UNAVAILABLE
+
+    async def aload(self, keys: list[str]) -> Any:
+        """:meth:`load` through the store's async API when it has one."""
+        if not isinstance(self.store, AsyncHandleStore):
+            return self.load(keys)
+        try:
+            return await self.store.aget_many(self.scope(), keys)
+        except Exception as exc:
+            log.warning("slimtools: handle store %r unavailable on read: %s", self.name, exc)
+            return UNAVAILABLE
+
+    async def asave(self, items: dict[str, Any]) -> Any:
+        """:meth:`save` through the store's async API when it has one."""
+        if not isinstance(self.store, AsyncHandleStore):
+            return self.save(items)
+        try:
+            return list(await self.store.aput_many(self.scope(), items))
+        except Exception as exc:
+            log.warning("slimtools: handle store %r unavailable on write: %s", self.name, exc)
+            return UNAVAILABLE
+
+    # the companion ------------------------------------------------------------------
+
+    def get_record(self, handle: str | int, source: str | None = None, page: int = 1) -> str:
+        """Return the full record (as JSON) or text behind a handle shown in a tool result.
+
+        Args:
+            handle: the handle or id value from a brief, e.g. 3 or "k3f9a2qd".
+            source: the tool that produced it, only needed when two tools share an id.
+            page: for long texts and records, which page to read (1-based).
+        """
+        return render_lookup(self._lookup_sync(handle, source), self, page)[0]
+
+    async def aget_record(self, handle: str | int, source: str | None = None, page: int = 1) -> str:
+        """Asynchronous :meth:`get_record` (uses the store's async API when present)."""
+        return render_lookup(await self._lookup_async(handle, source), self, page)[0]
+
+    def _plan(self, handle: Any, source: Any) -> Lookup:
+        return Lookup.plan(self, handle, source)
+
+    def _lookup_sync(self, handle: Any, source: Any) -> Lookup:
+        lookup = self._plan(handle, source)
+        if lookup.keys:
+            lookup = lookup.with_found(self.load(lookup.keys))
+        return lookup.with_live()
+
+    async def _lookup_async(self, handle: Any, source: Any) -> Lookup:
+        lookup = self._plan(handle, source)
+        if lookup.keys:
+            lookup = lookup.with_found(await self.aload(lookup.keys))
+        return lookup.with_live()
+
+    # dispatch -----------------------------------------------------------------------
+
+    def call(
+        self,
+        name: str,
+        arguments: str | bytes | Mapping[str, Any] | None = None,
+        *,
+        session: str | None = None,
+    ) -> ToolResult:
+        """Validate model-sent ``arguments`` and run tool ``name``; never raises.
+
+        Bad JSON, an unknown tool, wrong, unknown or missing arguments and exceptions
+        raised by the tool all come back as ``ToolResult(is_error=True)`` with a message
+        the model can act on. An async tool is run to completion when no event loop is
+        running in this thread (otherwise use :meth:`acall`).
+        """
+        prepared = self._prepare(name, arguments)
+        if isinstance(prepared, ToolResult):
+            return prepared
+        spec, kwargs = prepared
+        with self._session(session):
+            if spec.name == self.companion_name:
+                text, is_error = render_lookup(
+                    self._lookup_sync(kwargs.get("handle"), kwargs.get("source")),
+                    self,
+                    kwargs.get("page", 1),
+                )
+                return ToolResult(text=text, is_error=is_error, value=None if is_error else text)
+            try:
+                value = spec.function(**kwargs)
+                if inspect.isawaitable(value):
+                    value = _run_awaitable(value, spec.name)
+            except Exception as exc:
+                return _failure(spec.name, exc)
+        return to_result(value)
+
+    async def acall(
+        self,
+        name: str,
+        arguments: str | bytes | Mapping[str, Any] | None = None,
+        *,
+        session: str | None = None,
+    ) -> ToolResult:
+        """Asynchronous :meth:`call`: awaits async tools, runs sync ones inline."""
+        prepared = self._prepare(name, arguments)
+        if isinstance(prepared, ToolResult):
+            return prepared
+        spec, kwargs = prepared
+        with self._session(session):
+            if spec.name == self.companion_name:
+                lookup = await self._lookup_async(kwargs.get("handle"), kwargs.get("source"))
+                text, is_error = render_lookup(lookup, self, kwargs.get("page", 1))
+                return ToolResult(text=text, is_error=is_error, value=None if is_error else text)
+            try:
+                value = spec.function(**kwargs)
+                if inspect.isawaitable(value):
+                    value = await value
+            except Exception as exc:
+                return _failure(spec.name, exc)
+        return to_result(value)
+
+    def _prepare(self, name: str, arguments: Any) -> tuple[ToolSpec, dict[str, Any]] | ToolResult:
+        try:
+            spec = self.spec(name)
+        except KeyError:
+            known = ", ".join(s.name for s in self.tools)
+            return ToolResult(f"Unknown tool {name!r}. Available tools: {known}.", is_error=True)
+        parsed = _schema.parse_arguments(arguments)
+        if isinstance(parsed, str):
+            return ToolResult(f"Invalid arguments for {name}: {parsed}.", is_error=True)
+        try:
+            validated = spec.args_model.model_validate(parsed)
+        except ValidationError as exc:
+            return ToolResult(_schema.describe_errors(name, exc, spec.parameters), is_error=True)
+        kwargs = {k: getattr(validated, k) for k in validated.model_fields_set}
+        kwargs.update(validated.model_extra or {})
+        return spec, kwargs
+
+    @contextmanager
+    def _session(self, session_id: str | None) -> Iterator[None]:
+        with session(session_id) if session_id else nullcontext():
+            yield
+
+
+def to_result(value: Any) -> ToolResult:
+    """The model-facing text of a tool's return value."""
+    if isinstance(value, Envelope):
+        return ToolResult(text=str(value), value=value, structured=value.jsonable())
+    if isinstance(value, str):
+        return ToolResult(text=value, value=value)
+    return ToolResult(text=dumps_str(value), value=value)
+
+
+def _failure(name: str, exc: BaseException) -> ToolResult:
+    return ToolResult(f"{name} failed: {type(exc).__name__}: {exc}", is_error=True)
+
+
+def _run_awaitable(value: Any, name: str) -> Any:
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(_await(value))
+    close = getattr(value, "close", None)
+    if callable(close):
+        close()
+    raise RuntimeError(f"{name} is async and an event loop is running: use Toolkit.acall")
+
+
+async def _await(value: Any) -> Any:
+    return await value
+
+
+default_toolkit = Toolkit("default")
+"""Where decorated tools that no toolkit registered keep their handles."""
+
+
+def get_record(handle: str | int, source: str | None = None, page: int = 1) -> str:
+    """Expand a handle made by a decorated tool that no toolkit registered (the default toolkit)."""
+    return default_toolkit.get_record(handle, source, page)
