@@ -204,10 +204,20 @@ def classify(result: Any) -> tuple[str, Any]:
     return "other", result
 
 
+@dataclass(frozen=True, slots=True)
+class _Req:
+    """The page asked for, after validation: ``ok`` is False for an invalid page."""
+
+    page: int
+    limit: int
+    ok: bool
+
+
 def run(cfg: SlimConfig, call: Call) -> Step:
     """The pipeline of one decorated call; see the module docstring."""
     paging = cfg.paging
-    page, limit, notes, page_ok = _check_paging(paging, call.page, call.limit)
+    req, notes = _check_paging(paging, call.page, call.limit)
+    page, limit, page_ok = req.page, req.limit, req.ok
     snap = snapshot_key(call.tool, call.digest)
     kind: str | None = None
     data: Any = None
@@ -230,9 +240,9 @@ def run(cfg: SlimConfig, call: Call) -> Step:
         if size > (limit if page_ok else 0) or page > 1:
             saves[snap] = data
     if kind == "records":
-        out, tail = _records(cfg, call, data, page, limit, page_ok, saves)
+        out, tail = _records(cfg, call, data, req, saves)
     else:
-        out, tail = _text(cfg, call, data, page, limit, page_ok, saves)
+        out, tail = _text(cfg, call, data, req, saves)
     out.notes[:0] = notes
     if saves:
         refused = yield Save(saves)
@@ -247,14 +257,13 @@ def run(cfg: SlimConfig, call: Call) -> Step:
             )
             if shown:
                 out.notes.append(f"too large to keep, not expandable: {shown}")
-    return _fit(cfg, call, out, tail, page, limit)
+    return _fit(cfg, call, out, tail, req)
 
 
-def _check_paging(
-    paging: PageSpec | None, page: Any, limit: Any
-) -> tuple[int, int, list[str], bool]:
+def _check_paging(paging: PageSpec | None, page: Any, limit: Any) -> tuple[_Req, list[str]]:
+    """Validate ``page`` and ``limit``; a bad limit falls back to the default, with a note."""
     if paging is None:
-        return 1, 0, [], True
+        return _Req(1, 0, ok=True), []
     notes: list[str] = []
     if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
         notes.append(f"limit must be an integer from 1 to {paging.max_limit}; used {paging.limit}")
@@ -262,8 +271,17 @@ def _check_paging(
     elif limit > paging.max_limit:
         notes.append(f"limit capped at {paging.max_limit}")
         limit = paging.max_limit
-    page_ok = isinstance(page, int) and not isinstance(page, bool) and page >= 1
-    return (page if page_ok else 1), limit, notes, page_ok
+    ok = isinstance(page, int) and not isinstance(page, bool) and page >= 1
+    return _Req(page if ok else 1, limit, ok), notes
+
+
+def _invalid_page(call: Call, req: _Req, total: int, unit: str) -> str:
+    """What is wrong with the page asked for, what is valid, and the call to make."""
+    pages = max(1, -(-total // req.limit))
+    what = "past the end" if req.ok else "not a valid page"
+    retry = format_call(call.tool, {**call.args, "page": pages if req.ok else 1})
+    shape = f"{total} {unit} in {pages} pages of {req.limit}"
+    return f"page {dumps_str(call.page)} is {what}: {shape}; {retry}"
 
 
 def _passthrough(value: Any) -> Envelope[Any]:
@@ -279,23 +297,18 @@ def _records(
     cfg: SlimConfig,
     call: Call,
     records: tuple[Any, ...],
-    page: int,
-    limit: int,
-    page_ok: bool,
+    req: _Req,
     saves: dict[str, Any],
 ) -> tuple[_Out, list[str]]:
+    page, limit, page_ok = req.page, req.limit, req.ok
     total = len(records)
     out = _Out(total=total)
     if cfg.paging is not None:
         out.page = page
         pages = max(1, -(-total // limit))
         if not page_ok or page > pages:
-            what = "not a valid page" if not page_ok else "past the end"
             out.page = None
-            out.notes.append(
-                f"page {dumps_str(call.page)} is {what}: {total} items in {pages} pages of {limit}; "
-                + format_call(call.tool, {**call.args, "page": pages if page_ok else 1})
-            )
+            out.notes.append(_invalid_page(call, req, total, "items"))
             return out, []
         start = (page - 1) * limit
         chosen = records[start : start + limit]
@@ -322,7 +335,7 @@ def _attach_handles(
 ) -> str | None:
     """Give every brief a handle, queue its full record, return the first handle as shown."""
     first: str | None = None
-    for i, (record, brief) in enumerate(zip(records, briefs)):
+    for i, (record, brief) in enumerate(zip(records, briefs, strict=True)):
         shown: Any = brief.get(spec.key) if spec.key and isinstance(brief, dict) else None
         handle = normalize_handle(shown) if shown is not None else None
         if handle is None:
@@ -344,14 +357,12 @@ def _text(
     cfg: SlimConfig,
     call: Call,
     text: str,
-    page: int,
-    limit: int,
-    page_ok: bool,
+    req: _Req,
     saves: dict[str, Any],
 ) -> tuple[_Out, list[str]]:
     lines = text.splitlines()
     if cfg.paging is not None:
-        return _text_page(cfg, call, text, lines, page, limit, page_ok, saves)
+        return _text_page(cfg, call, (text, lines), req, saves)
     out = _Out(total=len(lines))
     spec = cfg.handles
     if spec is None or len(lines) <= spec.head + spec.tail:
@@ -373,23 +384,18 @@ def _text(
 def _text_page(
     cfg: SlimConfig,
     call: Call,
-    text: str,
-    lines: list[str],
-    page: int,
-    limit: int,
-    page_ok: bool,
+    source: tuple[str, list[str]],
+    req: _Req,
     saves: dict[str, Any],
 ) -> tuple[_Out, list[str]]:
+    text, lines = source
+    page, limit, page_ok = req.page, req.limit, req.ok
     total = len(lines)
     out = _Out(total=total)
     pages = max(1, -(-total // limit))
     if not page_ok or page > pages:
-        what = "not a valid page" if not page_ok else "past the end"
         out.text = ""
-        out.notes.append(
-            f"page {dumps_str(call.page)} is {what}: {total} lines in {pages} pages of {limit}; "
-            + format_call(call.tool, {**call.args, "page": pages if page_ok else 1})
-        )
+        out.notes.append(_invalid_page(call, req, total, "lines"))
         return out, []
     if total <= limit:
         out.text = text
@@ -419,90 +425,71 @@ def _keep_text(tool: str, text: str, page_lines: int, saves: dict[str, Any]) -> 
     return handle
 
 
-def _fit(
-    cfg: SlimConfig, call: Call, out: _Out, tail: list[str], page: int, limit: int
-) -> Envelope[Any]:
+def _fit(cfg: SlimConfig, call: Call, out: _Out, tail: list[str], req: _Req) -> Envelope[Any]:
     """Apply ``max_tokens``: drop briefs (or lines) from the end and say so in the hint."""
-    env = _with_more(cfg, call, out, tail, page, limit)
+    env = _with_more(cfg, call, out, tail, req)
     budget = cfg.max_tokens
     if budget is None or cfg.counter(str(env)) <= budget:
         return env
-    if out.text is not None:
-        lines = out.text.split("\n")
-        fits = _largest(
-            len(lines), lambda k: _trim_text(out, tail, lines, k, budget), cfg.counter, budget
-        )
-        return _trim_text(out, tail, lines, fits, budget)
-    briefs = out.briefs
-    fits = _largest(
-        len(briefs),
-        lambda k: _trim_briefs(cfg, call, out, tail, briefs, k, page, limit),
-        cfg.counter,
-        budget,
-    )
-    return _trim_briefs(cfg, call, out, tail, briefs, fits, page, limit)
-
-
-def _largest(
-    n: int, build: Callable[[int], Envelope[Any]], counter: TokenCounter, budget: int
-) -> int:
-    """Binary search for the most items whose envelope stays within ``budget`` tokens."""
-    lo, hi = 0, n
-    while lo < hi:
+    items: list[Any] = out.text.split("\n") if out.text is not None else out.briefs
+    lo, hi = 0, len(items)
+    while lo < hi:  # the most items whose envelope stays within the budget
         mid = (lo + hi + 1) // 2
-        if counter(str(build(mid))) <= budget:
+        if cfg.counter(str(_trim(cfg, call, out, tail, req, items=items, k=mid))) <= budget:
             lo = mid
         else:
             hi = mid - 1
-    return lo
+    return _trim(cfg, call, out, tail, req, items=items, k=lo)
 
 
-def _trim_text(out: _Out, tail: list[str], lines: list[str], k: int, budget: int) -> Envelope[Any]:
-    trimmed = dataclasses.replace(out, text="\n".join(lines[:k]), notes=list(out.notes))
-    trimmed.notes.append(f"{len(lines) - k} more lines cut to stay within {budget} tokens")
-    return trimmed.build(tail)
-
-
-def _trim_briefs(
+def _trim(
     cfg: SlimConfig,
     call: Call,
     out: _Out,
     tail: list[str],
-    briefs: list[Any],
+    req: _Req,
+    *,
+    items: list[Any],
     k: int,
-    page: int,
-    limit: int,
 ) -> Envelope[Any]:
-    trimmed = dataclasses.replace(out, briefs=briefs[:k], notes=list(out.notes))
-    note = f"{k} of {len(briefs)} briefs on this page shown to stay within {cfg.max_tokens} tokens"
+    """The envelope with only the first ``k`` briefs (or lines), and how to get the rest."""
+    what = "lines" if out.text is not None else "briefs"
+    if out.text is not None:
+        trimmed = dataclasses.replace(out, text="\n".join(items[:k]), notes=list(out.notes))
+    else:
+        trimmed = dataclasses.replace(out, briefs=items[:k], notes=list(out.notes))
+    note = f"{k} of {len(items)} {what} shown to stay within {cfg.max_tokens} tokens"
     if cfg.paging is not None and k > 0:
-        shown_upto = (page - 1) * limit + k
-        size = max(d for d in range(1, k + 1) if shown_upto % d == 0)
-        rest = {**call.args, "page": shown_upto // size + 1, "limit": size}
-        note += "; rest: " + format_call(call.tool, rest)
+        # Resume exactly after the last item shown: a page size that divides the count
+        # shown so far makes ``page`` land on the first item not seen.
+        seen = (req.page - 1) * req.limit + k
+        size = max(d for d in range(1, k + 1) if seen % d == 0)
+        note += "; rest: " + format_call(
+            call.tool, {**call.args, "page": seen // size + 1, "limit": size}
+        )
     elif cfg.paging is not None:
         note += "; ask for a smaller limit"
     trimmed.notes.append(note)
-    return trimmed.build(tail)
+    return trimmed.build(
+        tail if out.text is None else [t for t in tail if not t.startswith("next:")]
+    )
 
 
-def _with_more(
-    cfg: SlimConfig, call: Call, out: _Out, tail: list[str], page: int, limit: int
-) -> Envelope[Any]:
+def _with_more(cfg: SlimConfig, call: Call, out: _Out, tail: list[str], req: _Req) -> Envelope[Any]:
     """Final hint for records: how many more and the exact call for the next page."""
     if out.text is not None or cfg.paging is None or not out.briefs:
         if out.text is None and cfg.paging is None and not out.notes and not tail:
             out.notes.append(f"all {out.total} shown")
         return out.build(tail)
-    end = (page - 1) * limit + len(out.briefs)
+    end = (req.page - 1) * req.limit + len(out.briefs)
     remaining = out.total - end
     if remaining > 0:
-        nxt = {**call.args, "page": page + 1}
-        if limit != cfg.paging.limit:
-            nxt["limit"] = limit
+        nxt = {**call.args, "page": req.page + 1}
+        if req.limit != cfg.paging.limit:
+            nxt["limit"] = req.limit
         lead = [f"{remaining} more: {format_call(call.tool, nxt)}"]
     else:
-        lead = [f"all {out.total} shown" if page == 1 else f"last page ({out.total} in all)"]
+        lead = [f"all {out.total} shown" if req.page == 1 else f"last page ({out.total} in all)"]
     return dataclasses.replace(out, notes=[*out.notes, *lead]).build(tail)
 
 

@@ -125,7 +125,8 @@ def render_lookup(lookup: Lookup, kit: Toolkit, page: Any) -> tuple[str, bool]:
         tools = sorted(by_tool)
         choices = " or ".join(f'{kit.companion_name}({handle}, source="{t}")' for t in tools)
         return (
-            f"Handle {handle} matches records from several tools ({', '.join(tools)}). Call {choices}.",
+            f"Handle {handle} matches records from several tools ({', '.join(tools)}). "
+            f"Call {choices}.",
             True,
         )
     kind, value = next(iter(by_tool.values()))
@@ -145,7 +146,10 @@ def _text_page(
     pages = max(1, -(-len(lines) // page_lines))
     call = f"{kit.companion_name}({dumps_str(handle)}, page="
     if page > pages:
-        hint = f"page {page} is past the end: {len(lines)} lines in {pages} pages of {page_lines}; {call}{pages})"
+        hint = (
+            f"page {page} is past the end: {len(lines)} lines in {pages} pages of "
+            f"{page_lines}; {call}{pages})"
+        )
         return str(
             Envelope.model_construct(total=len(lines), hint=hint, handle=handle, text="", briefs=[])
         ), True
@@ -155,7 +159,7 @@ def _text_page(
     hint = f"lines {start + 1}-{end} of {len(lines)}"
     if end < len(lines):
         hint += f"; next: {call}{page + 1})"
-    env = Envelope.model_construct(
+    env: Envelope[Any] = Envelope.model_construct(
         total=len(lines),
         hint=hint,
         page=page if page != 1 else None,
@@ -171,7 +175,8 @@ def _record_page(value: Any, handle: str, kit: Toolkit, page: int) -> tuple[str,
     if len(text) <= kit.record_max_chars:
         if page != 1:
             return (
-                f"record {dumps_str(handle)} fits on one page; call {kit.companion_name}({dumps_str(handle)}).",
+                f"record {dumps_str(handle)} fits on one page; "
+                f"call {kit.companion_name}({dumps_str(handle)}).",
                 True,
             )
         return text, False

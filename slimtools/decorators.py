@@ -21,7 +21,6 @@ import wrapt
 from pydantic import BaseModel, Field
 
 from slimtools._pipeline import (
-    UNAVAILABLE,
     Call,
     HandleSpec,
     Invoke,
@@ -98,7 +97,9 @@ def slim_state(fn: Any) -> SlimState | None:
 
 
 def _function_of(original: Any) -> Callable[..., Any]:
-    return original.__func__ if isinstance(original, (classmethod, staticmethod)) else original  # type: ignore[no-any-return]
+    if isinstance(original, (classmethod, staticmethod)):
+        return original.__func__
+    return original  # type: ignore[no-any-return]
 
 
 _PAGE_DOC = "1-based page number (default 1)."
@@ -155,16 +156,17 @@ def _make_state(
         and bool(positional)
         and positional[0] in ("self", "cls")
     )
-    if cfg.handles is not None and cfg.handles.key and cfg.projection is not None:
-        if cfg.handles.key not in cfg.projection.output_names:
-            raise ConfigurationError(
-                f"summarize_with_handle(key={cfg.handles.key!r}) names a field that "
-                f"project_fields drops; allowlist it (fields: {', '.join(cfg.projection.output_names)})"
-            )
+    key = cfg.handles.key if cfg.handles is not None else None
+    if key and cfg.projection is not None and key not in cfg.projection.output_names:
+        fields = ", ".join(cfg.projection.output_names)
+        raise ConfigurationError(
+            f"summarize_with_handle(key={key!r}) names a field that project_fields drops; "
+            f"allowlist it (fields: {fields})"
+        )
     return SlimState(
         cfg=cfg,
         original=original,
-        name=name or getattr(func, "__name__", "tool"),
+        name=name or str(getattr(func, "__name__", "tool")),
         positional=positional,
         var_positional=var_pos,
         defaults=defaults,
@@ -189,7 +191,7 @@ def build(
     state = _make_state(original, cfg, name, toolkit)
     shell = _async_shell(state) if state.is_async else _sync_shell(state)
     inner = wrapt.FunctionWrapper(original, shell)
-    outer = wrapt.with_signature(signature=_visible_signature(original, cfg))(inner)
+    outer: Any = wrapt.with_signature(signature=_visible_signature(original, cfg))(inner)
     outer._self_slim = state
     return outer
 
@@ -205,14 +207,14 @@ def _call_of(
         page = kwargs.pop("page", 1)
         limit = kwargs.pop("limit", state.cfg.paging.limit)
     names = state.positional[1:] if state.drops_first and instance is not None else state.positional
-    explicit = dict(zip(names, args))
+    explicit = dict(zip(names, args, strict=False))
     if len(args) > len(names) and state.var_positional:
         explicit[state.var_positional] = list(args[len(names) :])
     explicit.update(kwargs)
     shown = {
         k: v
         for k, v in explicit.items()
-        if k not in state.defaults or state.defaults[k] is not v and state.defaults[k] != v
+        if k not in state.defaults or (state.defaults[k] is not v and state.defaults[k] != v)
     }
     full = {**{k: v for k, v in state.defaults.items() if k not in ("self", "cls")}, **explicit}
     kit = state.kit()
@@ -292,6 +294,13 @@ def _check_budget(max_tokens: int | None) -> None:
         raise ConfigurationError(f"max_tokens must be a positive int or None, got {max_tokens!r}")
 
 
+def _decorator(cfg: SlimConfig) -> SlimDecorator:
+    def decorate(fn: Any) -> Any:
+        return build(fn, cfg)
+
+    return decorate
+
+
 def project_fields(spec: type[BaseModel] | list[str] | tuple[str, ...], /) -> SlimDecorator:
     """Keep only allowlisted fields of each record (deny by default).
 
@@ -301,7 +310,7 @@ def project_fields(spec: type[BaseModel] | list[str] | tuple[str, ...], /) -> Sl
             field names, dotted for nested ones (``"user.login"``).
     """
     cfg = SlimConfig(projection=Projection.from_spec(spec))
-    return lambda fn: build(fn, cfg)  # type: ignore[return-value]
+    return _decorator(cfg)
 
 
 def paginate(
@@ -336,7 +345,7 @@ def paginate(
         max_tokens=max_tokens,
         counter=token_counter or count_tokens,
     )
-    deco = lambda f: build(f, cfg)  # noqa: E731
+    deco = _decorator(cfg)
     return deco if fn is None else deco(fn)
 
 
@@ -385,7 +394,7 @@ def summarize_with_handle(
         max_tokens=max_tokens,
         counter=token_counter or count_tokens,
     )
-    deco = lambda f: build(f, cfg)  # noqa: E731
+    deco = _decorator(cfg)
     return deco if fn is None else deco(fn)
 
 

@@ -187,9 +187,8 @@ class Toolkit:
         for spec in self.tools:
             if spec.name == name:
                 return spec
-        raise KeyError(
-            f"no tool {name!r} in toolkit {self.name!r}; tools: {', '.join(s.name for s in self.tools)}"
-        )
+        known = ", ".join(s.name for s in self.tools)
+        raise KeyError(f"no tool {name!r} in toolkit {self.name!r}; tools: {known}")
 
     @property
     def categories(self) -> dict[str, str | None]:
