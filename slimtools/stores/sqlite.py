@@ -1,0 +1,313 @@
+"""A durable handle store in one SQLite file: WAL, bounded, expiring, shared by processes.
+
+Design choices, each with the alternative rejected:
+
+- **One write transaction per ``put_many``** (``BEGIN IMMEDIATE`` ... ``COMMIT``): a tool call
+  that surfaces 100 briefs costs one fsync-free WAL commit, not 100. ``IMMEDIATE`` takes the
+  write lock up front, so two processes never deadlock upgrading a read lock.
+- **Eviction of the oldest written first** (FIFO by write order), not least recently used:
+  LRU would turn every ``get_record`` into a write transaction competing for the database's
+  single write lock; FIFO keeps reads read-only, which WAL runs concurrently with writers.
+  Handles are read soon after they are written, so the difference rarely matters.
+  (:class:`~slimtools.handles.MemoryStore` is LRU: recency costs it nothing.)
+- **TTL from the time of writing**, by the wall clock (``time.time``) because it has to agree
+  across processes and restarts. Expired rows are invisible at once and deleted by the
+  next write.
+- **Totals kept by triggers** in a one-row table, in the same transaction as the rows, so
+  the bounds hold across processes without a ``count(*)`` scan per write.
+- **A connection per thread** (and per process after a fork), not one connection behind a
+  lock: readers in several threads then run in parallel (sqlite3 releases the GIL).
+- ``synchronous=NORMAL``: a committed ``put_many`` survives the process being killed; after
+  a power loss the last transactions may roll back, never corrupt the file.
+- A page-1 snapshot of a 10,000-row result is one row holding one compact JSON blob.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sqlite3
+import threading
+import time
+import weakref
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager, suppress
+from pathlib import Path
+from typing import Any
+
+from slimtools.errors import ConfigurationError, StoreUnavailableError
+from slimtools.handles import Scope
+from slimtools.stores._codec import decode_found, encode_items, exact_bytes, validate_limit
+
+_SCHEMA_VERSION = 1
+_SCHEMA = """
+BEGIN IMMEDIATE;
+CREATE TABLE IF NOT EXISTS slimtools_handles (
+    toolkit BLOB NOT NULL,
+    session BLOB NOT NULL,
+    key BLOB NOT NULL,
+    value BLOB NOT NULL,
+    size INTEGER NOT NULL,
+    seq INTEGER NOT NULL,
+    expires_at REAL,
+    PRIMARY KEY (toolkit, session, key)
+);
+CREATE INDEX IF NOT EXISTS slimtools_handles_seq ON slimtools_handles (seq);
+CREATE INDEX IF NOT EXISTS slimtools_handles_expiry
+    ON slimtools_handles (expires_at) WHERE expires_at IS NOT NULL;
+CREATE TABLE IF NOT EXISTS slimtools_totals (
+    id INTEGER PRIMARY KEY CHECK (id = 0),
+    items INTEGER NOT NULL,
+    bytes INTEGER NOT NULL,
+    next_seq INTEGER NOT NULL
+);
+INSERT OR IGNORE INTO slimtools_totals VALUES (0, 0, 0, 0);
+CREATE TRIGGER IF NOT EXISTS slimtools_handles_added AFTER INSERT ON slimtools_handles BEGIN
+    UPDATE slimtools_totals SET items = items + 1, bytes = bytes + NEW.size WHERE id = 0;
+END;
+CREATE TRIGGER IF NOT EXISTS slimtools_handles_removed AFTER DELETE ON slimtools_handles BEGIN
+    UPDATE slimtools_totals SET items = items - 1, bytes = bytes - OLD.size WHERE id = 0;
+END;
+CREATE TRIGGER IF NOT EXISTS slimtools_handles_resized AFTER UPDATE OF size ON slimtools_handles
+BEGIN
+    UPDATE slimtools_totals SET bytes = bytes - OLD.size + NEW.size WHERE id = 0;
+END;
+PRAGMA user_version = 1;
+COMMIT;
+"""
+_UPSERT = """
+INSERT INTO slimtools_handles (toolkit, session, key, value, size, seq, expires_at)
+VALUES (?, ?, ?, ?, ?, ?, ?)
+ON CONFLICT (toolkit, session, key) DO UPDATE SET
+    value = excluded.value, size = excluded.size,
+    seq = excluded.seq, expires_at = excluded.expires_at
+"""
+_SELECT = """
+SELECT key, value FROM slimtools_handles
+WHERE toolkit = ? AND session = ? AND (expires_at IS NULL OR expires_at > ?) AND key IN ({})
+"""
+_CHUNK = 500  # keys per SELECT, well under SQLite's bound-parameter limit
+
+
+class _Holder:
+    """One thread's connection, tagged with the process that opened it."""
+
+    __slots__ = ("__weakref__", "conn", "pid")
+
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self.conn = conn
+        self.pid = os.getpid()
+
+
+class SQLiteStore:
+    """Durable handle store in one SQLite file, shared by threads and processes on one host.
+
+    Args:
+        path: the database file (created with its tables when missing).
+        max_items: most records kept; the oldest written go first. ``None``: unbounded.
+        max_bytes: most bytes of record JSON kept; a record larger than this is refused.
+        ttl: seconds a record lives after it is written; ``None``: no expiry.
+        max_record_bytes: a record whose JSON is larger is refused (returned by
+            :meth:`put_many`), never stored truncated.
+        busy_timeout: seconds to wait for another process's write lock before giving up
+            with :class:`~slimtools.errors.StoreUnavailableError`.
+        clock: wall-clock time source (``time.time``), replaceable in tests.
+
+    Sizes count the record's JSON bytes, as the memory store does. Counts and bytes include
+    expired records until the next write deletes them.
+    """
+
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        *,
+        max_items: int | None = None,
+        max_bytes: int | None = None,
+        ttl: float | None = None,
+        max_record_bytes: int | None = None,
+        busy_timeout: float = 5.0,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        for name, limit in (
+            ("max_items", max_items),
+            ("max_bytes", max_bytes),
+            ("ttl", ttl),
+            ("max_record_bytes", max_record_bytes),
+            ("busy_timeout", busy_timeout),
+        ):
+            validate_limit(name, limit)
+        self.path = Path(path)
+        self.max_items = max_items
+        self.max_bytes = max_bytes
+        self.ttl = ttl
+        self.max_record_bytes = max_record_bytes
+        self.busy_timeout = busy_timeout
+        self._clock = clock
+        self._local = threading.local()
+        self._holders: weakref.WeakSet[_Holder] = weakref.WeakSet()
+        self._holders_lock = threading.Lock()
+        self._closed = False
+        with self._guard("open"):
+            conn = self._connection()
+            version = conn.execute("PRAGMA user_version").fetchone()[0]
+            if version not in (0, _SCHEMA_VERSION):
+                raise ConfigurationError(
+                    f"{self.path} holds slimtools handle schema v{version}; this version "
+                    f"reads v{_SCHEMA_VERSION}. Use a new file."
+                )
+            if version == 0:
+                conn.executescript(_SCHEMA)
+
+    def __repr__(self) -> str:
+        return f"SQLiteStore({str(self.path)!r})"
+
+    def __len__(self) -> int:
+        """Records held (expired ones included until the next write deletes them)."""
+        return self._totals()[0]
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes of record JSON held."""
+        return self._totals()[1]
+
+    def put_many(self, scope: Scope, items: Mapping[str, Any]) -> list[str]:
+        """Store ``items`` in one transaction; return the keys refused as too large.
+
+        Raises:
+            StoreUnavailableError: the file cannot be written (locked past ``busy_timeout``,
+                disk full, unreadable); nothing from this batch is stored.
+        """
+        kept, refused = encode_items(items, self._record_cap())
+        if not kept:
+            return refused
+        toolkit, session = exact_bytes(scope.toolkit), exact_bytes(scope.session)
+        with self._guard("write"), self._transaction() as conn:
+            now = self._clock()
+            expires = None if self.ttl is None else now + self.ttl
+            conn.execute("DELETE FROM slimtools_handles WHERE expires_at <= ?", (now,))
+            seq = conn.execute("SELECT next_seq FROM slimtools_totals").fetchone()[0]
+            conn.executemany(
+                _UPSERT,
+                [
+                    (toolkit, session, exact_bytes(key), blob, len(blob), seq + i, expires)
+                    for i, (key, blob) in enumerate(kept)
+                ],
+            )
+            conn.execute("UPDATE slimtools_totals SET next_seq = ?", (seq + len(kept),))
+            self._evict(conn)
+        return refused
+
+    def get_many(self, scope: Scope, keys: Sequence[str]) -> dict[str, Any]:
+        """Return the live records among ``keys`` in ``scope``; others are simply absent."""
+        wanted = {exact_bytes(key): key for key in keys}
+        if not wanted:
+            return {}
+        toolkit, session = exact_bytes(scope.toolkit), exact_bytes(scope.session)
+        now = self._clock()
+        rows: list[tuple[bytes, bytes]] = []
+        with self._guard("read"):
+            conn = self._connection()
+            blobs = list(wanted)
+            for start in range(0, len(blobs), _CHUNK):
+                chunk = blobs[start : start + _CHUNK]
+                sql = _SELECT.format(",".join("?" * len(chunk)))
+                rows.extend(conn.execute(sql, (toolkit, session, now, *chunk)))
+        return decode_found(((wanted[key], blob) for key, blob in rows), repr(self))
+
+    async def aput_many(self, scope: Scope, items: Mapping[str, Any]) -> list[str]:
+        """:meth:`put_many` in a worker thread, so a busy lock never blocks the event loop."""
+        return await asyncio.to_thread(self.put_many, scope, items)
+
+    async def aget_many(self, scope: Scope, keys: Sequence[str]) -> dict[str, Any]:
+        """:meth:`get_many` in a worker thread."""
+        return await asyncio.to_thread(self.get_many, scope, keys)
+
+    def close(self) -> None:
+        """Close every thread's connection; later calls raise ``StoreUnavailableError``."""
+        self._closed = True
+        with self._holders_lock:
+            holders = list(self._holders)
+            self._holders.clear()
+        for holder in holders:
+            if holder.pid == os.getpid():
+                holder.conn.close()
+
+    # -- plumbing ---------------------------------------------------------------------------
+
+    def _record_cap(self) -> int | None:
+        caps = [c for c in (self.max_record_bytes, self.max_bytes) if c is not None]
+        return min(caps) if caps else None
+
+    def _totals(self) -> tuple[int, int]:
+        with self._guard("read"):
+            row = self._connection().execute("SELECT items, bytes FROM slimtools_totals")
+            items, nbytes = row.fetchone()
+        return int(items), int(nbytes)
+
+    def _evict(self, conn: sqlite3.Connection) -> None:
+        """Delete the oldest written records until both bounds hold again."""
+        items, nbytes = conn.execute("SELECT items, bytes FROM slimtools_totals").fetchone()
+        extra_items = items - self.max_items if self.max_items is not None else 0
+        extra_bytes = nbytes - self.max_bytes if self.max_bytes is not None else 0
+        if extra_items <= 0 and extra_bytes <= 0:
+            return
+        victims: list[tuple[int]] = []
+        freed = 0
+        cursor = conn.execute("SELECT rowid, size FROM slimtools_handles ORDER BY seq")
+        for rowid, size in cursor:
+            if len(victims) >= extra_items and freed >= extra_bytes:
+                break
+            victims.append((rowid,))
+            freed += size
+        cursor.close()
+        conn.executemany("DELETE FROM slimtools_handles WHERE rowid = ?", victims)
+
+    def _connection(self) -> sqlite3.Connection:
+        if self._closed:
+            raise StoreUnavailableError(f"{self!r} is closed")
+        holder: _Holder | None = getattr(self._local, "holder", None)
+        if holder is None or holder.pid != os.getpid():
+            # After a fork the parent's connection must not be touched (not even closed).
+            holder = _Holder(self._open())
+            self._local.holder = holder
+            with self._holders_lock:
+                self._holders.add(holder)
+        return holder.conn
+
+    def _open(self) -> sqlite3.Connection:
+        conn = sqlite3.connect(
+            self.path,
+            timeout=self.busy_timeout,
+            isolation_level=None,  # we issue BEGIN/COMMIT ourselves
+            check_same_thread=False,  # close() runs on whichever thread calls it
+        )
+        conn.execute(f"PRAGMA busy_timeout = {int(self.busy_timeout * 1000)}")
+        conn.execute("PRAGMA journal_mode = WAL")
+        conn.execute("PRAGMA synchronous = NORMAL")
+        conn.execute("PRAGMA journal_size_limit = 67108864")
+        return conn
+
+    @contextmanager
+    def _transaction(self) -> Iterator[sqlite3.Connection]:
+        conn = self._connection()
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            yield conn
+            conn.execute("COMMIT")
+        except BaseException:
+            # A failed COMMIT leaves the transaction open; roll back so that this thread's
+            # connection stays usable for the next tool call.
+            if conn.in_transaction:
+                with suppress(sqlite3.Error):
+                    conn.execute("ROLLBACK")
+            raise
+
+    @contextmanager
+    def _guard(self, action: str) -> Iterator[None]:
+        """Turn sqlite3 errors into ``StoreUnavailableError`` naming the file and action."""
+        try:
+            yield
+        except sqlite3.Error as exc:
+            raise StoreUnavailableError(
+                f"SQLite handle store {str(self.path)!r} failed to {action}: {exc}"
+            ) from exc

@@ -1,0 +1,162 @@
+"""A throwaway ``redis-server`` for tests and benchmarks, and the pytest fixtures around it.
+
+:class:`RedisServer` starts Debian's ``redis-server`` on a free loopback port in a temporary
+directory with persistence off (``--save '' --appendonly no``), waits until it answers
+``PING`` and stops it afterwards; ``benchmarks/bench_stores.py`` imports it too. Where the
+binary is missing the fixtures skip with a message saying how to run them, unless
+``SLIMTOOLS_REQUIRE_REDIS=1`` (set by ``.ci/run``), in which case they fail.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import subprocess
+import tempfile
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+REQUIRE_ENV = "SLIMTOOLS_REQUIRE_REDIS"
+HOW_TO = (
+    "redis-server not found; to run the Redis tests install it "
+    "(Debian/Ubuntu: apt-get install redis-server) and run make test again"
+)
+
+
+def find_redis_server() -> str | None:
+    """Path of the ``redis-server`` binary, or ``None``."""
+    return shutil.which("redis-server") or (
+        "/usr/bin/redis-server" if os.access("/usr/bin/redis-server", os.X_OK) else None
+    )
+
+
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 that nobody listens on right now."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def ping(port: int, timeout: float = 0.2) -> bool:
+    """True when a Redis server on ``port`` answers ``PING`` with ``+PONG``."""
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=timeout) as sock:
+            sock.sendall(b"PING\r\n")
+            return sock.recv(64).startswith(b"+PONG")
+    except OSError:
+        return False
+
+
+class RedisServer:
+    """One ``redis-server`` process on a loopback port; :meth:`stop` and :meth:`start` again.
+
+    Args:
+        binary: path of ``redis-server``.
+        directory: its working directory (logs; nothing is persisted).
+        port: the port to use; a free one when omitted.
+    """
+
+    def __init__(self, binary: str, directory: Path, port: int | None = None) -> None:
+        self.binary = binary
+        self.directory = directory
+        self.port = port or free_port()
+        self._process: subprocess.Popen[bytes] | None = None
+
+    @property
+    def url(self) -> str:
+        """``redis://127.0.0.1:<port>/0``."""
+        return f"redis://127.0.0.1:{self.port}/0"
+
+    def start(self, timeout: float = 10.0) -> None:
+        """Start the server and wait until it answers ``PING``."""
+        command = [
+            self.binary,
+            "--port", str(self.port),
+            "--bind", "127.0.0.1",
+            "--save", "",
+            "--appendonly", "no",
+            "--dir", str(self.directory),
+            "--logfile", str(self.directory / f"redis-{self.port}.log"),
+        ]  # fmt: skip
+        self._process = subprocess.Popen(
+            command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+        )
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if ping(self.port):
+                return
+            if self._process.poll() is not None:
+                break
+            time.sleep(0.02)
+        self.stop()
+        log = self.directory / f"redis-{self.port}.log"
+        tail = log.read_text(errors="replace")[-800:] if log.exists() else ""
+        raise RuntimeError(f"redis-server did not answer PING on port {self.port}:\n{tail}")
+
+    def stop(self) -> None:
+        """Stop the server (SIGTERM, then SIGKILL after 5 s) and wait for it."""
+        process, self._process = self._process, None
+        if process is None or process.poll() is not None:
+            return
+        process.terminate()
+        try:
+            process.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+    def __enter__(self) -> RedisServer:
+        self.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+
+def launch(directory: Path | None = None) -> RedisServer | None:
+    """Start a server (for benchmarks); ``None`` when the binary is missing."""
+    binary = find_redis_server()
+    if binary is None:
+        return None
+    server = RedisServer(binary, directory or Path(tempfile.mkdtemp(prefix="slimtools-redis-")))
+    server.start()
+    return server
+
+
+def redis_binary() -> str:
+    """The ``redis-server`` path, or skip the test (fail with ``SLIMTOOLS_REQUIRE_REDIS=1``)."""
+    binary = find_redis_server()
+    if binary is not None:
+        return binary
+    if os.environ.get(REQUIRE_ENV) == "1":
+        pytest.fail(f"{HOW_TO}; {REQUIRE_ENV}=1 requires it")
+    pytest.skip(HOW_TO)
+
+
+@pytest.fixture(scope="session")
+def redis_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RedisServer]:
+    """One server for the whole test session."""
+    binary = redis_binary()
+    with RedisServer(binary, tmp_path_factory.mktemp("redis")) as server:
+        yield server
+
+
+@pytest.fixture
+def redis_url(redis_server: RedisServer) -> str:
+    """The shared server's URL, with its data flushed before each test."""
+    with socket.create_connection(("127.0.0.1", redis_server.port), timeout=2) as sock:
+        sock.sendall(b"FLUSHALL\r\n")
+        sock.recv(64)
+    return redis_server.url
+
+
+@pytest.fixture
+def own_redis_server(tmp_path: Path) -> Iterator[RedisServer]:
+    """A server for one test alone, which it may stop and restart (outage tests)."""
+    binary = redis_binary()
+    with RedisServer(binary, tmp_path) as server:
+        yield server
