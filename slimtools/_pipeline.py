@@ -192,7 +192,9 @@ def classify(result: Any) -> tuple[str, Any]:
     if isinstance(result, Envelope):
         return "envelope", result
     if isinstance(result, (list, tuple)):
-        return "records", tuple(result)
+        # Kept by reference, not copied: a backend that mutates a list after returning it
+        # must return a copy for later pages to stay consistent.
+        return "records", result
     if isinstance(result, (set, frozenset)):
         return "records", tuple(result)
     if isinstance(result, (Mapping, BaseModel)) or (
@@ -296,7 +298,7 @@ def _passthrough(value: Any) -> Envelope[Any]:
 def _records(
     cfg: SlimConfig,
     call: Call,
-    records: tuple[Any, ...],
+    records: Sequence[Any],
     req: _Req,
     saves: dict[str, Any],
 ) -> tuple[_Out, list[str]]:

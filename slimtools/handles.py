@@ -14,7 +14,7 @@ import time
 from collections import OrderedDict
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, NamedTuple, Protocol, runtime_checkable
 
 from slimtools._json import dumps
 
@@ -23,8 +23,7 @@ DEFAULT_SESSION = "default"
 store resolve each other's handles."""
 
 
-@dataclass(frozen=True, slots=True)
-class Scope:
+class Scope(NamedTuple):
     """The namespace of a handle: the toolkit that issued it and the session it belongs to."""
 
     toolkit: str
@@ -93,6 +92,21 @@ def approx_size(value: Any) -> int:
     return len(dumps(value))
 
 
+def _sizes(items: Mapping[str, Any]) -> list[tuple[str, Any, int]]:
+    """Approximate sizes: lists and texts one by one, small records from one batch encoding."""
+    sized: list[tuple[str, Any, int]] = []
+    small: list[tuple[str, Any]] = []
+    for key, value in items.items():
+        if isinstance(value, (str, list, tuple)):
+            sized.append((key, value, approx_size(value)))
+        else:
+            small.append((key, value))
+    if small:
+        each = len(dumps([v for _, v in small])) // len(small) + 1
+        sized.extend((key, value, each) for key, value in small)
+    return sized
+
+
 @dataclass(slots=True)
 class _Entry:
     value: Any
@@ -143,7 +157,7 @@ class MemoryStore:
 
     def put_many(self, scope: Scope, items: Mapping[str, Any]) -> list[str]:
         """Store ``items``; refuse (and return) the keys whose value exceeds ``max_bytes``."""
-        sized = [(key, value, approx_size(value)) for key, value in items.items()]
+        sized = _sizes(items)
         refused = [key for key, _, size in sized if size > self.max_bytes]
         expires = None if self.ttl is None else self._clock() + self.ttl
         with self._lock:

@@ -101,9 +101,23 @@ def clip_text(text: str, max_chars: int, marker: str = "…") -> str:
     return text[:cut].rstrip() + marker
 
 
+def _project_flat(
+    fields: tuple[tuple[str, Any, Clip | None, Any], ...], record: dict[Any, Any]
+) -> dict[str, Any]:
+    brief: dict[str, Any] = {}
+    for out, key, clip, default in fields:
+        value = record.get(key, default)
+        if value is _MISSING:
+            continue
+        if clip is not None and type(value) is str and len(value) > clip.max_chars:
+            value = clip_text(value, clip.max_chars, clip.marker)
+        brief[out] = value
+    return brief
+
+
 def _get(record: Any, key: str | int) -> Any:
     """Read one step of a path from a dict, a sequence or an object's attribute."""
-    if isinstance(record, Mapping):
+    if type(record) is dict or isinstance(record, Mapping):
         return record.get(key, _MISSING)
     if isinstance(key, int):
         if (
@@ -144,11 +158,17 @@ class _Field:
 class Projection:
     """A compiled allowlist: ``project(record)`` returns the brief dict of one record."""
 
-    __slots__ = ("_fields", "model")
+    __slots__ = ("_fields", "_flat", "model")
 
     def __init__(self, fields: Sequence[_Field], model: type[BaseModel] | None = None) -> None:
         self._fields = tuple(fields)
         self.model = model
+        # Most allowlists are flat (one source key per field, no nesting): for dict records
+        # they take a loop of dict.get calls, the common hot path.
+        simple = all(len(f.paths) == 1 and len(f.paths[0]) == 1 and f.sub is None for f in fields)
+        self._flat = (
+            tuple((f.out, f.paths[0][0], f.clip, f.default) for f in fields) if simple else None
+        )
 
     @classmethod
     def from_spec(cls, spec: type[BaseModel] | Sequence[str] | Projection) -> Projection:
@@ -176,6 +196,8 @@ class Projection:
 
     def project(self, record: Any) -> dict[str, Any]:
         """Keep only the allowlisted fields of ``record`` (dict, model, dataclass or object)."""
+        if self._flat is not None and type(record) is dict:
+            return _project_flat(self._flat, record)
         brief: dict[str, Any] = {}
         for field in self._fields:
             value = field.read(record)

@@ -1,0 +1,238 @@
+"""Issue 2 benchmarks: decorated tool vs hand-written slimming, per-call overhead, tokens saved.
+
+1. 10,000 log rows of 10 fields: the decorated call (project 4 fields, page of 20, handles in
+   the memory store) against the article's hand-written ``search_logs`` (slice, dict
+   comprehension, orjson), same run. Goal: at most 2x.
+2. Per-call overhead on a tiny result against the undecorated function, in microseconds.
+3. Tokens: the raw result as JSON against the envelope, for the payloads in
+   ``../shared/data/payloads`` with an allowlist each.
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+from pathlib import Path
+from typing import Annotated, Any
+
+import orjson
+from pydantic import AliasChoices, BaseModel, Field
+
+from benchmarks._timing import SHARED_DATA, best_seconds
+from slimtools import Clip, Toolkit, count_tokens, paginate, project_fields, summarize_with_handle
+
+ROWS = [
+    {
+        "id": i,
+        "time": f"10-24 03:{i % 60:02d}:{i % 59:02d}",
+        "level": ("ERROR", "WARN", "INFO")[i % 3],
+        "message": f"upstream timeout connecting to auth-service, attempt {i}; " + "detail " * 20,
+        "tenant": "acme-prod-7731",
+        "trace_id": f"4bf92f3577b34da6a3ce929d0e0e{i:06d}",
+        "host": f"ip-10-0-{i % 250}-17.ec2.internal",
+        "pod": f"auth-proxy-7d9c-{i % 999:03d}",
+        "latency_ms": i * 7 % 3000,
+        "status": 504,
+    }
+    for i in range(10_000)
+]
+
+
+class LogBrief(BaseModel):
+    id: int
+    time: str
+    level: str
+    summary: Annotated[str, Clip(80)] = Field(validation_alias="message")
+
+
+def handwritten(query: str, limit: int = 20) -> bytes:
+    """The design article's search_logs: what a user would write by hand."""
+    rows = ROWS
+    briefs = [
+        {"id": r["id"], "time": r["time"], "level": r["level"], "summary": r["message"][:80]}
+        for r in rows[:limit]
+    ]
+    hint = f'{len(rows) - limit} more: search_logs(query="{query}", page=2); full record: get_record(id)'
+    return orjson.dumps({"total": len(rows), "briefs": briefs, "hint": hint})
+
+
+kit = Toolkit("bench")
+
+
+@kit.tool
+@summarize_with_handle(key="id")
+@paginate(limit=20)
+@project_fields(LogBrief)
+def search_logs(query: str) -> list[dict[str, Any]]:
+    """Search the logs."""
+    return ROWS
+
+
+def tiny_raw(query: str) -> list[dict[str, Any]]:
+    return ROWS[:3]
+
+
+tiny_slim = summarize_with_handle(key="id")(paginate(limit=20)(project_fields(LogBrief)(tiny_raw)))
+
+
+def bench_decorated_vs_handwritten() -> None:
+    base = best_seconds(lambda: handwritten("timeout"))
+    slim = best_seconds(lambda: search_logs("timeout").to_json())
+    page2 = best_seconds(lambda: search_logs("timeout", page=2).to_json())
+    print("1. 10,000 rows, page of 20, 4 fields, handles in memory")
+    print(f"   hand-written (slice + dict comprehension + orjson): {base * 1e6:8.1f} us")
+    print(
+        f"   decorated, page 1 (snapshot + handles):           {slim * 1e6:8.1f} us  ratio {slim / base:.2f}x (goal <= 2x)"
+    )
+    print(
+        f"   decorated, page 2 (from the snapshot):            {page2 * 1e6:8.1f} us  ratio {page2 / base:.2f}x"
+    )
+
+
+def bench_overhead() -> None:
+    raw = best_seconds(lambda: orjson.dumps(tiny_raw("q")))
+    slim = best_seconds(lambda: tiny_slim("q").to_json())
+    print("2. per-call overhead on a 3-row result")
+    print(
+        f"   undecorated + orjson: {raw * 1e6:6.1f} us; decorated: {slim * 1e6:6.1f} us; overhead {(slim - raw) * 1e6:.1f} us"
+    )
+
+
+class GitHubUser(BaseModel):
+    login: str
+
+
+class GitHubBrief(BaseModel):
+    id: int
+    number: int
+    name: str
+    full_name: str
+    login: str
+    title: Annotated[str, Clip(100)]
+    state: str
+    html_url: str
+    description: Annotated[str, Clip(120)]
+    user: GitHubUser
+    updated_at: str
+
+
+class WebBrief(BaseModel):
+    title: Annotated[str, Clip(100)]
+    url: str = Field(validation_alias=AliasChoices("url", "link"))
+    snippet: Annotated[str, Clip(160)] = Field(
+        validation_alias=AliasChoices("snippet", "description", "content")
+    )
+
+
+WEB_RESULTS = {
+    "bing.json": ("webPages", "value"),
+    "brave.json": ("web", "results"),
+    "google_pse.json": ("items",),
+    "searchapi.json": ("organic_results",),
+    "searxng.json": ("results",),
+    "serper.json": ("organic",),
+    "serply.json": ("results",),
+    "serpstack.json": ("organic_results",),
+}
+
+
+def _dig(data: Any, path: tuple[str, ...]) -> Any:
+    for step in path:
+        data = data.get(step, []) if isinstance(data, dict) else []
+    return data
+
+
+def _records_tool(model: type[BaseModel], limit: int, key: str | None) -> Any:
+    holder: dict[str, Any] = {}
+
+    def fetch() -> Any:
+        return holder["value"]
+
+    tool = project_fields(model)(fetch)
+    tool = paginate(limit=limit)(tool)
+    tool = summarize_with_handle(key=key)(tool)
+
+    def call(value: Any) -> str:
+        holder["value"] = value
+        return str(tool())
+
+    return call
+
+
+def _text_tool() -> Any:
+    holder: dict[str, str] = {}
+
+    @summarize_with_handle
+    @paginate(limit=50)
+    def read_log() -> str:
+        return holder["value"]
+
+    def call(value: str) -> str:
+        holder["value"] = value
+        return str(read_log())
+
+    return call
+
+
+def _payload_cases(root: Path) -> dict[str, list[tuple[str, Any]]]:
+    """(raw JSON text, tool input) pairs per source: what a naive tool returns vs what it slims."""
+    cases: dict[str, list[tuple[str, Any]]] = {"github": [], "websearch": [], "logs": []}
+    for path in sorted((root / "github_pygithub").glob("*.json")):
+        data = json.loads(path.read_text())
+        cases["github"].append((json.dumps(data, ensure_ascii=False), data))
+    for path in sorted((root / "github_octokit").glob("*.json")):
+        for exchange in json.loads(path.read_text()):
+            body = exchange.get("response")
+            if isinstance(body, (dict, list)) and body:
+                cases["github"].append((json.dumps(body, ensure_ascii=False), body))
+    for name, where in WEB_RESULTS.items():
+        path = root / "websearch_openwebui" / name
+        if path.exists():
+            data = json.loads(path.read_text())
+            cases["websearch"].append((json.dumps(data, ensure_ascii=False), _dig(data, where)))
+    for path in sorted((root / "logs_loghub").glob("*.log")):
+        text = path.read_text(errors="replace")
+        cases["logs"].append((json.dumps(text, ensure_ascii=False), text))
+    return cases
+
+
+def bench_tokens() -> None:
+    root = SHARED_DATA / "payloads"
+    if not root.is_dir():
+        print(f"3. tokens: skipped, {root} not found (it ships beside the repository)")
+        return
+    tools = {
+        "github": _records_tool(GitHubBrief, 10, "id"),
+        "websearch": _records_tool(WebBrief, 5, None),
+        "logs": _text_tool(),
+    }
+    print("3. tokens, raw JSON dump vs envelope (count_tokens)")
+    print(
+        f"   {'source':10} {'results':>7} {'raw tokens':>11} {'envelope':>9} {'ratio':>6}  median raw -> envelope (results > 2,000 tokens)"
+    )
+    all_raw = all_env = 0
+    for source, pairs in _payload_cases(root).items():
+        raw = [count_tokens(text) for text, _ in pairs]
+        env = [count_tokens(tools[source](value)) for _, value in pairs]
+        big = [(r, e) for r, e in zip(raw, env, strict=True) if r > 2000]
+        med = (
+            f"{statistics.median(r for r, _ in big):,.0f} -> {statistics.median(e for _, e in big):,.0f}"
+            if big
+            else "-"
+        )
+        all_raw += sum(raw)
+        all_env += sum(env)
+        print(
+            f"   {source:10} {len(pairs):7d} {sum(raw):11,} {sum(env):9,} {sum(raw) / sum(env):5.1f}x  {med}"
+        )
+    print(f"   {'all':10} {'':7} {all_raw:11,} {all_env:9,} {all_raw / all_env:5.1f}x")
+
+
+def main() -> None:
+    bench_decorated_vs_handwritten()
+    bench_overhead()
+    bench_tokens()
+
+
+if __name__ == "__main__":
+    main()
