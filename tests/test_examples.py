@@ -1,0 +1,28 @@
+"""Every example in examples/ runs offline and prints what the model saw (so docs never rot)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+EXAMPLES = sorted((Path(__file__).resolve().parents[1] / "examples").glob("*.py"))
+
+# Text each example must print: proof that it reached its end and showed its point.
+EXPECTED = {
+    "log_search.py": ['"total":12', 'search_logs(query=\\"timeout\\", page=2)', "get_record(3)"],
+}
+
+
+@pytest.mark.parametrize("path", EXAMPLES, ids=[p.name for p in EXAMPLES])
+def test_example_runs_offline_and_prints_its_story(path: Path) -> None:
+    """The example exits 0 and prints the lines that show its point."""
+    done = subprocess.run(
+        [sys.executable, str(path)], capture_output=True, text=True, timeout=300, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip()
+    for expected in EXPECTED.get(path.name, []):
+        assert expected in done.stdout
