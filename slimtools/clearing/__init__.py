@@ -1,0 +1,55 @@
+"""Context-side clearing: replace stale tool results in place by informative placeholders.
+
+``clear_stale_results(history, policy)`` takes an agent history (LangChain, OpenAI Chat
+Completions, OpenAI Responses or Anthropic Messages) and returns a new list in the same
+format with old tool results replaced; ``Clearer`` does the same incrementally for a growing
+history; ``view`` reads any history the same way for measuring.
+"""
+
+from __future__ import annotations
+
+from slimtools.clearing._engine import Clearer, clear_stale_results, clear_with_report
+from slimtools.clearing._view import (
+    FORMATS,
+    CallView,
+    HistoryView,
+    ResultView,
+    detect_format,
+    view,
+)
+from slimtools.clearing.audit import (
+    Audit,
+    AuditRecord,
+    JsonlAudit,
+    MemoryAudit,
+    SQLiteAudit,
+    restore,
+)
+from slimtools.clearing.placeholder import DEFAULT_TEMPLATE, PlaceholderInfo, is_placeholder
+from slimtools.clearing.policy import DEFAULT_RETENTION, ClearingPolicy, infer_category
+from slimtools.clearing.report import ClearingReport
+
+__all__ = [
+    "DEFAULT_RETENTION",
+    "DEFAULT_TEMPLATE",
+    "FORMATS",
+    "Audit",
+    "AuditRecord",
+    "CallView",
+    "Clearer",
+    "ClearingPolicy",
+    "ClearingReport",
+    "HistoryView",
+    "JsonlAudit",
+    "MemoryAudit",
+    "PlaceholderInfo",
+    "ResultView",
+    "SQLiteAudit",
+    "clear_stale_results",
+    "clear_with_report",
+    "detect_format",
+    "infer_category",
+    "is_placeholder",
+    "restore",
+    "view",
+]

@@ -1,0 +1,114 @@
+"""Codec for Anthropic Messages (``tool_use`` blocks and ``tool_result`` blocks).
+
+Results live as ``tool_result`` blocks inside user messages, several per message, each with
+string or block-list content and an optional ``is_error``; a result's slot is its block
+index. Replacing one result rebuilds that user message with a copied content list; other
+blocks (text, images, ``cache_control`` markers) are kept as they are. Blocks may be dicts
+or SDK objects (``ToolUseBlock`` from ``response.content``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Mapping
+from typing import Any
+
+from slimtools.clearing._codec import (
+    OTHER,
+    Decoded,
+    RawResult,
+    compact,
+    content_text,
+    get,
+    make_call,
+    make_result,
+    updated,
+)
+
+
+def _blocks(message: Any) -> list[Any]:
+    content = get(message, "content")
+    return content if isinstance(content, list) else []
+
+
+def _text(blocks: list[Any]) -> str:
+    return "\n".join(
+        get(b, "text")
+        for b in blocks
+        if get(b, "type") == "text" and isinstance(get(b, "text"), str)
+    )
+
+
+class AnthropicCodec:
+    """Reads and rewrites Anthropic Messages API messages."""
+
+    name = "anthropic"
+    run_turns = False
+
+    def decode(self, message: Any) -> Decoded:
+        """Describe one Anthropic message."""
+        role = get(message, "role")
+        content = get(message, "content")
+        if not isinstance(content, list):
+            text = content_text(content)[0]
+            if role == "assistant":
+                return Decoded(model_output=True, content_text=text)
+            return Decoded(model_output=False, content_text=text) if text else OTHER
+        if role == "assistant":
+            calls = compact(
+                make_call(get(b, "id"), get(b, "name"), get(b, "input"))
+                for b in content
+                if get(b, "type") == "tool_use"
+            )
+            return Decoded(model_output=True, content_text=_text(content), calls=calls)
+        results: list[RawResult | None] = [
+            make_result(
+                get(b, "tool_use_id"),
+                None,
+                get(b, "content"),
+                slot,
+                is_error=get(b, "is_error") is True,
+            )
+            for slot, b in enumerate(content)
+            if get(b, "type") == "tool_result"
+        ]
+        return Decoded(model_output=False, content_text=_text(content), results=compact(results))
+
+    def replace_results(self, message: Any, texts: Mapping[int, str]) -> Any:
+        """The user message with the tool_result blocks at those slots holding the texts."""
+        blocks = list(_blocks(message))
+        for slot, text in texts.items():
+            blocks[slot] = updated(blocks[slot], content=text)
+        return updated(message, content=blocks)
+
+    def result_content(self, message: Any, slot: int) -> Any:
+        """The tool_result block's content (a str or a list of blocks)."""
+        return get(_blocks(message)[slot], "content")
+
+    def restore_results(self, message: Any, originals: Mapping[int, Any]) -> Any:
+        """The user message with the audited tool_result contents back."""
+        return self.replace_results(message, originals)
+
+    def blank_inputs(self, message: Any, call_ids: Collection[str]) -> Any:
+        """The assistant message with those tool_use blocks' ``input`` set to ``{}``."""
+        blocks = [
+            updated(b, input={}) if get(b, "type") == "tool_use" and get(b, "id") in call_ids else b
+            for b in _blocks(message)
+        ]
+        return updated(message, content=blocks)
+
+    def input_snapshot(self, message: Any, call_id: str) -> Any:
+        """The original tool_use blocks of that call: ``[[index, block], ...]``."""
+        return [
+            [i, b]
+            for i, b in enumerate(_blocks(message))
+            if get(b, "type") == "tool_use" and get(b, "id") == call_id
+        ]
+
+    def restore_inputs(self, message: Any, snapshots: Mapping[str, Any]) -> Any:
+        """The assistant message with the audited tool_use blocks back."""
+        blocks = list(_blocks(message))
+        for snapshot in snapshots.values():
+            for i, block in snapshot:
+                if 0 <= int(i) < len(blocks):
+                    blocks[int(i)] = block
+        return updated(message, content=blocks)

@@ -1,0 +1,198 @@
+"""The format-neutral message model that every codec decodes into, and the codec protocol.
+
+One message decodes into a :class:`Decoded`: whether the model wrote it (turns start at model
+output), the tool calls it carries, the tool results it carries (an Anthropic user message
+may hold several) and its other billed text. The engine, the view and ``restore`` only ever
+see these records; all knowledge of a wire format lives in one small codec module.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+import orjson
+
+from slimtools._json import dumps_str
+from slimtools.clearing.placeholder import is_placeholder
+
+TEXT_BLOCK_TYPES = frozenset({"text", "input_text", "output_text"})
+"""Block types whose ``text`` a model reads as plain text (Anthropic, OpenAI, LangChain)."""
+
+
+@dataclass(frozen=True, slots=True)
+class RawCall:
+    """A tool call as a codec found it."""
+
+    id: str
+    name: str
+    args: dict[str, Any]
+    args_text: str  # the arguments exactly as billed (JSON text)
+
+
+@dataclass(frozen=True, slots=True)
+class RawResult:
+    """A tool result as a codec found it.
+
+    ``slot`` addresses the result inside its message (a block index for Anthropic, 0
+    elsewhere). ``clearable`` is False for empty and multimodal results, which are left
+    alone; ``cleared`` is True for a result that already holds a placeholder.
+    """
+
+    call_id: str
+    name: str | None
+    text: str
+    slot: int
+    is_error: bool
+    cleared: bool
+    clearable: bool
+
+
+@dataclass(frozen=True, slots=True)
+class Decoded:
+    """Everything the core needs to know about one message."""
+
+    model_output: bool
+    content_text: str = ""
+    calls: tuple[RawCall, ...] = ()
+    results: tuple[RawResult, ...] = ()
+
+    def pieces(self) -> list[str]:
+        """The billed text of the message, piece by piece (each piece is counted once)."""
+        out = [self.content_text] if self.content_text else []
+        out.extend(f"{c.name} {c.args_text}" for c in self.calls)
+        out.extend(r.text for r in self.results if r.text)
+        return out
+
+
+OTHER = Decoded(model_output=False)
+
+
+class Codec(Protocol):
+    """Reads and rewrites the messages of one wire format; never mutates its input."""
+
+    name: str
+    run_turns: bool
+    """True when a turn starts at each *run* of model-output items (OpenAI Responses) rather
+    than at each model message."""
+
+    def decode(self, message: Any) -> Decoded:
+        """Describe ``message``; never raises on malformed input (it decodes as OTHER)."""
+
+    def replace_results(self, message: Any, texts: Mapping[int, str]) -> Any:
+        """A copy of ``message`` with the result at each slot replaced by its text."""
+
+    def blank_inputs(self, message: Any, call_ids: Collection[str]) -> Any:
+        """A copy of ``message`` with every copy of those calls' arguments emptied."""
+
+    def result_content(self, message: Any, slot: int) -> Any:
+        """The original content of one result, as stored in the message (for audit)."""
+
+    def input_snapshot(self, message: Any, call_id: str) -> Any:
+        """Every copy of one call's arguments, JSON-able, for audit and restore."""
+
+    def restore_results(self, message: Any, originals: Mapping[int, Any]) -> Any:
+        """A copy of ``message`` with the audited contents put back at their slots."""
+
+    def restore_inputs(self, message: Any, snapshots: Mapping[str, Any]) -> Any:
+        """A copy of ``message`` with the audited arguments of those calls put back."""
+
+
+def get(obj: Any, key: str, default: Any = None) -> Any:
+    """Read ``key`` from a dict or an attribute of an SDK object (OpenAI, Anthropic)."""
+    if isinstance(obj, dict):
+        return obj.get(key, default)
+    return getattr(obj, key, default)
+
+
+def updated(obj: Any, **changes: Any) -> Any:
+    """A shallow copy of a dict or pydantic object with ``changes`` applied."""
+    if isinstance(obj, dict):
+        return {**obj, **changes}
+    copy = getattr(obj, "model_copy", None)
+    if copy is not None:
+        return copy(update=changes)
+    return {**to_dict(obj), **changes}
+
+
+def to_dict(obj: Any) -> dict[str, Any]:
+    """A plain dict of an SDK object (used only when it must be rebuilt)."""
+    if isinstance(obj, dict):
+        return obj
+    dump = getattr(obj, "model_dump", None)
+    if dump is not None:
+        result: dict[str, Any] = dump(exclude_none=True)
+        return result
+    return dict(vars(obj))
+
+
+def content_text(content: Any) -> tuple[str, bool]:
+    """The plain text of a content value, and whether it held anything but text.
+
+    ``content`` may be a string, a list of strings and text blocks, or other blocks (images,
+    documents, files): those make the content multimodal, which the clearer leaves alone.
+    """
+    if content is None:
+        return "", False
+    if isinstance(content, str):
+        return content, False
+    if not isinstance(content, (list, tuple)):
+        return str(content), True
+    parts: list[str] = []
+    multimodal = False
+    for block in content:
+        if isinstance(block, str):
+            parts.append(block)
+        elif get(block, "type") in TEXT_BLOCK_TYPES and isinstance(get(block, "text"), str):
+            parts.append(get(block, "text"))
+        else:
+            multimodal = True
+    return "\n".join(parts), multimodal
+
+
+def make_result(
+    call_id: Any, name: Any, content: Any, slot: int, *, is_error: bool, cleared: bool = False
+) -> RawResult | None:
+    """Build a :class:`RawResult`, or None when the call id is unusable."""
+    if not isinstance(call_id, str) or not call_id:
+        return None
+    text, multimodal = content_text(content)
+    cleared = cleared or (not multimodal and is_placeholder(text))
+    return RawResult(
+        call_id=call_id,
+        name=name if isinstance(name, str) else None,
+        text=text,
+        slot=slot,
+        is_error=is_error,
+        cleared=cleared,
+        clearable=bool(text) and not multimodal and not cleared,
+    )
+
+
+def make_call(call_id: Any, name: Any, args: Any) -> RawCall | None:
+    """Build a :class:`RawCall` from arguments given as a dict or as JSON text."""
+    if not isinstance(call_id, str) or not call_id:
+        return None
+    name = name if isinstance(name, str) else ""
+    if isinstance(args, str):
+        return RawCall(call_id, name, parse_args(args), args)
+    if isinstance(args, Mapping):
+        return RawCall(call_id, name, dict(args), dumps_str(args))
+    if args is None:
+        return RawCall(call_id, name, {}, "{}")
+    return RawCall(call_id, name, {"_raw": args}, dumps_str(args))
+
+
+def parse_args(text: str) -> dict[str, Any]:
+    """Arguments JSON text as a dict; anything else is kept whole under ``"_raw"``."""
+    try:
+        value = orjson.loads(text) if text else {}
+    except orjson.JSONDecodeError:
+        return {"_raw": text}
+    return value if isinstance(value, dict) else {"_raw": value}
+
+
+def compact(items: Iterable[RawCall | RawResult | None]) -> tuple[Any, ...]:
+    """Drop the Nones that ``make_call``/``make_result`` return for unusable ids."""
+    return tuple(item for item in items if item is not None)

@@ -1,0 +1,435 @@
+"""The clearing engine: one incremental pass over a history, shared by every entry point.
+
+``clear_stale_results`` is a fresh :class:`Clearer`'s first call, so the one-shot function and
+the incremental clearer cannot disagree. The clearer ingests each message once (decode,
+count its tokens once, file its results by the turn at which they go stale) and then, at each
+call, only looks at what became stale since the last call:
+
+- a result of turn ``t`` whose tool keeps ``k`` turns is *due* at turn ``t + k``;
+- with ``batch_turns = b`` the clock the policy sees is ``T - T % b``, so the cleared prefix
+  moves only when ``T`` crosses a multiple of ``b`` (per-request recomputation then gives
+  the same prefix for ``b`` turns in a row: the prompt cache survives);
+- a due result protected by ``keep`` waits (at most ``keep`` of them);
+- what is clearable waits in a ready batch with its running saving until the trigger has
+  fired and the batch saves at least ``clear_at_least`` tokens, then goes all at once.
+
+The rejected simpler design, recomputing everything from scratch per call (as LangChain's
+``ClearToolUsesEdit`` does, recounting the whole history after each cleared message), is
+quadratic in a long run and slides the cache boundary every turn.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from itertools import islice
+from typing import Any
+
+from slimtools.clearing._codec import Codec, RawResult
+from slimtools.clearing._view import _format_of, detect_format, get_codec, safe_decode
+from slimtools.clearing.audit import Audit, AuditRecord
+from slimtools.clearing.placeholder import (
+    PlaceholderInfo,
+    envelope_handles,
+    flatten_head,
+    render,
+    render_args,
+)
+from slimtools.clearing.policy import ClearingPolicy
+from slimtools.clearing.report import ClearingReport
+
+logger = logging.getLogger("slimtools.clearing")
+
+
+@dataclass(slots=True, eq=False)
+class _Call:
+    name: str
+    args: dict[str, Any]
+    position: int
+    args_tokens: int
+    args_chars: int
+    paired: bool = False
+
+
+@dataclass(slots=True, eq=False)
+class _Pending:
+    """A clearable result waiting for its turn, its keep slot, the trigger or the batch."""
+
+    raw: RawResult
+    tool: str
+    call: _Call
+    position: int
+    turn: int
+    tokens: int
+    eidx: int  # index among results that count toward ``keep``
+    placeholder: str = ""
+    saving: int = 0
+    input_saving: int = 0
+
+
+@dataclass(slots=True)
+class _State:
+    """Everything derived from the messages ingested so far (reset on a full pass)."""
+
+    n: int = 0
+    out: list[Any] = field(default_factory=list)
+    first: Any = None
+    last: Any = None
+    turns: int = 0
+    previous_model: bool = False
+    tokens: int = 0
+    saved: int = 0
+    tool_uses: int = 0
+    calls: dict[str, _Call] = field(default_factory=dict)
+    eligible_turns: list[int] = field(default_factory=list)
+    snapshot: int = 0
+    due: dict[int, list[_Pending]] = field(default_factory=dict)
+    due_done: int = -1
+    ripe: list[_Pending] = field(default_factory=list)
+    ready: list[_Pending] = field(default_factory=list)
+    ready_saving: int = 0
+    forced: list[_Pending] = field(default_factory=list)
+
+
+class Clearer:
+    """A stateful clearer for one growing history: call :meth:`clear` before each model call.
+
+    It remembers how far it has read, so each call costs time proportional to the messages
+    appended since the last one. It assumes the history only grows by appending; when the
+    first or last known message changed, or the history shrank, it re-reads everything.
+    Clearing is monotone: a result cleared once is cleared in every later output, whether
+    the caller stores the cleared history (persisted use) or passes the original each time
+    (ephemeral use).
+
+    Args:
+        policy: the :class:`ClearingPolicy` (defaults: turn-end clearing, 2 turns kept).
+        format: the history format; detected from the first message that tells.
+        audit: a sink receiving each original before it is replaced.
+    """
+
+    def __init__(
+        self,
+        policy: ClearingPolicy | None = None,
+        *,
+        format: str | None = None,
+        audit: Audit | None = None,
+    ) -> None:
+        self.policy = policy if policy is not None else ClearingPolicy()
+        if not isinstance(self.policy, ClearingPolicy):
+            raise TypeError(f"policy must be a ClearingPolicy, got {type(policy).__name__}")
+        self.audit = audit
+        self._codec: Codec | None = get_codec(format) if format is not None else None
+        self._named = self._sure = format is not None
+        self._cleared: dict[str, str] = {}  # call id -> placeholder: the monotone memory
+        self._blanked: set[str] = set()
+        self._state = _State()
+        self._braces = self.policy.token_counter("{}")
+        self.last_report = ClearingReport()
+
+    @property
+    def format(self) -> str | None:
+        """The history format in use (None until a history has told it)."""
+        return None if self._codec is None else self._codec.name
+
+    def reset(self) -> None:
+        """Forget everything, including which results were cleared."""
+        self._cleared.clear()
+        self._blanked.clear()
+        self._state = _State()
+        if not self._named:
+            self._codec, self._sure = None, False
+
+    def clear(self, history: Sequence[Any]) -> list[Any]:
+        """A new list: ``history`` with stale results replaced by placeholders."""
+        return self.clear_with_report(history)[0]
+
+    def clear_with_report(self, history: Sequence[Any]) -> tuple[list[Any], ClearingReport]:
+        """:meth:`clear` and a report of what this call cleared (Anthropic's applied_edits)."""
+        codec = self._codec_for(history)
+        state = self._state
+        if not self._extends(history):
+            state = self._state = _State()
+        start = state.n
+        state.out.extend(history[start:])
+        for position in range(start, len(history)):
+            self._ingest(codec, history[position], position)
+        state.n = len(history)
+        state.first = history[0] if len(history) else None
+        state.last = history[-1] if len(history) else None
+        report = self._evaluate(codec)
+        self.last_report = report
+        return list(state.out), report
+
+    # -- reading ---------------------------------------------------------------------------
+
+    def _codec_for(self, history: Sequence[Any]) -> Codec:
+        """The named codec, or the detected one (re-detected while no message has told)."""
+        if self._codec is not None and self._sure:
+            return self._codec
+        start = self._state.n if self._codec is not None else 0
+        found = next((f for f in map(_format_of, islice(history, start, None)) if f), None)
+        if found is None:
+            if self._codec is None:
+                self._codec = get_codec(detect_format(()))
+            return self._codec
+        self._sure = True
+        if self._codec is None or self._codec.name != found:
+            self._codec = get_codec(found)
+            self._state = _State()
+        return self._codec
+
+    def _extends(self, history: Sequence[Any]) -> bool:
+        state = self._state
+        if state.n == 0:
+            return True
+        if len(history) < state.n:
+            return False
+        return self._same(history[0], state.first, state.out[0]) and self._same(
+            history[state.n - 1], state.last, state.out[state.n - 1]
+        )
+
+    @staticmethod
+    def _same(message: Any, seen: Any, produced: Any) -> bool:
+        if message is seen or message is produced:
+            return True
+        try:
+            return bool(message == seen) or bool(message == produced)
+        except Exception:  # exotic __eq__: treat as changed and re-read
+            return False
+
+    def _ingest(self, codec: Codec, message: Any, position: int) -> None:
+        state, policy = self._state, self.policy
+        decoded = safe_decode(codec, message)
+        if decoded.model_output and not (codec.run_turns and state.previous_model):
+            state.turns += 1
+        state.previous_model = decoded.model_output
+        count = policy.token_counter
+        if decoded.content_text:
+            state.tokens += count(decoded.content_text)
+        for c in decoded.calls:
+            tokens = count(f"{c.name} {c.args_text}")
+            state.tokens += tokens
+            state.tool_uses += 1
+            state.calls.setdefault(c.id, _Call(c.name, c.args, position, tokens, len(c.args_text)))
+        for raw in decoded.results:
+            tokens = count(raw.text) if raw.text else 0
+            state.tokens += tokens
+            self._file(raw, position, tokens)
+
+    def _file(self, raw: RawResult, position: int, tokens: int) -> None:
+        """Decide once, at ingestion, when (if ever) this result may be cleared."""
+        state, policy = self._state, self.policy
+        call = state.calls.get(raw.call_id)
+        if call is None or call.paired or call.position > position:
+            return  # orphan or duplicate result: left as it is
+        call.paired = True
+        tool = call.name or raw.name or "tool"
+        keep_turns = policy.turns_to_keep(tool)
+        if keep_turns is None:
+            return  # excluded or never-clear: untouched, and not counted toward keep
+        turn = state.turns
+        pending = _Pending(raw, tool, call, position, turn, tokens, len(state.eligible_turns))
+        state.eligible_turns.append(turn)
+        if raw.call_id in self._cleared and raw.clearable:
+            state.forced.append(pending)  # cleared before a re-read: stays cleared
+        elif raw.clearable:
+            due = turn + keep_turns
+            if due <= state.due_done:
+                state.ripe.append(pending)
+            else:
+                state.due.setdefault(due, []).append(pending)
+
+    # -- deciding --------------------------------------------------------------------------
+
+    def _evaluate(self, codec: Codec) -> ClearingReport:
+        state, policy = self._state, self.policy
+        clock = state.turns - state.turns % policy.batch_turns
+        eligible = state.eligible_turns
+        while state.snapshot < len(eligible) and eligible[state.snapshot] <= clock:
+            state.snapshot += 1
+        for due in range(state.due_done + 1, clock + 1):
+            state.ripe.extend(state.due.pop(due, ()))
+        state.due_done = max(state.due_done, clock)
+        cutoff = state.snapshot - (policy.keep or 0)
+        waiting = []
+        for pending in state.ripe:
+            if pending.eidx < cutoff:
+                self._make_ready(pending)
+            else:
+                waiting.append(pending)
+        state.ripe = waiting
+        batch = self._forced_now()
+        if state.ready and self._triggered() and state.ready_saving >= (policy.clear_at_least or 0):
+            batch_new, state.ready, state.ready_saving = state.ready, [], 0
+        else:
+            batch_new = []
+        return self._apply(codec, batch, batch_new)
+
+    def _forced_now(self) -> list[_Pending]:
+        """Results cleared before a re-read, now outside the keep window: clear them again."""
+        state = self._state
+        now: list[_Pending] = []
+        later: list[_Pending] = []
+        for pending in state.forced:
+            old_enough = state.turns - pending.turn >= self.policy.keep_turns
+            (now if old_enough else later).append(pending)
+        state.forced = later
+        for pending in now:
+            pending.placeholder = self._cleared[pending.raw.call_id]
+            pending.saving = pending.tokens - self.policy.token_counter(pending.placeholder)
+            if pending.raw.call_id in self._blanked:
+                pending.input_saving = max(0, pending.call.args_tokens - self._braces)
+        return now
+
+    def _triggered(self) -> bool:
+        state, policy = self._state, self.policy
+        if policy.trigger_tokens is None and policy.trigger_tool_uses is None:
+            return True
+        by_tokens = policy.trigger_tokens is not None and (
+            state.tokens - state.saved > policy.trigger_tokens
+        )
+        by_uses = policy.trigger_tool_uses is not None and (
+            state.tool_uses > policy.trigger_tool_uses
+        )
+        return by_tokens or by_uses
+
+    def _make_ready(self, pending: _Pending) -> None:
+        """Render the placeholder; a result it would not shrink is left alone for good."""
+        policy, raw = self.policy, pending.raw
+        info = PlaceholderInfo(
+            tool=pending.tool,
+            args=pending.call.args,
+            args_text=render_args(pending.call.args),
+            chars=len(raw.text),
+            tokens=pending.tokens,
+            head=flatten_head(raw.text, policy.keep_head),
+            handles=envelope_handles(raw.text, policy.handle_key(pending.tool)),
+            call_id=raw.call_id,
+            turn=pending.turn,
+            is_error=raw.is_error,
+            refetch_tool=policy.refetch_tool,
+        )
+        try:
+            text = render(info, policy.placeholder, policy.max_placeholder_chars)
+        except Exception:  # a user template or callable failed: keep the result
+            logger.warning("placeholder for %s failed; result kept", raw.call_id, exc_info=True)
+            return
+        saving = pending.tokens - policy.token_counter(text)
+        if len(text) >= len(raw.text) or saving <= 0:
+            return
+        pending.placeholder, pending.saving = text, saving
+        if policy.clears_inputs_of(pending.tool) and pending.call.args:
+            pending.input_saving = max(0, pending.call.args_tokens - self._braces)
+        self._state.ready.append(pending)
+        self._state.ready_saving += saving + pending.input_saving
+
+    # -- writing ---------------------------------------------------------------------------
+
+    def _apply(self, codec: Codec, forced: list[_Pending], fresh: list[_Pending]) -> ClearingReport:
+        """Write the replacements into the output (after the audit has the originals)."""
+        state = self._state
+        before = state.tokens - state.saved
+        if fresh and self.audit is not None and not self._audited(self.audit, codec, fresh):
+            state.ready.extend(fresh)
+            state.ready_saving += sum(p.saving + p.input_saving for p in fresh)
+            fresh = []
+        if not forced and not fresh:
+            return ClearingReport(tokens_before=before, tokens_after=before)
+        by_position: dict[int, dict[int, str]] = {}
+        blank: dict[int, set[str]] = {}
+        for p in forced + fresh:
+            by_position.setdefault(p.position, {})[p.raw.slot] = p.placeholder
+            if p.input_saving:
+                blank.setdefault(p.call.position, set()).add(p.raw.call_id)
+        for position, texts in by_position.items():
+            state.out[position] = codec.replace_results(state.out[position], texts)
+        for position, ids in blank.items():
+            state.out[position] = codec.blank_inputs(state.out[position], ids)
+        saving = sum(p.saving + p.input_saving for p in forced + fresh)
+        state.saved += saving
+        for p in fresh:
+            self._cleared[p.raw.call_id] = p.placeholder
+            if p.input_saving:
+                self._blanked.add(p.raw.call_id)
+        return ClearingReport(
+            cleared_tool_uses=len(fresh),
+            cleared_input_tokens=sum(p.saving + p.input_saving for p in fresh),
+            cleared_call_ids=tuple(p.raw.call_id for p in fresh),
+            cleared_inputs=sum(1 for p in fresh if p.input_saving),
+            first_changed=min([*by_position, *blank]),
+            tokens_before=before,
+            tokens_after=before - saving,
+        )
+
+    def _audited(self, audit: Audit, codec: Codec, fresh: list[_Pending]) -> bool:
+        """Hand the originals to the audit sink first; False (nothing cleared) if it fails."""
+        out, fmt = self._state.out, codec.name
+        records = []
+        for p in fresh:
+            records.append(
+                AuditRecord(
+                    kind="result",
+                    call_id=p.raw.call_id,
+                    tool=p.tool,
+                    chars=len(p.raw.text),
+                    tokens=p.tokens,
+                    turn=p.turn,
+                    position=p.position,
+                    format=fmt,
+                    original=codec.result_content(out[p.position], p.raw.slot),
+                )
+            )
+            if p.input_saving:
+                records.append(
+                    AuditRecord(
+                        kind="input",
+                        call_id=p.raw.call_id,
+                        tool=p.tool,
+                        chars=p.call.args_chars,
+                        tokens=p.call.args_tokens,
+                        turn=p.turn,
+                        position=p.call.position,
+                        format=fmt,
+                        original=codec.input_snapshot(out[p.call.position], p.raw.call_id),
+                    )
+                )
+        try:
+            audit.write(records)
+        except Exception:  # a failing sink must not lose originals: clear nothing this time
+            logger.warning("audit sink failed; nothing cleared this round", exc_info=True)
+            return False
+        return True
+
+
+def clear_stale_results(
+    history: Sequence[Any],
+    policy: ClearingPolicy | None = None,
+    *,
+    format: str | None = None,
+    audit: Audit | None = None,
+) -> list[Any]:
+    """Replace stale tool results in ``history`` by informative placeholders.
+
+    Args:
+        history: the messages (LangChain, OpenAI Chat, OpenAI Responses or Anthropic).
+        policy: what to clear and when; defaults to :class:`ClearingPolicy` ().
+        format: the history format; detected when None.
+        audit: a sink receiving each original before it is replaced.
+
+    Returns:
+        A new list in the same format. The input list and its messages are not mutated;
+        unchanged messages are shared, replaced ones are copies with the same ids.
+    """
+    return Clearer(policy, format=format, audit=audit).clear(history)
+
+
+def clear_with_report(
+    history: Sequence[Any],
+    policy: ClearingPolicy | None = None,
+    *,
+    format: str | None = None,
+    audit: Audit | None = None,
+) -> tuple[list[Any], ClearingReport]:
+    """:func:`clear_stale_results` and a :class:`ClearingReport` of what it cleared."""
+    return Clearer(policy, format=format, audit=audit).clear_with_report(history)

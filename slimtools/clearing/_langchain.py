@@ -1,0 +1,163 @@
+"""Codec for LangChain messages (``AIMessage.tool_calls`` / ``ToolMessage``).
+
+Imported only when a history holds langchain_core objects, so ``import slimtools`` never
+pulls in LangChain. Replacements are ``model_copy`` updates: the message ``id``,
+``tool_call_id``, ``name``, ``status`` and ``artifact`` stay, so LangGraph's
+``add_messages`` overwrites the old message in place. LangChain's own
+``ContextEditingMiddleware`` marks what it cleared in ``response_metadata``; such results
+count as already cleared.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Iterator, Mapping
+from typing import Any
+
+from slimtools.clearing._codec import (
+    OTHER,
+    Decoded,
+    compact,
+    content_text,
+    get,
+    make_call,
+    make_result,
+)
+
+_TOOL = frozenset({"tool", "ToolMessageChunk"})
+_AI = frozenset({"ai", "AIMessageChunk"})
+
+
+class LangChainCodec:
+    """Reads and rewrites ``langchain_core.messages`` objects."""
+
+    name = "langchain"
+    run_turns = False
+
+    def decode(self, message: Any) -> Decoded:
+        """Describe one LangChain message."""
+        kind = getattr(message, "type", None)
+        content = getattr(message, "content", None)
+        if kind in _TOOL:
+            meta = getattr(message, "response_metadata", None) or {}
+            editing = meta.get("context_editing") if isinstance(meta, dict) else None
+            result = make_result(
+                getattr(message, "tool_call_id", None),
+                getattr(message, "name", None),
+                content,
+                0,
+                is_error=getattr(message, "status", None) == "error",
+                cleared=isinstance(editing, dict) and bool(editing.get("cleared")),
+            )
+            return Decoded(model_output=False, results=compact([result]))
+        text = content_text(content)[0]
+        if kind in _AI:
+            calls = [
+                make_call(get(tc, "id"), get(tc, "name"), get(tc, "args")) for tc in _calls(message)
+            ]
+            return Decoded(model_output=True, content_text=text, calls=compact(calls))
+        return Decoded(model_output=False, content_text=text) if text else OTHER
+
+    def replace_results(self, message: Any, texts: Mapping[int, str]) -> Any:
+        """The ToolMessage with its content replaced (same id and tool_call_id)."""
+        return message.model_copy(update={"content": texts[0]})
+
+    def result_content(self, message: Any, slot: int) -> Any:
+        """The ToolMessage's content (a str or a list of blocks)."""
+        return message.content
+
+    def restore_results(self, message: Any, originals: Mapping[int, Any]) -> Any:
+        """The ToolMessage with its original content back."""
+        return message.model_copy(update={"content": originals[0]})
+
+    def blank_inputs(self, message: Any, call_ids: Collection[str]) -> Any:
+        """Empty the arguments in tool_calls, additional_kwargs and content blocks."""
+        return _rewrite(message, dict.fromkeys(call_ids))
+
+    def input_snapshot(self, message: Any, call_id: str) -> Any:
+        """Every entry holding the call's arguments: ``[[field, index, entry], ...]``."""
+        return [[where, i, entry] for where, i, entry in _copies(message, {call_id})]
+
+    def restore_inputs(self, message: Any, snapshots: Mapping[str, Any]) -> Any:
+        """Put back the audited entries of those calls."""
+        return _rewrite(message, dict(snapshots))
+
+
+def _calls(message: Any) -> list[Any]:
+    return [*(getattr(message, "tool_calls", None) or ()), *_invalid(message)]
+
+
+def _invalid(message: Any) -> list[Any]:
+    return list(getattr(message, "invalid_tool_calls", None) or ())
+
+
+def _copies(message: Any, ids: Collection[str]) -> Iterator[tuple[str, int, Any]]:
+    """Each (field, index, entry) of ``message`` that carries arguments of a call in ``ids``."""
+    for where in ("tool_calls", "invalid_tool_calls"):
+        for i, call in enumerate(getattr(message, where, None) or ()):
+            if get(call, "id") in ids:
+                yield where, i, call
+    raw = (getattr(message, "additional_kwargs", None) or {}).get("tool_calls")
+    for i, call in enumerate(raw if isinstance(raw, list) else ()):
+        if get(call, "id") in ids:
+            yield "additional_kwargs", i, call
+    content = getattr(message, "content", None)
+    for i, block in enumerate(content if isinstance(content, list) else ()):
+        if (
+            isinstance(block, dict)
+            and block.get("type") in ("tool_use", "tool_call", "function_call")
+            and (block.get("id") in ids or block.get("call_id") in ids)
+        ):
+            yield "content", i, block
+
+
+def _blank(where: str, entry: Any) -> Any:
+    """The entry with its arguments emptied, still valid JSON in the same representation."""
+    if where == "invalid_tool_calls":
+        return {**entry, "args": "{}"}
+    if where == "tool_calls":
+        return {**entry, "args": {}}
+    if where == "additional_kwargs":
+        function = entry.get("function") if isinstance(entry, dict) else None
+        if isinstance(function, dict):
+            return {**entry, "function": {**function, "arguments": "{}"}}
+        return entry
+    kind = entry.get("type")
+    blanked = dict(entry)
+    if kind == "tool_use":
+        blanked["input"] = {}
+        if "partial_json" in blanked:
+            blanked["partial_json"] = "{}"
+    elif kind == "tool_call":
+        blanked["args"] = {}
+    else:
+        blanked["arguments"] = "{}"
+    return blanked
+
+
+def _rewrite(message: Any, entries: Mapping[str, Any]) -> Any:
+    """Blank (value None) or restore (value: a snapshot) the argument copies of calls."""
+    plan: dict[str, dict[int, Any]] = {}
+    if any(v is None for v in entries.values()):
+        blank_ids = {cid for cid, v in entries.items() if v is None}
+        for where, i, entry in _copies(message, blank_ids):
+            plan.setdefault(where, {})[i] = _blank(where, entry)
+    for snapshot in entries.values():
+        for where, i, entry in snapshot or ():
+            plan.setdefault(where, {})[int(i)] = entry
+    update: dict[str, Any] = {}
+    for where, changes in plan.items():
+        if where == "additional_kwargs":
+            kwargs = dict(message.additional_kwargs)
+            kwargs["tool_calls"] = _patched(kwargs.get("tool_calls"), changes)
+            update[where] = kwargs
+        else:
+            update[where] = _patched(getattr(message, where), changes)
+    return message.model_copy(update=update) if update else message
+
+
+def _patched(seq: Any, changes: Mapping[int, Any]) -> list[Any]:
+    out = list(seq or ())
+    for i, entry in changes.items():
+        if 0 <= i < len(out):
+            out[i] = entry
+    return out

@@ -1,0 +1,95 @@
+"""Codec for OpenAI Responses input items (``function_call`` / ``function_call_output``).
+
+The Responses format has no assistant message around calls, so a turn starts at each run of
+consecutive model-output items (function calls, reasoning, assistant messages, hosted tool
+calls): the items one response produced. Calls pair with outputs by ``call_id``; custom tool
+calls (``custom_tool_call`` / ``custom_tool_call_output``) are handled the same way.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Mapping
+from typing import Any
+
+from slimtools.clearing._codec import (
+    OTHER,
+    Decoded,
+    compact,
+    content_text,
+    get,
+    make_call,
+    make_result,
+    updated,
+)
+
+_CALLS = frozenset({"function_call", "custom_tool_call"})
+_OUTPUTS = frozenset({"function_call_output", "custom_tool_call_output"})
+
+
+def _is_model_item(kind: Any) -> bool:
+    """Reasoning and hosted-tool items come from the model; their outputs do not."""
+    return (
+        isinstance(kind, str)
+        and kind != "message"
+        and not kind.endswith(("_output", "_response", "item_reference"))
+    )
+
+
+class OpenAIResponsesCodec:
+    """Reads and rewrites OpenAI Responses items."""
+
+    name = "openai_responses"
+    run_turns = True
+
+    def decode(self, message: Any) -> Decoded:
+        """Describe one Responses item."""
+        kind = get(message, "type")
+        if kind in _OUTPUTS:
+            result = make_result(
+                get(message, "call_id"), None, get(message, "output"), 0, is_error=False
+            )
+            return Decoded(model_output=False, results=compact([result]))
+        if kind == "function_call":
+            call = make_call(
+                get(message, "call_id"), get(message, "name"), get(message, "arguments")
+            )
+            return Decoded(model_output=True, calls=compact([call]))
+        if kind == "custom_tool_call":
+            args = {"input": get(message, "input")}
+            call = make_call(get(message, "call_id"), get(message, "name"), args)
+            return Decoded(model_output=True, calls=compact([call]))
+        role = get(message, "role")
+        text = content_text(get(message, "content"))[0]
+        if role == "assistant" or (role is None and _is_model_item(kind)):
+            # reasoning, web_search_call, ... : model output that starts or continues a turn
+            return Decoded(model_output=True, content_text=text)
+        return Decoded(model_output=False, content_text=text) if text else OTHER
+
+    def replace_results(self, message: Any, texts: Mapping[int, str]) -> Any:
+        """The output item with its ``output`` replaced."""
+        return updated(message, output=texts[0])
+
+    def result_content(self, message: Any, slot: int) -> Any:
+        """The output item's ``output`` (a str or a list of input parts)."""
+        return get(message, "output")
+
+    def restore_results(self, message: Any, originals: Mapping[int, Any]) -> Any:
+        """The output item with its original ``output`` back."""
+        return updated(message, output=originals[0])
+
+    def blank_inputs(self, message: Any, call_ids: Collection[str]) -> Any:
+        """The call item with ``arguments`` ``"{}"`` (custom tools: empty ``input``)."""
+        if get(message, "call_id") not in call_ids:
+            return message
+        if get(message, "type") == "custom_tool_call":
+            return updated(message, input="")
+        return updated(message, arguments="{}")
+
+    def input_snapshot(self, message: Any, call_id: str) -> Any:
+        """The original call item as a whole."""
+        return message
+
+    def restore_inputs(self, message: Any, snapshots: Mapping[str, Any]) -> Any:
+        """The audited call item."""
+        snapshot = snapshots.get(get(message, "call_id"))
+        return message if snapshot is None else snapshot

@@ -1,0 +1,171 @@
+"""A format-neutral, read-only view of a history, and format detection.
+
+The view is what measuring code (the token ledger, reports) reads: calls, results, turns
+and the billed text of each message, the same whatever the wire format. It decodes with the
+same codecs as the clearer, so both agree on what a turn and a result are.
+"""
+
+from __future__ import annotations
+
+import importlib
+import logging
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from slimtools.clearing._codec import OTHER, Codec, Decoded, get
+from slimtools.errors import ConfigurationError
+
+logger = logging.getLogger("slimtools.clearing")
+
+FORMATS = ("langchain", "openai_chat", "openai_responses", "anthropic")
+"""The history formats the clearer reads and writes."""
+
+_CODECS = {
+    "langchain": ("slimtools.clearing._langchain", "LangChainCodec"),
+    "openai_chat": ("slimtools.clearing._openai_chat", "OpenAIChatCodec"),
+    "openai_responses": ("slimtools.clearing._openai_responses", "OpenAIResponsesCodec"),
+    "anthropic": ("slimtools.clearing._anthropic", "AnthropicCodec"),
+}
+_RESPONSES_TYPES = frozenset(
+    {"function_call", "function_call_output", "custom_tool_call", "custom_tool_call_output"}
+)
+_SDK_MODULES = (
+    ("langchain_core", "langchain"),
+    ("openai.types.responses", "openai_responses"),
+    ("openai.types.chat", "openai_chat"),
+    ("anthropic", "anthropic"),
+)
+
+
+@dataclass(frozen=True, slots=True)
+class CallView:
+    """One tool call: its id, tool name, arguments, turn and message index."""
+
+    id: str
+    name: str
+    args: dict[str, Any]
+    turn: int
+    position: int
+
+
+@dataclass(frozen=True, slots=True)
+class ResultView:
+    """One tool result; ``name`` is the paired call's tool (None for an orphan result)."""
+
+    call_id: str
+    name: str | None
+    text: str
+    turn: int
+    position: int
+    is_error: bool
+    cleared: bool
+
+
+@dataclass(frozen=True)
+class HistoryView:
+    """A history seen through its codec.
+
+    Attributes:
+        format: one of :data:`FORMATS`.
+        turns: the number of turns (a turn starts at each model message, or each run of
+            model-output items in the Responses format).
+        calls: every tool call in order.
+        results: every tool result in order.
+        message_texts: per message, the text a model is billed for (content, tool-call names
+            and arguments, result text; not images); as long as the history.
+    """
+
+    format: str
+    turns: int
+    calls: list[CallView]
+    results: list[ResultView]
+    message_texts: list[str]
+
+
+def get_codec(format: str) -> Codec:
+    """The codec for a format name; the LangChain codec is imported only when asked for."""
+    try:
+        module_name, class_name = _CODECS[format]
+    except (KeyError, TypeError):
+        raise ConfigurationError(
+            f"unknown history format {format!r}; expected one of {list(FORMATS)}"
+        ) from None
+    codec: Codec = getattr(importlib.import_module(module_name), class_name)()
+    return codec
+
+
+def detect_format(history: Sequence[Any]) -> str:
+    """The format of ``history`` (one of :data:`FORMATS`), from the first telling message.
+
+    LangChain and SDK objects are recognised by their module; dicts by their shape
+    (``role: "tool"``/``tool_calls``, ``tool_use``/``tool_result`` blocks, Responses item
+    types). A history with no tool traffic is read as ``"openai_chat"``, which decodes plain
+    role/content messages of every format alike.
+    """
+    for message in history:
+        found = _format_of(message)
+        if found is not None:
+            return found
+    return "openai_chat"
+
+
+def _format_of(message: Any) -> str | None:
+    module = type(message).__module__
+    for prefix, name in _SDK_MODULES:
+        if module.startswith(prefix):
+            return name
+    if not isinstance(message, dict):
+        return None
+    content = message.get("content")
+    if isinstance(content, list):
+        kinds = {get(b, "type") for b in content}
+        if kinds & {"tool_use", "tool_result"}:
+            return "anthropic"
+        if kinds & {"input_text", "output_text"}:
+            return "openai_responses"
+    if message.get("role") == "tool" or message.get("tool_calls"):
+        return "openai_chat"
+    if message.get("type") in _RESPONSES_TYPES or "call_id" in message:
+        return "openai_responses"
+    return None
+
+
+def safe_decode(codec: Codec, message: Any) -> Decoded:
+    """Decode, treating a message the codec cannot read as plain context (never raises)."""
+    try:
+        return codec.decode(message)
+    except Exception:  # a malformed message must not stop the agent loop
+        logger.debug("cannot decode %r as %s; left as is", type(message), codec.name, exc_info=True)
+        return OTHER
+
+
+def view(history: Sequence[Any], format: str | None = None) -> HistoryView:
+    """A read-only, format-neutral view of ``history``.
+
+    Args:
+        history: the messages, in any supported format.
+        format: one of :data:`FORMATS`; detected when None.
+    """
+    name = format or detect_format(history)
+    codec = get_codec(name)
+    calls: list[CallView] = []
+    results: list[ResultView] = []
+    texts: list[str] = []
+    call_names: dict[str, str] = {}
+    turn, previous = 0, False
+    for position, message in enumerate(history):
+        decoded = safe_decode(codec, message)
+        if decoded.model_output and not (codec.run_turns and previous):
+            turn += 1
+        previous = decoded.model_output
+        texts.append("\n".join(decoded.pieces()))
+        for c in decoded.calls:
+            call_names.setdefault(c.id, c.name)
+            calls.append(CallView(c.id, c.name, c.args, turn, position))
+        for r in decoded.results:
+            name_ = call_names.get(r.call_id, r.name)
+            results.append(
+                ResultView(r.call_id, name_, r.text, turn, position, r.is_error, r.cleared)
+            )
+    return HistoryView(name, turn, calls, results, texts)

@@ -1,0 +1,294 @@
+"""ClearingPolicy: which stale tool results to clear, when, and what to leave in their place.
+
+Defaults follow the design article's turn-end clearing (section 4): no trigger, no minimum
+batch, clear at every round end, the last two turns untouched, a 200-character head in each
+placeholder; retention per category follows its table (section 5). Anthropic's server-side
+``clear_tool_uses_20250919`` settings map onto the same fields (:meth:`from_anthropic`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any
+
+from slimtools.clearing.placeholder import DEFAULT_TEMPLATE, PlaceholderInfo, validate_template
+from slimtools.errors import ConfigurationError
+from slimtools.tokens import TokenCounter, count_tokens
+
+DEFAULT_RETENTION: Mapping[str, int | None] = MappingProxyType(
+    {"search": 2, "read": 3, "command": 3, "write": 20, "input": None}
+)
+"""Turns to keep per category (article, section 5): search/browse results go first, reads and
+command output early, write confirmations late, task input data never (None)."""
+
+CATEGORY_VERBS: Mapping[str, frozenset[str]] = MappingProxyType(
+    {
+        "write": frozenset(
+            {"create", "update", "delete", "write", "commit", "post", "send", "edit", "put"}
+            | {"patch", "insert", "remove", "save", "upload"}
+        ),
+        "read": frozenset({"read", "get", "fetch", "open", "cat", "load", "show", "view"}),
+        "command": frozenset(
+            {"bash", "run", "exec", "execute", "shell", "command", "tail", "sh", "terminal"}
+        ),
+        "search": frozenset({"search", "list", "find", "browse", "query", "grep", "ls", "lookup"}),
+    }
+)
+"""Name words that imply a category; the first category listed here wins (write is kept
+longest, so a name like ``fetch_and_update`` errs on the side of keeping)."""
+
+_WORDS = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
+ANTHROPIC_EDIT_TYPE = "clear_tool_uses_20250919"
+
+
+def infer_category(tool: str) -> str | None:
+    """The category a tool's name implies (``"read_file"`` -> ``"read"``), or None."""
+    words = {w.lower() for w in _WORDS.findall(tool)}
+    for category, verbs in CATEGORY_VERBS.items():
+        if words & verbs:
+            return category
+    return None
+
+
+def _frozen_map(value: Any, name: str, *, values: Callable[[Any], bool]) -> Mapping[str, Any]:
+    if not isinstance(value, Mapping):
+        raise ConfigurationError(f"{name} must be a mapping, got {type(value).__name__}")
+    for key, item in value.items():
+        if not isinstance(key, str) or not values(item):
+            raise ConfigurationError(f"{name} has an invalid entry {key!r}: {item!r}")
+    return MappingProxyType(dict(value))
+
+
+def _names(value: Any, name: str) -> frozenset[str]:
+    if isinstance(value, str) or not isinstance(value, Iterable):
+        raise ConfigurationError(f"{name} must be a collection of tool names, not {value!r}")
+    names = frozenset(value)
+    if not all(isinstance(n, str) for n in names):
+        raise ConfigurationError(f"{name} must hold only str tool names, got {sorted(names)!r}")
+    return names
+
+
+def _turns(item: Any) -> bool:
+    return item is None or (isinstance(item, int) and not isinstance(item, bool) and item >= 0)
+
+
+def _count(value: Any, name: str, *, optional: bool, minimum: int = 0) -> None:
+    if value is None and optional:
+        return
+    if not isinstance(value, int) or isinstance(value, bool) or value < minimum:
+        kind = "None or " if optional else ""
+        raise ConfigurationError(f"{name} must be {kind}an int >= {minimum}, got {value!r}")
+
+
+@dataclass(frozen=True)
+class ClearingPolicy:
+    """Which stale tool results to clear, when, and what placeholder replaces them.
+
+    Attributes:
+        keep_turns: results of the last ``keep_turns`` turns are never touched.
+        keep_head: characters of the original kept in the placeholder, whitespace flattened.
+        keep: also keep the results of the last ``keep`` tool uses (Anthropic's ``keep``);
+            a result is kept when either ``keep`` or ``keep_turns`` protects it.
+        trigger_tokens: clear only when the history exceeds this many tokens.
+        trigger_tool_uses: clear only when the history holds more tool uses than this.
+        clear_at_least: clear nothing unless at least this many tokens can go at once, since
+            clearing rewrites the history and breaks the prompt cache from that point.
+        batch_turns: cache-aware batching: the cleared prefix moves only every
+            ``batch_turns`` turns (1: at every round end).
+        exclude_tools: tools whose results are never cleared and do not count toward keep.
+        clear_tool_inputs: also blank the arguments of cleared calls (True, or a set of
+            tool names), leaving valid JSON.
+        retention: turns to keep per category (None: never clear); at least ``keep_turns``.
+        tool_retention: turns to keep per tool name; wins over ``retention``.
+        categories: tool name -> category; names not listed are inferred when
+            ``infer_categories`` (``search_logs`` -> search, ``read_file`` -> read, ...).
+        infer_categories: whether to infer categories from tool names.
+        handle_keys: tool name -> brief field carrying its handle (None: no handles);
+            tools not listed use ``"id"``.
+        placeholder: a ``str.format`` template (fields in ``placeholder.TEMPLATE_FIELDS``)
+            or a callable from :class:`PlaceholderInfo` to text.
+        max_placeholder_chars: upper bound on a placeholder's size.
+        refetch_tool: the companion named in placeholders (``get_record``).
+        token_counter: counts tokens for triggers, ``clear_at_least`` and reports.
+    """
+
+    keep_turns: int = 2
+    keep_head: int = 200
+    keep: int | None = None
+    trigger_tokens: int | None = None
+    trigger_tool_uses: int | None = None
+    clear_at_least: int | None = None
+    batch_turns: int = 1
+    exclude_tools: frozenset[str] = frozenset()
+    clear_tool_inputs: bool | frozenset[str] = False
+    retention: Mapping[str, int | None] = field(default_factory=lambda: dict(DEFAULT_RETENTION))
+    tool_retention: Mapping[str, int | None] = field(default_factory=dict)
+    categories: Mapping[str, str] = field(default_factory=dict)
+    infer_categories: bool = True
+    handle_keys: Mapping[str, str | None] = field(default_factory=dict)
+    placeholder: str | Callable[[PlaceholderInfo], str] = DEFAULT_TEMPLATE
+    max_placeholder_chars: int = 1000
+    refetch_tool: str = "get_record"
+    token_counter: TokenCounter = count_tokens
+
+    def __post_init__(self) -> None:
+        for name in ("keep_turns", "keep_head"):
+            _count(getattr(self, name), name, optional=False)
+        for name in ("keep", "trigger_tokens", "trigger_tool_uses", "clear_at_least"):
+            _count(getattr(self, name), name, optional=True)
+        _count(self.batch_turns, "batch_turns", optional=False, minimum=1)
+        _count(self.max_placeholder_chars, "max_placeholder_chars", optional=False, minimum=80)
+        set_ = object.__setattr__
+        set_(self, "exclude_tools", _names(self.exclude_tools, "exclude_tools"))
+        if not isinstance(self.clear_tool_inputs, bool):
+            set_(self, "clear_tool_inputs", _names(self.clear_tool_inputs, "clear_tool_inputs"))
+        set_(self, "retention", _frozen_map(self.retention, "retention", values=_turns))
+        set_(
+            self,
+            "tool_retention",
+            _frozen_map(self.tool_retention, "tool_retention", values=_turns),
+        )
+        set_(
+            self,
+            "categories",
+            _frozen_map(self.categories, "categories", values=lambda v: isinstance(v, str)),
+        )
+        set_(
+            self,
+            "handle_keys",
+            _frozen_map(
+                self.handle_keys, "handle_keys", values=lambda v: v is None or isinstance(v, str)
+            ),
+        )
+        validate_template(self.placeholder)
+        if not callable(self.token_counter):
+            raise ConfigurationError("token_counter must be a callable from str to int")
+        if not isinstance(self.refetch_tool, str) or not self.refetch_tool:
+            raise ConfigurationError("refetch_tool must be a non-empty tool name")
+        if not isinstance(self.infer_categories, bool):
+            raise ConfigurationError("infer_categories must be a bool")
+        # Per-tool decisions are asked once per result; memoise them (the policy is frozen).
+        set_(self, "_turns_cache", {})
+
+    def category_of(self, tool: str) -> str | None:
+        """The tool's category: declared in ``categories``, else inferred, else None."""
+        category = self.categories.get(tool)
+        if category is None and self.infer_categories:
+            category = infer_category(tool)
+        return category
+
+    def turns_to_keep(self, tool: str) -> int | None:
+        """How many turns a result of ``tool`` stays untouched; None: never cleared."""
+        cache: dict[str, int | None] = self.__dict__["_turns_cache"]
+        if tool not in cache:
+            cache[tool] = self._turns_to_keep(tool)
+        return cache[tool]
+
+    def _turns_to_keep(self, tool: str) -> int | None:
+        if tool in self.exclude_tools:
+            return None
+        if tool in self.tool_retention:
+            turns = self.tool_retention[tool]
+        else:
+            category = self.category_of(tool)
+            turns = self.keep_turns if category is None else self.retention.get(category, 0)
+        return None if turns is None else max(turns, self.keep_turns)
+
+    def clears_inputs_of(self, tool: str) -> bool:
+        """Whether a cleared call of ``tool`` also has its arguments blanked."""
+        if isinstance(self.clear_tool_inputs, bool):
+            return self.clear_tool_inputs
+        return tool in self.clear_tool_inputs
+
+    def handle_key(self, tool: str) -> str | None:
+        """The brief field carrying ``tool``'s handles (``"id"`` when nothing is declared)."""
+        return self.handle_keys.get(tool, "id")
+
+    def replace(self, **changes: Any) -> ClearingPolicy:
+        """A copy with ``changes`` applied and validated again."""
+        return dataclasses.replace(self, **changes)
+
+    @classmethod
+    def from_anthropic(
+        cls, edit: Mapping[str, Any] | None = None, **overrides: Any
+    ) -> ClearingPolicy:
+        """A policy with the semantics of Anthropic's ``clear_tool_uses_20250919`` edit.
+
+        With no ``edit``: Anthropic's defaults, a trigger at 100,000 input tokens and the
+        3 most recent tool uses kept. Turn windows and category retention are off, as on the
+        server; ``overrides`` (e.g. ``placeholder=``) are applied last.
+
+        Args:
+            edit: the edit dict as sent in ``context_management.edits``.
+            overrides: any other policy field.
+        """
+        fields: dict[str, Any] = {"keep_turns": 0, "retention": {}, "infer_categories": False}
+        fields.update(_anthropic_fields(edit))
+        fields.update(overrides)
+        return cls(**fields)
+
+    @classmethod
+    def for_toolkit(cls, kit: Any, **overrides: Any) -> ClearingPolicy:
+        """A policy using a slimtools ``Toolkit``'s categories and handle keys.
+
+        ``kit`` is duck-typed: anything with ``categories`` and ``handle_keys`` mappings
+        (and optionally ``companion_name``). Explicit ``categories=``/``handle_keys=`` in
+        ``overrides`` are merged over the toolkit's.
+        """
+        categories = {k: v for k, v in dict(getattr(kit, "categories", {})).items() if v}
+        categories.update(overrides.pop("categories", {}))
+        handle_keys = dict(getattr(kit, "handle_keys", {}))
+        handle_keys.update(overrides.pop("handle_keys", {}))
+        companion = getattr(kit, "companion_name", None)
+        if isinstance(companion, str) and companion:
+            overrides.setdefault("refetch_tool", companion)
+        return cls(categories=categories, handle_keys=handle_keys, **overrides)
+
+
+_ANTHROPIC_KEYS = frozenset(
+    {"type", "trigger", "keep", "clear_at_least", "exclude_tools", "clear_tool_inputs"}
+)
+
+
+def _anthropic_fields(edit: Any) -> dict[str, Any]:
+    """Policy fields for a ``clear_tool_uses_20250919`` edit dict (None: the defaults)."""
+    if edit is None:
+        edit = {}
+    if not isinstance(edit, Mapping) and hasattr(edit, "model_dump"):
+        edit = edit.model_dump(exclude_none=True)  # an anthropic SDK param object
+    if not isinstance(edit, Mapping):
+        raise ConfigurationError(f"edit must be a dict, got {type(edit).__name__}")
+    unknown = sorted(set(edit) - _ANTHROPIC_KEYS)
+    if unknown:
+        raise ConfigurationError(f"unknown keys in the {ANTHROPIC_EDIT_TYPE} edit: {unknown}")
+    if edit.get("type", ANTHROPIC_EDIT_TYPE) != ANTHROPIC_EDIT_TYPE:
+        raise ConfigurationError(f"edit type must be {ANTHROPIC_EDIT_TYPE!r}, got {edit['type']!r}")
+    fields: dict[str, Any] = {}
+    kind, value = _typed(edit.get("trigger"), "trigger", ("input_tokens", "tool_uses"), 100_000)
+    fields["trigger_tokens" if kind == "input_tokens" else "trigger_tool_uses"] = value
+    fields["keep"] = _typed(edit.get("keep"), "keep", ("tool_uses",), 3)[1]
+    if edit.get("clear_at_least") is not None:
+        at_least = _typed(edit["clear_at_least"], "clear_at_least", ("input_tokens",), 0)
+        fields["clear_at_least"] = at_least[1]
+    if edit.get("exclude_tools") is not None:
+        fields["exclude_tools"] = edit["exclude_tools"]
+    if edit.get("clear_tool_inputs") is not None:
+        fields["clear_tool_inputs"] = edit["clear_tool_inputs"]
+    return fields
+
+
+def _typed(value: Any, name: str, kinds: tuple[str, ...], default: int) -> tuple[str, int]:
+    """Parse ``{"type": <kind>, "value": <int>}`` (None gives the default of the first kind)."""
+    if value is None:
+        return kinds[0], default
+    if not isinstance(value, Mapping) or value.get("type") not in kinds:
+        raise ConfigurationError(
+            f"{name} must be {{'type': one of {list(kinds)}, 'value': int}}, got {value!r}"
+        )
+    number = value.get("value")
+    _count(number, f"{name}.value", optional=False)
+    return str(value["type"]), int(number or 0)
