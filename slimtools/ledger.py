@@ -1,0 +1,351 @@
+"""The token bill of tool results: the article's model and a ledger measured on real histories.
+
+Two questions, two columns (article, section 1): how many tool-result tokens are *resident*
+in the window at a given round (attention, context rot: prompt caching does not help), and
+how many input tokens were *billed* over the run (each round re-sends the whole history;
+caching makes the re-sent prefix cheap, but clearing rewrites history and so breaks the
+cached prefix from the first rewritten message on).
+
+:func:`tool_result_bill` is the closed-form model; :class:`TokenLedger` replays a recorded
+history round by round (a round is one model call, i.e. one assistant message) and counts
+both columns, with and without caching, optionally clearing before each call.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, TypeAlias
+
+from slimtools.clearing import Clearer, ClearingPolicy, detect_format, view
+from slimtools.tokens import TokenCounter, count_tokens
+
+ClearFn: TypeAlias = Callable[[list[Any]], Sequence[Any]]
+"""What runs before each model call: the history so far in, what the model sees out.
+
+A stateful :class:`slimtools.clearing.Clearer` (fed the growing history), a lambda around
+:func:`slimtools.clearing.clear_stale_results`, or an emulation of another library's
+clearing all fit.
+"""
+
+
+def tool_result_bill(rounds: int, per_result: int, *, every: int = 5) -> list[tuple[int, int, int]]:
+    """Rows ``(round, resident, billed)`` for every ``every``-th round, no clearing, no cache.
+
+    One ``per_result``-token result is added per round and never leaves: at round ``r``
+    ``r * per_result`` tokens are resident, and the run has billed ``per_result * r(r+1)/2``
+    input tokens for them (each round re-sends every earlier result), the article's table::
+
+        >>> tool_result_bill(20, 5_000)[-1]
+        (20, 100000, 1050000)
+
+    Raises:
+        ValueError: a negative count or a non-positive ``every``.
+    """
+    if rounds < 0 or per_result < 0 or every < 1:
+        raise ValueError("rounds and per_result must be >= 0 and every >= 1")
+    return [
+        (r, r * per_result, per_result * r * (r + 1) // 2) for r in range(every, rounds + 1, every)
+    ]
+
+
+def format_bill(rows: Iterable[tuple[int, int, int]]) -> str:
+    """Render :func:`tool_result_bill` rows as the article prints them, one line a row."""
+    return "\n".join(
+        f"round {r:2d}: resident {resident:>9,} | billed input {billed:>11,}"
+        for r, resident, billed in rows
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class CacheRates:
+    """Price of cached input relative to plain input (Anthropic: reads 0.1x, 5-min writes 1.25x)."""
+
+    read: float = 0.1
+    write: float = 1.25
+
+
+@dataclass(frozen=True, slots=True)
+class LedgerRow:
+    """One model call of a replayed run.
+
+    Attributes:
+        round: 1-based index of the model call.
+        input_tokens: the whole prompt the model received.
+        tool_tokens: tool-result tokens resident in that prompt (placeholders count as
+            what they are, the text that replaced the original).
+        cache_read: prompt tokens served from the cache (the unchanged prefix of the
+            previous call's prompt).
+        cache_write: prompt tokens written to the cache (everything after that prefix).
+        cache_broken: True when a message the previous call had cached was rewritten, so
+            the cache was read only up to it.
+        cleared: tool results shown as cleared in this prompt.
+    """
+
+    round: int
+    input_tokens: int
+    tool_tokens: int
+    cache_read: int
+    cache_write: int
+    cache_broken: bool
+    cleared: int
+
+
+@dataclass(frozen=True, slots=True)
+class LedgerSummary:
+    """Totals of a :class:`TokenLedger`.
+
+    Attributes:
+        rounds: model calls replayed.
+        resident_end: tool-result tokens resident at the last call.
+        resident_peak: the largest resident figure of any call.
+        billed: input tokens billed without caching (sum of every prompt).
+        cache_read: input tokens read from the cache over the run.
+        cache_write: input tokens written to the cache over the run.
+        billed_cached: the cached bill in plain-input-token equivalents,
+            ``cache_read * rates.read + cache_write * rates.write``, rounded.
+        cache_breaks: calls whose cached prefix was broken by a rewrite.
+    """
+
+    rounds: int
+    resident_end: int
+    resident_peak: int
+    billed: int
+    cache_read: int
+    cache_write: int
+    billed_cached: int
+    cache_breaks: int
+
+
+@dataclass(frozen=True, slots=True)
+class Snapshot:
+    """What one model call saw: the billed text of each message and of each tool result."""
+
+    message_texts: Sequence[str]
+    result_texts: Sequence[str]
+    cleared: int = 0
+
+
+@dataclass(frozen=True)
+class TokenLedger:
+    """Resident tool tokens and billed input per model call of one run.
+
+    Build it with :meth:`measure` (replays a history) or :meth:`from_snapshots` (you supply
+    what each call saw). ``rows`` holds one :class:`LedgerRow` per call, ``summary`` the
+    totals, ``table()`` a readable rendering.
+
+    Caching is modelled as Anthropic's automatic prefix caching with a breakpoint on the last
+    message of every call, calls close enough together for the cache to live, and no minimum
+    cacheable length: each call reads the longest prefix of messages it shares with the
+    previous call's prompt and writes the rest.
+    """
+
+    rows: tuple[LedgerRow, ...]
+    rates: CacheRates = field(default_factory=CacheRates)
+
+    @classmethod
+    def measure(
+        cls,
+        history: Sequence[Any],
+        policy: ClearingPolicy | None = None,
+        *,
+        clear: ClearFn | None = None,
+        counter: TokenCounter = count_tokens,
+        format: str | None = None,
+        rates: CacheRates | None = None,
+    ) -> TokenLedger:
+        """Replay ``history`` as it grew, one model call per round, and account each call.
+
+        The prompt of round ``k`` is every message before the ``k``-th model message. With
+        neither ``policy`` nor ``clear`` it is sent as is (no clearing); with ``policy`` a
+        fresh :class:`~slimtools.clearing.Clearer` clears it first, as an agent loop calling
+        the clearer before each model call would; with ``clear`` that callable does.
+
+        Args:
+            history: a recorded history in any format the clearing core reads.
+            policy: clear with slimtools under this policy before each call.
+            clear: any other clearing step before each call (wins over ``policy``).
+            counter: token counter for every message.
+            format: the history format; detected when None.
+            rates: cache prices relative to plain input.
+        """
+        fmt = format or detect_format(history)
+        if clear is None and policy is not None:
+            clear = Clearer(policy, format=fmt).clear
+        reader = _Reader(fmt)
+        messages = list(history)
+        original = [reader.bill(m) for m in messages]
+        starts = _round_starts(original, runs=fmt == "openai_responses")
+        if clear is None:
+            snapshots: Iterable[Snapshot] = (_snapshot(original[:p]) for p in starts)
+        else:
+            snapshots = _cleared_snapshots(messages, starts, clear, reader, original)
+        return cls.from_snapshots(snapshots, counter=counter, rates=rates)
+
+    @classmethod
+    def from_snapshots(
+        cls,
+        snapshots: Iterable[Snapshot],
+        *,
+        counter: TokenCounter = count_tokens,
+        rates: CacheRates | None = None,
+    ) -> TokenLedger:
+        """Account a run from what each model call saw, in order."""
+        memo: dict[str, int] = {}
+
+        def tokens(text: str) -> int:
+            found = memo.get(text)
+            if found is None:
+                found = memo[text] = counter(text)
+            return found
+
+        rows: list[LedgerRow] = []
+        previous: Sequence[str] = ()
+        for n, snap in enumerate(snapshots, start=1):
+            per_message = [tokens(t) for t in snap.message_texts]
+            shared = _shared_prefix(previous, snap.message_texts)
+            read = sum(per_message[:shared])
+            rows.append(
+                LedgerRow(
+                    round=n,
+                    input_tokens=sum(per_message),
+                    tool_tokens=sum(tokens(t) for t in snap.result_texts),
+                    cache_read=read,
+                    cache_write=sum(per_message) - read,
+                    cache_broken=shared < len(previous),
+                    cleared=snap.cleared,
+                )
+            )
+            previous = snap.message_texts
+        return cls(tuple(rows), rates or CacheRates())
+
+    @property
+    def summary(self) -> LedgerSummary:
+        """Totals over the run (all zero for a run without model calls)."""
+        read = sum(r.cache_read for r in self.rows)
+        write = sum(r.cache_write for r in self.rows)
+        return LedgerSummary(
+            rounds=len(self.rows),
+            resident_end=self.rows[-1].tool_tokens if self.rows else 0,
+            resident_peak=max((r.tool_tokens for r in self.rows), default=0),
+            billed=sum(r.input_tokens for r in self.rows),
+            cache_read=read,
+            cache_write=write,
+            billed_cached=round(read * self.rates.read + write * self.rates.write),
+            cache_breaks=sum(r.cache_broken for r in self.rows),
+        )
+
+    def table(self, *, every: int = 1) -> str:
+        """Render every ``every``-th row (and the last) plus a totals line, aligned."""
+        head = (
+            f"{'round':>5} {'input':>9} {'tool':>9} {'cache read':>11} {'cache write':>11} broken"
+        )
+        lines = [head]
+        for row in self.rows:
+            if row.round % every and row is not self.rows[-1]:
+                continue
+            line = (
+                f"{row.round:>5} {row.input_tokens:>9,} {row.tool_tokens:>9,} "
+                f"{row.cache_read:>11,} {row.cache_write:>11,} {'yes' if row.cache_broken else ''}"
+            )
+            lines.append(line.rstrip())
+        s = self.summary
+        lines.append(
+            f"{s.rounds} calls: billed {s.billed:,} uncached, {s.billed_cached:,} cached "
+            f"(read {s.cache_read:,}, write {s.cache_write:,}); resident at end "
+            f"{s.resident_end:,}, peak {s.resident_peak:,}; cache broken {s.cache_breaks}x"
+        )
+        return "\n".join(lines)
+
+    def __str__(self) -> str:
+        return self.table()
+
+
+def _shared_prefix(previous: Sequence[str], current: Sequence[str]) -> int:
+    """Number of leading messages identical in both prompts."""
+    n = min(len(previous), len(current))
+    for i in range(n):
+        if previous[i] is not current[i] and previous[i] != current[i]:
+            return i
+    return n
+
+
+@dataclass(frozen=True, slots=True)
+class _Bill:
+    """The billed text of one message and the texts of the tool results it carries."""
+
+    text: str
+    results: tuple[str, ...]
+    model_output: bool
+
+
+class _Reader:
+    """Reads messages one at a time through the clearing core's public ``view``."""
+
+    def __init__(self, fmt: str) -> None:
+        self.format = fmt
+
+    def bill(self, message: Any) -> _Bill:
+        seen = view([message], format=self.format)
+        return _Bill(
+            text=seen.message_texts[0],
+            results=tuple(r.text for r in seen.results),
+            model_output=seen.turns == 1,
+        )
+
+
+def _round_starts(bills: Sequence[_Bill], *, runs: bool) -> list[int]:
+    """Index of the first message of each model call (the start of each turn).
+
+    In the OpenAI Responses format one call's output is a run of items (``runs``).
+    """
+    starts, previous = [], False
+    for i, bill in enumerate(bills):
+        if bill.model_output and not (runs and previous):
+            starts.append(i)
+        previous = bill.model_output
+    return starts
+
+
+def _snapshot(bills: Sequence[_Bill], cleared: int = 0) -> Snapshot:
+    return Snapshot(
+        message_texts=[b.text for b in bills],
+        result_texts=[t for b in bills for t in b.results],
+        cleared=cleared,
+    )
+
+
+def _cleared_snapshots(
+    history: list[Any],
+    starts: Sequence[int],
+    clear: ClearFn,
+    reader: _Reader,
+    original: Sequence[_Bill],
+) -> Iterable[Snapshot]:
+    """Clear each round's prompt and read it, decoding only messages not seen before.
+
+    Clearers share unchanged message objects with their input, so a message identical (by
+    identity) to the original or to last round's is not decoded again; this keeps a long
+    replay linear in practice. Clearing never deletes or reorders, so positions align.
+    """
+    previous: list[Any] = []
+    previous_bills: list[_Bill] = []
+    for start in starts:
+        prompt = list(clear(history[:start]))
+        bills: list[_Bill] = []
+        cleared = 0
+        for i, message in enumerate(prompt):
+            if i < len(history) and message is history[i]:
+                bills.append(original[i])
+                continue
+            if i < len(previous) and message is previous[i]:
+                bill = previous_bills[i]
+            else:
+                bill = reader.bill(message)
+            bills.append(bill)
+            if i < len(original):
+                cleared += sum(
+                    a != b for a, b in zip(bill.results, original[i].results, strict=False)
+                )
+        previous, previous_bills = prompt, bills
+        yield _snapshot(bills, cleared)
