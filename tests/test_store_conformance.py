@@ -23,9 +23,14 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from slimtools._json import to_jsonable
+from slimtools.errors import ConfigurationError
 from slimtools.handles import AsyncHandleStore, HandleStore, MemoryStore, Scope
-from slimtools.stores import LangGraphStore, RedisStore, SQLiteStore
-from tests.redis_fixtures import RedisServer, redis_server, redis_url  # noqa: F401
+from slimtools.stores import LangGraphStore, RedisStore, SQLiteStore, open_store
+from tests import redis_fixtures
+
+# The shared fixtures, bound here by name so that pytest finds them in this module.
+redis_server = redis_fixtures.redis_server
+redis_url = redis_fixtures.redis_url
 
 ALL = ["memory", "sqlite", "redis", "langgraph"]
 BOUNDED = ["memory", "sqlite"]  # stores that bound items and bytes themselves
@@ -365,3 +370,70 @@ async def test_async_refuses_oversize_records(async_harness: Harness) -> None:
     assert await asyncio.wait_for(store.aget_many(SCOPE, ["big", "ok"]), 10) == {"ok": 1}
     if isinstance(store, RedisStore):
         await store.aclose()
+
+
+# -- choosing a store by URL ---------------------------------------------------------------
+
+
+def test_open_store_defaults_to_memory(monkeypatch: pytest.MonkeyPatch) -> None:
+    """No URL and no SLIMTOOLS_STORE: an in-memory store."""
+    monkeypatch.delenv("SLIMTOOLS_STORE", raising=False)
+    assert isinstance(open_store(), MemoryStore)
+
+
+def test_open_store_reads_the_environment(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """SLIMTOOLS_STORE picks the store when no URL is given."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("SLIMTOOLS_STORE", "sqlite:///from-env.db?ttl=30")
+    store = open_store()
+    assert isinstance(store, SQLiteStore)
+    assert (store.path, store.ttl) == (Path("from-env.db"), 30.0)
+    assert (tmp_path / "from-env.db").exists()
+    store.close()
+
+
+def test_sqlite_urls_follow_sqlalchemy_slashes(tmp_path: Path) -> None:
+    """sqlite:///rel is relative, sqlite:////abs is absolute."""
+    absolute = open_store(f"sqlite:///{tmp_path}/abs.db")
+    assert isinstance(absolute, SQLiteStore)
+    assert absolute.path == tmp_path / "abs.db"
+    assert str(tmp_path).startswith("/")  # so the URL above had four slashes
+    absolute.close()
+
+
+def test_memory_url_options_configure_the_store() -> None:
+    """memory:// takes max_items, max_bytes and ttl (ttl=none: no expiry)."""
+    store = open_store("memory://?max_items=5&max_bytes=1_000&ttl=none")
+    assert isinstance(store, MemoryStore)
+    assert (store.max_items, store.max_bytes, store.ttl) == (5, 1000, None)
+
+
+def test_sqlite_url_options_configure_the_store(tmp_path: Path) -> None:
+    """sqlite URLs take the bounds, ttl, max_record_bytes and busy_timeout."""
+    store = open_store(
+        f"sqlite:///{tmp_path}/o.db?max_items=7&max_bytes=900&ttl=60&max_record_bytes=80"
+        "&busy_timeout=1.5"
+    )
+    assert isinstance(store, SQLiteStore)
+    got = (store.max_items, store.max_bytes, store.ttl, store.max_record_bytes, store.busy_timeout)
+    assert got == (7, 900, 60.0, 80, 1.5)
+    store.close()
+
+
+@pytest.mark.parametrize(
+    ("url", "message"),
+    [
+        ("postgres://db/x", "unknown handle store URL"),
+        ("memory://?size=3", "unknown option 'size'"),
+        ("memory://?max_items=lots", "max_items='lots' is not a valid int"),
+        ("memory://?max_items=-1", "positive"),
+        ("memory://somewhere", "no host or path"),
+        ("sqlite://host/x.db", "has no host"),
+        ("sqlite:///:memory:", "memory://"),
+        ("sqlite://", "give a database file"),
+    ],
+)
+def test_bad_store_urls_raise_configuration_errors(url: str, message: str) -> None:
+    """Malformed URLs fail at configuration time with a message naming the problem."""
+    with pytest.raises(ConfigurationError, match=message):
+        open_store(url)

@@ -1,0 +1,330 @@
+"""SQLiteStore beyond the conformance suite: WAL, transactions, threads, processes, crashes."""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import signal
+import sqlite3
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from slimtools import Toolkit, paginate, session, summarize_with_handle
+from slimtools.errors import ConfigurationError, StoreUnavailableError
+from slimtools.handles import Scope
+from slimtools.stores import SQLiteStore
+
+SCOPE = Scope("kit")
+SPAWN = multiprocessing.get_context("spawn")
+
+
+class FakeClock:
+    def __init__(self) -> None:
+        self.now = 1_700_000_000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def _raw(path: Path) -> sqlite3.Connection:
+    return sqlite3.connect(path, isolation_level=None)
+
+
+def test_database_runs_in_wal_mode(tmp_path: Path) -> None:
+    """The file is switched to write-ahead logging, so readers never block the writer."""
+    SQLiteStore(tmp_path / "h.db").close()
+    assert _raw(tmp_path / "h.db").execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+
+
+def test_put_many_is_one_transaction(tmp_path: Path) -> None:
+    """A 100-record tool call commits once, not once per record."""
+    store = SQLiteStore(tmp_path / "h.db")
+    statements: list[str] = []
+    store._connection().set_trace_callback(statements.append)
+    store.put_many(SCOPE, {f"r:t:{i}": {"id": i} for i in range(100)})
+    assert [s for s in statements if s.split()[0] in ("BEGIN", "COMMIT")] == [
+        "BEGIN IMMEDIATE",
+        "COMMIT",
+    ]
+
+
+def test_records_survive_reopening(tmp_path: Path) -> None:
+    """A new store on the same file reads what an earlier one wrote."""
+    first = SQLiteStore(tmp_path / "h.db")
+    first.put_many(SCOPE, {"a": {"v": 1}})
+    first.close()
+    assert SQLiteStore(tmp_path / "h.db").get_many(SCOPE, ["a"]) == {"a": {"v": 1}}
+
+
+def test_eviction_is_oldest_written_first_even_if_read(tmp_path: Path) -> None:
+    """Eviction is FIFO by write (documented): reading a record does not keep it longer."""
+    store = SQLiteStore(tmp_path / "h.db", max_items=2)
+    store.put_many(SCOPE, {"a": 1})
+    store.put_many(SCOPE, {"b": 2})
+    store.get_many(SCOPE, ["a"])
+    store.put_many(SCOPE, {"c": 3})
+    assert store.get_many(SCOPE, ["a", "b", "c"]) == {"b": 2, "c": 3}
+
+
+def test_rewriting_a_record_makes_it_newest(tmp_path: Path) -> None:
+    """A record written again moves to the back of the eviction queue."""
+    store = SQLiteStore(tmp_path / "h.db", max_items=2)
+    store.put_many(SCOPE, {"a": 1, "b": 2})
+    store.put_many(SCOPE, {"a": 10})
+    store.put_many(SCOPE, {"c": 3})
+    assert store.get_many(SCOPE, ["a", "b", "c"]) == {"a": 10, "c": 3}
+
+
+def test_expired_rows_are_deleted_by_the_next_write(tmp_path: Path) -> None:
+    """Expired records stop counting once any later write runs."""
+    clock = FakeClock()
+    store = SQLiteStore(tmp_path / "h.db", ttl=10, clock=clock)
+    store.put_many(SCOPE, {"a": 1, "b": 2})
+    clock.now += 11
+    store.put_many(SCOPE, {"c": 3})
+    assert (len(store), store.get_many(SCOPE, ["a", "b", "c"])) == (1, {"c": 3})
+
+
+def test_ttl_is_shared_by_stores_on_one_file(tmp_path: Path) -> None:
+    """Expiry is stored as wall-clock time, so another process's store honours it."""
+    clock = FakeClock()
+    SQLiteStore(tmp_path / "h.db", ttl=5, clock=clock).put_many(SCOPE, {"a": 1})
+    later = FakeClock()
+    later.now = clock.now + 6
+    assert SQLiteStore(tmp_path / "h.db", clock=later).get_many(SCOPE, ["a"]) == {}
+
+
+@settings(
+    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    ops=st.lists(
+        st.tuples(
+            st.sampled_from(["a", "b", "c", "d", "e", "f", "g"]),
+            st.integers(min_value=0, max_value=900),
+            st.integers(min_value=0, max_value=3),
+        ),
+        min_size=1,
+        max_size=40,
+    )
+)
+def test_totals_match_the_rows_through_overwrites_evictions_and_expiry(
+    tmp_path: Path, ops: list[tuple[str, int, int]]
+) -> None:
+    """Property: the trigger-kept totals always equal count(*) and sum(size) of the table."""
+    clock = FakeClock()
+    path = tmp_path / f"{time.monotonic_ns()}.db"
+    store = SQLiteStore(path, max_items=4, max_bytes=2_000, ttl=3, clock=clock)
+    raw = _raw(path)
+    for key, size, wait in ops:
+        clock.now += wait
+        store.put_many(SCOPE, {key: "z" * size})
+        count, total = raw.execute("SELECT count(*), total(size) FROM slimtools_handles").fetchone()
+        assert (len(store), store.nbytes) == (count, int(total))
+        assert count <= 4
+        assert total <= 2_000
+    store.close()
+
+
+def test_a_locked_database_raises_store_unavailable(tmp_path: Path) -> None:
+    """A write lock held past busy_timeout gives StoreUnavailableError, not sqlite3 errors."""
+    store = SQLiteStore(tmp_path / "h.db", busy_timeout=0.05)
+    store.put_many(SCOPE, {"a": 1})
+    other = _raw(tmp_path / "h.db")
+    other.execute("BEGIN IMMEDIATE")
+    with pytest.raises(StoreUnavailableError, match="locked"):
+        store.put_many(SCOPE, {"b": 2})
+    assert store.get_many(SCOPE, ["a"]) == {"a": 1}  # WAL readers go on
+    other.execute("ROLLBACK")
+    store.put_many(SCOPE, {"b": 2})  # the connection is usable again
+    assert store.get_many(SCOPE, ["b"]) == {"b": 2}
+
+
+def test_an_unopenable_path_raises_store_unavailable(tmp_path: Path) -> None:
+    """A file in a missing directory is reported as an unavailable store."""
+    with pytest.raises(StoreUnavailableError, match="missing"):
+        SQLiteStore(tmp_path / "missing" / "h.db")
+
+
+def test_a_closed_store_raises_store_unavailable(tmp_path: Path) -> None:
+    """Using a store after close() is reported, not a crash on a closed connection."""
+    store = SQLiteStore(tmp_path / "h.db")
+    store.close()
+    with pytest.raises(StoreUnavailableError, match="closed"):
+        store.get_many(SCOPE, ["a"])
+
+
+def test_an_undecodable_row_reads_as_absent(tmp_path: Path) -> None:
+    """A damaged value is treated as missing (and logged), never returned or raised."""
+    store = SQLiteStore(tmp_path / "h.db")
+    store.put_many(SCOPE, {"a": 1, "b": 2})
+    _raw(tmp_path / "h.db").execute(
+        "UPDATE slimtools_handles SET value = x'ff00' WHERE key = CAST('a' AS BLOB)"
+    )
+    assert store.get_many(SCOPE, ["a", "b"]) == {"b": 2}
+
+
+def test_a_newer_schema_is_refused_clearly(tmp_path: Path) -> None:
+    """A file written by a future schema version raises ConfigurationError on open."""
+    _raw(tmp_path / "h.db").execute("PRAGMA user_version = 99")
+    with pytest.raises(ConfigurationError, match="v99"):
+        SQLiteStore(tmp_path / "h.db")
+
+
+def test_negative_limits_are_rejected() -> None:
+    """Limits must be positive or None."""
+    with pytest.raises(ValueError, match="max_items"):
+        SQLiteStore("unused.db", max_items=0)
+
+
+def test_more_keys_than_one_select_takes(tmp_path: Path) -> None:
+    """get_many with thousands of keys (more than one SELECT's parameters) finds them all."""
+    store = SQLiteStore(tmp_path / "h.db")
+    batch = {f"r:t:{i}": i for i in range(2_345)}
+    store.put_many(SCOPE, batch)
+    assert store.get_many(SCOPE, [*batch, "nope"]) == batch
+
+
+def test_threads_write_and_read_without_losing_or_mixing_records(tmp_path: Path) -> None:
+    """Eight threads writing and reading at once: every record lands under its own key."""
+    store = SQLiteStore(tmp_path / "h.db")
+    errors: list[str] = []
+
+    def work(tid: int) -> None:
+        for n in range(30):
+            batch = {f"t{tid}:{n}:{j}": {"key": f"t{tid}:{n}:{j}"} for j in range(20)}
+            store.put_many(SCOPE, batch)
+            got = store.get_many(SCOPE, [*batch, f"t{(tid + 1) % 8}:{n}:0"])
+            errors.extend(k for k in batch if got.get(k) != {"key": k})
+            errors.extend(k for k, v in got.items() if v != {"key": k})
+
+    threads = [threading.Thread(target=work, args=(t,)) for t in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    keys = [f"t{t}:{n}:{j}" for t in range(8) for n in range(30) for j in range(20)]
+    final = store.get_many(SCOPE, keys)
+    assert (errors, len(final)) == ([], len(keys))
+    assert all(v == {"key": k} for k, v in final.items())
+
+
+def _process_worker(path: str, wid: int, batches: int) -> list[str]:
+    """Write ``batches`` batches and read each back, and a neighbour's; return problems."""
+    store = SQLiteStore(path)
+    problems: list[str] = []
+    for n in range(batches):
+        batch = {f"p{wid}:{n}:{j}": {"key": f"p{wid}:{n}:{j}"} for j in range(25)}
+        store.put_many(SCOPE, batch)
+        got = store.get_many(SCOPE, [*batch, f"p{(wid + 1) % 4}:{n}:3"])
+        problems.extend(k for k in batch if got.get(k) != {"key": k})
+        problems.extend(k for k, v in got.items() if v != {"key": k})
+    store.close()
+    return problems
+
+
+def test_processes_share_one_file_without_losing_or_mixing_records(tmp_path: Path) -> None:
+    """Four spawned processes writing and reading one file: no lost or crossed records."""
+    path = str(tmp_path / "h.db")
+    SQLiteStore(path).close()
+    with SPAWN.Pool(4) as pool:
+        results = pool.starmap(_process_worker, [(path, w, 40) for w in range(4)])
+    assert results == [[], [], [], []]
+    keys = [f"p{w}:{n}:{j}" for w in range(4) for n in range(40) for j in range(25)]
+    final = SQLiteStore(path).get_many(SCOPE, keys)
+    assert len(final) == len(keys)
+    assert all(v == {"key": k} for k, v in final.items())
+
+
+def test_a_forked_child_opens_its_own_connection(tmp_path: Path) -> None:
+    """After fork (gunicorn-style) the child writes through a fresh connection."""
+    store = SQLiteStore(tmp_path / "h.db")
+    store.put_many(SCOPE, {"parent": 1})
+    child = multiprocessing.get_context("fork").Process(
+        target=store.put_many, args=(SCOPE, {"child": 2})
+    )
+    child.start()
+    child.join()
+    assert child.exitcode == 0
+    assert store.get_many(SCOPE, ["parent", "child"]) == {"parent": 1, "child": 2}
+
+
+def _crash_writer(path: str, log: str) -> None:
+    """Write batches forever, logging each batch number after its put_many returned."""
+    store = SQLiteStore(path)
+    fd = os.open(log, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
+    n = 0
+    while True:
+        batch = {f"b{n}:{j}": {"n": n, "j": j, "pad": "x" * 300} for j in range(50)}
+        batch[f"s{n}"] = [{"row": i} for i in range(500)]
+        store.put_many(SCOPE, batch)
+        os.write(fd, f"{n}\n".encode())
+        n += 1
+
+
+def _batch_state(store: SQLiteStore, n: int) -> str:
+    keys = [f"b{n}:{j}" for j in range(50)] + [f"s{n}"]
+    got = store.get_many(SCOPE, keys)
+    if not got:
+        return "absent"
+    whole = len(got) == 51 and all(got[f"b{n}:{j}"]["j"] == j for j in range(50))
+    return "whole" if whole else "partial"
+
+
+def _wait_for_lines(log: Path, count: int, timeout: float = 60.0) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if log.exists() and log.read_text().count("\n") >= count:
+            return
+        time.sleep(0.01)
+    raise AssertionError(f"the writer did not log {count} batches in {timeout} s")
+
+
+@pytest.mark.parametrize("round_", range(3))
+def test_sigkill_mid_write_leaves_every_returned_batch_readable(
+    tmp_path: Path, round_: int
+) -> None:
+    """Kill a writer with SIGKILL mid-stream: no corruption, every returned batch reads whole."""
+    path, log = tmp_path / "h.db", tmp_path / "returned.log"
+    writer = SPAWN.Process(target=_crash_writer, args=(str(path), str(log)))
+    writer.start()
+    _wait_for_lines(log, 10 + 7 * round_)
+    assert writer.pid is not None
+    os.kill(writer.pid, signal.SIGKILL)
+    writer.join()
+    returned = [int(line) for line in log.read_text().split()]
+    assert _raw(path).execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+    store = SQLiteStore(path)
+    states: dict[int, Any] = {n: _batch_state(store, n) for n in returned}
+    assert set(states.values()) == {"whole"}
+    assert _batch_state(store, max(returned) + 1) in ("whole", "absent")  # never partial
+    store.put_many(SCOPE, {"after": 1})  # the file takes writes again
+    assert store.get_many(SCOPE, ["after"]) == {"after": 1}
+
+
+def test_toolkits_sharing_a_file_resolve_each_others_handles(tmp_path: Path) -> None:
+    """A handle surfaced by one worker's Toolkit resolves in another's (same name and file)."""
+
+    def build() -> Toolkit:
+        kit = Toolkit("logs", store=f"sqlite:///{tmp_path}/shared.db")
+
+        @kit.tool
+        @summarize_with_handle(key="id")
+        @paginate(limit=2)
+        def search_logs(query: str) -> list[dict[str, Any]]:
+            """Search the logs."""
+            return [{"id": i, "message": f"{query} {i}", "secret": "s"} for i in range(5)]
+
+        return kit
+
+    writer, reader = build(), build()
+    writer.call("search_logs", '{"query": "boom"}')
+    assert '"secret":"s"' in reader.get_record(1)
+    with session("someone-else"):
+        assert '"secret"' not in reader.get_record(1)
