@@ -1,0 +1,111 @@
+"""Slimmed tools in an OpenAI Chat Completions loop, offline.
+
+``ScriptedChat`` stands in for ``openai.OpenAI().chat.completions``: it plays a model that
+searches issues, reads page 2, then expands one issue with get_record, reading the handle
+from the tool message it was sent. Its replies are real SDK ``ChatCompletion`` objects.
+With strict tools (the default) the model sends ``null`` for optional arguments; the
+dispatcher turns those back into the defaults.
+
+Run: python examples/openai_chat.py
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from openai.types.chat import ChatCompletion
+from pydantic import BaseModel
+
+from slimtools import Toolkit, paginate, project_fields, summarize_with_handle
+from slimtools.adapters.openai import chat_tool_messages, chat_tools
+
+ISSUES = [
+    {
+        "number": n,
+        "title": f"crash on start-up ({n})" if n % 2 else f"typo in docs ({n})",
+        "state": "open" if n % 3 else "closed",
+        "body": "Steps to reproduce: ... " * 40,
+        "node_id": f"I_kwDOAbc{n}",
+        "reactions": {"+1": n % 7, "heart": 0},
+    }
+    for n in range(101, 121)
+]
+
+
+class IssueBrief(BaseModel):
+    """What the model sees of an issue; body, node_id and reactions stay behind the handle."""
+
+    number: int
+    title: str
+    state: str
+
+
+kit = Toolkit("github")
+
+
+@kit.tool
+@summarize_with_handle(key="number")
+@paginate(limit=4)
+@project_fields(IssueBrief)
+def search_issues(query: str) -> list[dict[str, Any]]:
+    """Search the repository's issues by title."""
+    return [issue for issue in ISSUES if query in issue["title"]]
+
+
+def next_call(turn: int, messages: list[Any]) -> tuple[str, dict[str, Any]] | None:
+    """The scripted model's decision at each turn (``None``: answer in text and stop)."""
+    if turn == 1:  # strict tools: the model sends null for the optional arguments
+        return "search_issues", {"query": "crash", "page": None, "limit": None}
+    if turn == 2:
+        return "search_issues", {"query": "crash", "page": 2, "limit": None}
+    if turn == 3:  # expand the first issue of the page it was just sent
+        number = json.loads(messages[-1]["content"])["briefs"][0]["number"]
+        return "get_record", {"handle": number, "source": None, "page": None}
+    return None
+
+
+class ScriptedChat:
+    """Stands in for ``client.chat.completions``, answering with real ``ChatCompletion``s."""
+
+    turn = 0
+
+    def create(self, *, model: str, messages: list[Any], tools: list[Any]) -> ChatCompletion:
+        self.turn += 1
+        call = next_call(self.turn, messages)
+        message: dict[str, Any] = {"role": "assistant", "content": "Issue 109 crashes on start."}
+        if call is not None:
+            function = {"name": call[0], "arguments": json.dumps(call[1])}
+            message = {"role": "assistant", "tool_calls": [
+                {"id": f"call_{self.turn}", "type": "function", "function": function}
+            ]}  # fmt: skip
+        choice = {"index": 0, "message": message, "finish_reason": "tool_calls" if call else "stop"}
+        return ChatCompletion.model_validate(
+            {"id": "c", "object": "chat.completion", "created": 0, "model": model,
+             "choices": [choice]}
+        )  # fmt: skip
+
+
+def main() -> None:
+    """Run the loop and print every tool call and exactly what was sent back to the model."""
+    client = ScriptedChat()  # for real: openai.OpenAI().chat.completions
+    tools = chat_tools(kit)
+    print("tools:", ", ".join(t["function"]["name"] for t in tools))
+    messages: list[Any] = [{"role": "user", "content": "Which crash issues are open?"}]
+    while True:
+        completion = client.create(model="gpt-4.1-mini", messages=messages, tools=tools)
+        message = completion.choices[0].message
+        messages.append(message.model_dump(exclude_none=True))
+        replies = chat_tool_messages(kit, completion)
+        if not replies:
+            break
+        for call, reply in zip(message.tool_calls or [], replies, strict=True):
+            print(f"\nmodel called {call.function.name}({call.function.arguments})")
+            text = reply["content"]
+            print("sent back:", text if len(text) < 600 else text[:200] + " ...")
+        messages += replies
+    print(f"\nfinal answer: {message.content}")
+
+
+if __name__ == "__main__":
+    main()

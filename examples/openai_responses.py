@@ -1,0 +1,110 @@
+"""Slimmed tools with the OpenAI Responses API, offline.
+
+``ScriptedResponses`` stands in for ``openai.OpenAI().responses``: it plays a model that
+searches issues, reads page 2, then expands one issue with get_record, reading the handle
+from the ``function_call_output`` it was sent. Its replies are real SDK ``Response`` objects.
+
+Run: python examples/openai_responses.py
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from openai.types.responses import Response
+from pydantic import BaseModel
+
+from slimtools import Toolkit, paginate, project_fields, summarize_with_handle
+from slimtools.adapters.openai import response_tool_outputs, response_tools
+
+ISSUES = [
+    {
+        "number": n,
+        "title": f"crash on start-up ({n})" if n % 2 else f"typo in docs ({n})",
+        "state": "open" if n % 3 else "closed",
+        "body": "Steps to reproduce: ... " * 40,
+        "node_id": f"I_kwDOAbc{n}",
+        "reactions": {"+1": n % 7, "heart": 0},
+    }
+    for n in range(101, 121)
+]
+
+
+class IssueBrief(BaseModel):
+    """What the model sees of an issue; body, node_id and reactions stay behind the handle."""
+
+    number: int
+    title: str
+    state: str
+
+
+kit = Toolkit("github")
+
+
+@kit.tool
+@summarize_with_handle(key="number")
+@paginate(limit=4)
+@project_fields(IssueBrief)
+def search_issues(query: str) -> list[dict[str, Any]]:
+    """Search the repository's issues by title."""
+    return [issue for issue in ISSUES if query in issue["title"]]
+
+
+def next_call(turn: int, items: list[Any]) -> tuple[str, dict[str, Any]] | None:
+    """The scripted model's decision at each turn (``None``: answer in text and stop)."""
+    if turn == 1:  # strict tools: the model sends null for the optional arguments
+        return "search_issues", {"query": "crash", "page": None, "limit": None}
+    if turn == 2:
+        return "search_issues", {"query": "crash", "page": 2, "limit": None}
+    if turn == 3:  # expand the first issue of the page it was just sent
+        number = json.loads(items[-1]["output"])["briefs"][0]["number"]
+        return "get_record", {"handle": number, "source": None, "page": None}
+    return None
+
+
+class ScriptedResponses:
+    """Stands in for ``client.responses``, answering with real ``Response`` objects."""
+
+    turn = 0
+
+    def create(self, *, model: str, input: list[Any], tools: list[Any]) -> Response:
+        self.turn += 1
+        call = next_call(self.turn, input)
+        text = {"type": "output_text", "text": "Issue 109 crashes on start.", "annotations": []}
+        item: dict[str, Any] = {"type": "message", "id": "m", "role": "assistant",
+                                "status": "completed", "content": [text]}  # fmt: skip
+        if call is not None:
+            item = {"type": "function_call", "id": f"fc_{self.turn}",
+                    "call_id": f"call_{self.turn}", "name": call[0],
+                    "arguments": json.dumps(call[1])}  # fmt: skip
+        return Response.model_validate(
+            {"id": "r", "object": "response", "created_at": 0, "model": model,
+             "status": "completed", "parallel_tool_calls": True, "tool_choice": "auto",
+             "tools": [], "output": [item]}
+        )  # fmt: skip
+
+
+def main() -> None:
+    """Run the loop and print every function call and exactly what was sent back."""
+    client = ScriptedResponses()  # for real: openai.OpenAI().responses
+    tools = response_tools(kit)
+    print("tools:", ", ".join(t["name"] for t in tools))
+    items: list[Any] = [{"role": "user", "content": "Which crash issues are open?"}]
+    while True:
+        response = client.create(model="gpt-4.1-mini", input=items, tools=tools)
+        outputs = response_tool_outputs(kit, response)
+        if not outputs:
+            break
+        items += [item.model_dump(exclude_none=True) for item in response.output]
+        calls = [item for item in response.output if item.type == "function_call"]
+        for call, output in zip(calls, outputs, strict=True):
+            print(f"\nmodel called {call.name}({call.arguments})")
+            text = str(output["output"])
+            print("sent back:", text if len(text) < 600 else text[:200] + " ...")
+        items += outputs
+    print(f"\nfinal answer: {response.output_text}")
+
+
+if __name__ == "__main__":
+    main()
