@@ -1,0 +1,188 @@
+"""MCP adapter: serve a toolkit, get_record included, from the official SDK's ``MCPServer``.
+
+Each tool is listed with the toolkit's own JSON schemas: ``inputSchema`` is
+``ToolSpec.parameters`` (``page`` and ``limit`` included) and ``outputSchema`` is
+``ToolSpec.output_schema`` (the envelope with its briefs as emitted), so the SDK's client
+side validation of structured results holds. A call answers with both channels carrying the
+same envelope: one text block with the compact JSON the model reads and
+``structuredContent`` equal to that JSON parsed, because MCP clients disagree on which of the
+two they show the model. Bad calls (wrong types, unknown or missing fields, a page past the
+end, an unknown handle) come back as ``isError`` results whose text says how to recover.
+
+Handles can also be read as resources, through the template
+``slimtools://<toolkit>/{handle}``.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable
+from typing import Any
+from urllib.parse import quote
+
+try:
+    from mcp.server.mcpserver import MCPServer
+    from mcp.server.mcpserver.tools import Tool, ToolManager
+    from mcp.server.mcpserver.utilities.func_metadata import ArgModelBase, FuncMetadata
+    from mcp.types import CallToolResult, ContentBlock, TextContent, ToolAnnotations
+    from pydantic import ConfigDict
+except ImportError as exc:  # pragma: no cover - exercised only without the extra
+    raise ImportError(
+        "slimtools.adapters.mcp needs the MCP SDK (mcp>=2): pip install 'slimtools[mcp]'"
+    ) from exc
+
+from slimtools.errors import ConfigurationError
+from slimtools.toolkit import Toolkit, ToolResult, ToolSpec
+
+__all__ = ["to_mcp_server"]
+
+_READ_ONLY_CATEGORIES = frozenset({"search", "read"})
+
+
+def to_mcp_server(
+    kit: Toolkit,
+    server: MCPServer[Any] | None = None,
+    *,
+    session: str | None = None,
+    resources: bool = True,
+) -> MCPServer[Any]:
+    """Register every tool of ``kit``, ``get_record`` included, on an ``MCPServer``.
+
+    Args:
+        kit: the toolkit to serve.
+        server: the server to add the tools to; ``None`` creates one named after the
+            toolkit, with instructions that explain envelopes and ``get_record``.
+        session: the handle session the tools run in; ``None`` uses the session bound
+            with ``slimtools.session(...)``, else the toolkit's default (one stdio server
+            process serves one client, so the default is the usual choice).
+        resources: also expose handles as the resource template
+            ``slimtools://<toolkit>/{handle}`` (read through ``get_record``).
+
+    Returns:
+        The server, ready for ``server.run()`` or an in-process ``mcp.Client(server)``.
+
+    Raises:
+        ConfigurationError: ``server`` already has a tool with one of the toolkit's names.
+    """
+    tools = [_mcp_tool(kit, spec, session) for spec in kit.tools]
+    if server is None:
+        server = MCPServer(name=kit.name, instructions=_instructions(kit), tools=tools)
+    else:
+        for tool in tools:
+            _add_prebuilt_tool(server, tool)
+    if resources:
+        _add_record_template(server, kit, session)
+    return server
+
+
+class _RawArguments(ArgModelBase):
+    """Hands the client's arguments to the tool untouched, for ``Toolkit.acall`` to validate.
+
+    The SDK validates arguments with a model inferred from the function signature. Here the
+    toolkit validates instead (one implementation across adapters, model-readable messages,
+    unknown fields refused rather than silently dropped), so every argument is kept as an
+    extra and passed through as is.
+    """
+
+    model_config = ConfigDict(extra="allow", arbitrary_types_allowed=True)
+
+    def model_dump_one_level(self) -> dict[str, Any]:
+        """The arguments exactly as the client sent them."""
+        return dict(self.__pydantic_extra__ or {})
+
+
+def _mcp_tool(kit: Toolkit, spec: ToolSpec, session: str | None) -> Tool:
+    """An SDK ``Tool`` with the toolkit's schemas and a handler that dispatches through ``kit``.
+
+    Async tools are awaited through ``kit.acall``; sync ones (get_record included) go
+    through ``kit.call``, which the SDK runs on a worker thread as it does for any sync tool,
+    so a slow backend never blocks the server's event loop.
+    """
+    name = spec.name
+    fn: Callable[..., Any]
+    if spec.is_async:
+
+        async def fn(**arguments: Any) -> CallToolResult:
+            return _call_tool_result(await kit.acall(name, arguments, session=session))
+
+    else:
+
+        def fn(**arguments: Any) -> CallToolResult:
+            return _call_tool_result(kit.call(name, arguments, session=session))
+
+    read_only = spec.category in _READ_ONLY_CATEGORIES
+    return Tool(
+        fn=fn,
+        name=name,
+        title=None,
+        description=spec.description,
+        parameters=copy.deepcopy(spec.parameters),
+        fn_metadata=FuncMetadata(
+            arg_model=_RawArguments,
+            # A schema without an output model is published but not re-validated by the
+            # server; the client validates structuredContent against it.
+            output_schema=copy.deepcopy(spec.output_schema),
+        ),
+        is_async=spec.is_async,
+        context_kwarg=None,
+        annotations=ToolAnnotations(read_only_hint=True) if read_only else None,
+    )
+
+
+def _call_tool_result(result: ToolResult) -> CallToolResult:
+    """A ``ToolResult`` as MCP: the text block, the same envelope as structuredContent."""
+    content: list[ContentBlock] = [TextContent(type="text", text=result.text)]
+    if result.is_error:
+        return CallToolResult(content=content, is_error=True)
+    if result.structured is None:
+        return CallToolResult(content=content)
+    return CallToolResult(content=content, structured_content=result.structured)
+
+
+def _add_prebuilt_tool(server: MCPServer[Any], tool: Tool) -> None:
+    """Add a ready-made ``Tool`` to an existing server.
+
+    ``MCPServer`` takes pre-built tools only in its constructor (``tools=``); ``add_tool``
+    always re-infers the schema from a function signature. So for a server the user made,
+    the tool goes into its tool manager directly. Checked, so an SDK change fails loudly.
+    """
+    manager = getattr(server, "_tool_manager", None)
+    registry = getattr(manager, "_tools", None)
+    if not isinstance(manager, ToolManager) or not isinstance(registry, dict):
+        raise TypeError(  # pragma: no cover - guards against a future SDK layout
+            "this mcp SDK version does not accept pre-built tools on an existing server; "
+            "call to_mcp_server(kit) without a server and mount or proxy it instead"
+        )
+    if manager.get_tool(tool.name) is not None:
+        raise ConfigurationError(
+            f"MCP server {server.name!r} already has a tool named {tool.name!r}; rename one "
+            "of them (Toolkit.tool(name=...) or Toolkit(companion_name=...))"
+        )
+    registry[tool.name] = tool
+
+
+def _add_record_template(server: MCPServer[Any], kit: Toolkit, session: str | None) -> None:
+    """Expose ``slimtools://<toolkit>/{handle}``: reading it calls ``get_record(handle)``."""
+    companion = kit.companion_name
+
+    async def read_record(handle: str) -> str:
+        # Through acall, like a tool call, so the session and the messages are the same.
+        result = await kit.acall(companion, {"handle": handle}, session=session)
+        return result.text
+
+    server.resource(
+        f"slimtools://{quote(kit.name, safe='')}/{{handle}}",
+        name=f"{kit.name}.{companion}",
+        description=f"The full record or text behind a handle from toolkit {kit.name!r}; "
+        f"the same as calling {companion}(handle).",
+    )(read_record)
+
+
+def _instructions(kit: Toolkit) -> str:
+    """Server instructions: how to read an envelope and expand a handle."""
+    companion = kit.companion_name
+    return (
+        "Tool results are compact JSON envelopes: total (how many items exist), briefs "
+        "(a few projected items, each with its handle), hint (the exact call for the next "
+        f"page or the full record). Call {companion}(handle) to read one item in full."
+    )
