@@ -270,6 +270,17 @@ def _shared_prefix(previous: Sequence[str], current: Sequence[str]) -> int:
     return n
 
 
+def round_starts(history: Sequence[Any], format: str | None = None) -> list[int]:
+    """Index of the first message of each model call (each turn) in ``history``.
+
+    A model call starts at each assistant message, or at each run of model-output items in
+    the OpenAI Responses format: the clearing core's turn rule, read through its ``view``.
+    """
+    fmt = format or detect_format(history)
+    reader = _Reader(fmt)
+    return _round_starts([reader.bill(m) for m in history], runs=fmt == "openai_responses")
+
+
 @dataclass(frozen=True, slots=True)
 class _Bill:
     """The billed text of one message and the texts of the tool results it carries."""

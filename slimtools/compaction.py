@@ -1,0 +1,221 @@
+"""The two-stage pipeline: clear stale tool results first, compact only past a threshold.
+
+Article, section 7: clearing is nearly lossless (handles and refetch hints survive) and
+costs no model call; compaction (summarising the history) is lossy and costs one. So clear
+at every round end and compact only when the history still crosses the hard threshold
+(section 4 of the series: history above 40% of the window, or under 20% of the window
+free). Clearing keeps the history flat, so the threshold is reached much later or never,
+and when compaction does run it summarises one-line placeholders instead of raw results.
+
+The summariser is any callable you supply (a cheap model call, usually): it receives the
+messages to fold away and returns the summary text, or ready-made messages to put in their
+place.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, TypeAlias
+
+from slimtools.clearing import Audit, Clearer, ClearingPolicy, detect_format, view
+from slimtools.errors import ConfigurationError
+from slimtools.ledger import round_starts
+from slimtools.tokens import TokenCounter, count_tokens
+
+Summarizer: TypeAlias = Callable[[list[Any]], "str | Sequence[Any]"]
+"""Messages to fold away -> the summary text (wrapped in a user message in the history's
+format) or the messages to put in their place."""
+
+
+@dataclass(frozen=True)
+class CompactionPolicy:
+    """When to compact and what to keep verbatim.
+
+    Attributes:
+        window: the model's context window, in tokens.
+        history_fraction: compact when the history exceeds this share of the window
+            (None: no such threshold).
+        min_free_fraction: compact when less than this share of the window is free after
+            the history and ``reserved`` (None: no such threshold).
+        reserved: tokens outside the history that share the window: system prompt, tool
+            schemas, the output budget.
+        keep_turns: the most recent turns kept verbatim (never summarised).
+        counter: token counter for the history's billed text.
+    """
+
+    window: int
+    history_fraction: float | None = 0.4
+    min_free_fraction: float | None = 0.2
+    reserved: int = 0
+    keep_turns: int = 2
+    counter: TokenCounter = count_tokens
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.window, int) or self.window <= 0:
+            raise ConfigurationError(f"window must be a positive int, got {self.window!r}")
+        for name in ("history_fraction", "min_free_fraction"):
+            value = getattr(self, name)
+            if value is not None and not 0 < value < 1:
+                raise ConfigurationError(f"{name} must be None or between 0 and 1, got {value!r}")
+        if self.reserved < 0 or self.keep_turns < 0:
+            raise ConfigurationError("reserved and keep_turns must be >= 0")
+
+    def should_compact(self, history_tokens: int) -> bool:
+        """Whether a history of ``history_tokens`` tokens crosses a threshold."""
+        if self.history_fraction is not None and history_tokens > self.history_fraction * (
+            self.window
+        ):
+            return True
+        free = self.window - self.reserved - history_tokens
+        return self.min_free_fraction is not None and free < self.min_free_fraction * self.window
+
+
+def history_tokens(
+    history: Sequence[Any], counter: TokenCounter = count_tokens, format: str | None = None
+) -> int:
+    """Billed tokens of ``history`` (content, call names and arguments, result texts)."""
+    return sum(counter(text) for text in view(history, format=format).message_texts)
+
+
+def compact(
+    history: Sequence[Any],
+    summarize: Summarizer,
+    *,
+    keep_turns: int = 2,
+    format: str | None = None,
+) -> list[Any]:
+    """Fold everything before the last ``keep_turns`` turns into a summary.
+
+    Leading system messages stay first; the plain user messages just before the kept turns
+    (the question being worked on) stay too. Tool calls and their results are kept or
+    folded together: the cut falls at the start of a turn, so no pair is split. A history
+    with nothing before the kept turns comes back unchanged, without calling ``summarize``.
+
+    Args:
+        history: the messages, in any format the clearing core reads.
+        summarize: the messages to fold -> summary text or replacement messages.
+        keep_turns: the most recent turns kept verbatim.
+        format: the history format; detected when None.
+    """
+    fmt = format or detect_format(history)
+    messages = list(history)
+    system_end = 0
+    while system_end < len(messages) and _is_system(messages[system_end]):
+        system_end += 1
+    starts = round_starts(messages, fmt)
+    if keep_turns == 0:
+        cut = len(messages)
+    elif len(starts) > keep_turns:
+        cut = starts[-keep_turns]
+    else:
+        return messages
+    while cut > system_end and _is_plain_input(messages[cut - 1], fmt):
+        cut -= 1
+    folded = messages[system_end:cut]
+    if not folded:
+        return messages
+    summary = summarize(folded)
+    replacement = [_user_message(summary, fmt)] if isinstance(summary, str) else list(summary)
+    return [*messages[:system_end], *replacement, *messages[cut:]]
+
+
+@dataclass(frozen=True, slots=True)
+class PipelineStep:
+    """What one :meth:`ContextPipeline.step` did.
+
+    Attributes:
+        history: the history to send to the model, and to store.
+        tokens_in: billed tokens of the history as given.
+        tokens_cleared: after clearing.
+        tokens_out: after compaction (equal to ``tokens_cleared`` when it did not run).
+        cleared: tool results newly cleared in this step.
+        compacted: whether compaction ran.
+    """
+
+    history: list[Any]
+    tokens_in: int
+    tokens_cleared: int
+    tokens_out: int
+    cleared: int
+    compacted: bool
+
+
+class ContextPipeline:
+    """Clear, then compact past a threshold: call it before each model call.
+
+    Store what it returns (compaction replaces the history; passing the original again
+    would summarise it again). Clearing is incremental and monotone across calls.
+
+    Args:
+        compaction: when to compact and what to keep.
+        summarize: your summariser (see :data:`Summarizer`).
+        clearing: the clearing policy; True (default) for :class:`ClearingPolicy` ()'s
+            defaults, False to turn the first stage off (compaction alone).
+        format: the history format; detected when None.
+        audit: a sink receiving each original tool result before it is cleared.
+    """
+
+    def __init__(
+        self,
+        compaction: CompactionPolicy,
+        summarize: Summarizer,
+        clearing: ClearingPolicy | bool = True,
+        *,
+        format: str | None = None,
+        audit: Audit | None = None,
+    ) -> None:
+        self.compaction = compaction
+        self.summarize = summarize
+        self.format = format
+        self._clearer: Clearer | None = None
+        if clearing is not False:
+            policy = clearing if isinstance(clearing, ClearingPolicy) else ClearingPolicy()
+            self._clearer = Clearer(policy, format=format, audit=audit)
+        self.compactions = 0
+
+    def __call__(self, history: Sequence[Any]) -> list[Any]:
+        """The history to send (and store): cleared, and compacted when over the threshold."""
+        return self.step(history).history
+
+    def step(self, history: Sequence[Any]) -> PipelineStep:
+        """:meth:`__call__` with the figures of what happened."""
+        fmt = self.format or detect_format(history)
+        count = self.compaction.counter
+        tokens_in = history_tokens(history, count, fmt)
+        cleared, newly = list(history), 0
+        if self._clearer is not None:
+            cleared, report = self._clearer.clear_with_report(history)
+            newly = report.cleared_tool_uses
+        tokens_cleared = history_tokens(cleared, count, fmt) if newly else tokens_in
+        if not self.compaction.should_compact(tokens_cleared):
+            return PipelineStep(cleared, tokens_in, tokens_cleared, tokens_cleared, newly, False)
+        out = compact(cleared, self.summarize, keep_turns=self.compaction.keep_turns, format=fmt)
+        compacted = len(out) != len(cleared) or any(
+            a is not b for a, b in zip(out, cleared, strict=True)
+        )
+        self.compactions += compacted
+        tokens_out = history_tokens(out, count, fmt) if compacted else tokens_cleared
+        return PipelineStep(out, tokens_in, tokens_cleared, tokens_out, newly, compacted)
+
+
+def _is_system(message: Any) -> bool:
+    role = message.get("role") if isinstance(message, dict) else getattr(message, "type", None)
+    return role in ("system", "developer")
+
+
+def _is_plain_input(message: Any, fmt: str) -> bool:
+    """A user (or system) message carrying no tool result: the question being worked on."""
+    seen = view([message], format=fmt)
+    if seen.turns or seen.results:
+        return False
+    role = message.get("role") if isinstance(message, dict) else getattr(message, "type", None)
+    return role in ("user", "human", "system", "developer")
+
+
+def _user_message(text: str, fmt: str) -> Any:
+    if fmt == "langchain":
+        from langchain_core.messages import HumanMessage
+
+        return HumanMessage(content=text)
+    return {"role": "user", "content": text}
