@@ -162,12 +162,13 @@ async def test_registers_beside_the_tools_of_an_existing_server():
     assert envelope(found)["total"] == 4
 
 
-def test_a_name_clash_with_an_existing_tool_is_refused():
-    """Registering a kit whose tool name the server already uses raises ConfigurationError."""
+async def test_a_name_clash_with_an_existing_tool_is_refused_and_adds_nothing():
+    """A kit whose tool name the server already uses raises, and no kit tool is added."""
     server: MCPServer[Any] = MCPServer("app")
     server.add_tool(lambda: "mine", name="get_record")
     with pytest.raises(ConfigurationError, match="get_record"):
         to_mcp_server(make_log_kit(), server)
+    assert [t.name for t in await server.list_tools()] == ["get_record"]
 
 
 async def test_handles_are_readable_as_resources():
@@ -185,6 +186,16 @@ async def test_resources_can_be_left_out():
     async with connect(to_mcp_server(make_log_kit(), resources=False)) as client:
         templates = (await client.list_resource_templates()).resource_templates
     assert templates == []
+
+
+async def test_output_schemas_can_be_left_out_while_structured_content_stays():
+    """output_schemas=False lists no outputSchema; results still carry structuredContent."""
+    server = to_mcp_server(make_log_kit(), output_schemas=False)
+    async with connect(server) as client:
+        tools = (await client.list_tools()).tools
+        result = await client.call_tool("search_logs", {"query": "timeout"})
+    assert all(t.output_schema is None for t in tools)
+    assert envelope(result)["total"] == 12
 
 
 async def test_search_and_read_tools_are_marked_read_only():

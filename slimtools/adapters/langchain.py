@@ -9,9 +9,10 @@ The tools work wherever LangChain tools do: ``langchain.agents.create_agent``, L
   the compact envelope JSON the model reads (``ToolResult.text``) and its ``artifact`` is
   the same page as a plain JSON dict (``ToolResult.structured``) for the application, or
   the raw return value for a tool that is not slimmed (``get_record``'s text, say);
-- turns every bad call (wrong types, unknown or missing fields, a page past the end, an
-  unknown handle) into a ``ToolMessage`` with ``status="error"`` whose content tells the
-  model how to recover, instead of an exception out of the agent loop.
+- turns every bad call (wrong types, unknown or missing fields, an unknown handle, a tool
+  that raises) into a ``ToolMessage`` with ``status="error"`` whose content tells the
+  model how to recover, instead of an exception out of the agent loop; a page past the
+  end is an ordinary envelope whose hint names the valid pages.
 """
 
 from __future__ import annotations

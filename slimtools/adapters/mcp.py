@@ -6,8 +6,9 @@ Each tool is listed with the toolkit's own JSON schemas: ``inputSchema`` is
 side validation of structured results holds. A call answers with both channels carrying the
 same envelope: one text block with the compact JSON the model reads and
 ``structuredContent`` equal to that JSON parsed, because MCP clients disagree on which of the
-two they show the model. Bad calls (wrong types, unknown or missing fields, a page past the
-end, an unknown handle) come back as ``isError`` results whose text says how to recover.
+two they show the model. Bad calls (wrong types, unknown or missing fields, an unknown tool
+or handle, a tool that raises) come back as ``isError`` results whose text says how to
+recover; a page past the end is an ordinary envelope whose hint names the valid pages.
 
 Handles can also be read as resources, through the template
 ``slimtools://<toolkit>/{handle}``.
@@ -45,6 +46,7 @@ def to_mcp_server(
     *,
     session: str | None = None,
     resources: bool = True,
+    output_schemas: bool = True,
 ) -> MCPServer[Any]:
     """Register every tool of ``kit``, ``get_record`` included, on an ``MCPServer``.
 
@@ -57,6 +59,10 @@ def to_mcp_server(
             process serves one client, so the default is the usual choice).
         resources: also expose handles as the resource template
             ``slimtools://<toolkit>/{handle}`` (read through ``get_record``).
+        output_schemas: publish each tool's ``outputSchema``. Clients reject a result that
+            does not match it, so turn this off when a backend's values may not match the
+            allowlist model's annotations (projection does not coerce types);
+            ``structuredContent`` is sent either way.
 
     Returns:
         The server, ready for ``server.run()`` or an in-process ``mcp.Client(server)``.
@@ -64,19 +70,18 @@ def to_mcp_server(
     Raises:
         ConfigurationError: ``server`` already has a tool with one of the toolkit's names.
     """
-    tools = [_mcp_tool(kit, spec, session) for spec in kit.tools]
+    tools = [_mcp_tool(kit, spec, session, output_schemas) for spec in kit.tools]
     if server is None:
         server = MCPServer(name=kit.name, instructions=_instructions(kit), tools=tools)
     else:
-        for tool in tools:
-            _add_prebuilt_tool(server, tool)
+        _add_prebuilt_tools(server, tools)
     if resources:
         _add_record_template(server, kit, session)
     return server
 
 
 class _RawArguments(ArgModelBase):
-    """Hands the client's arguments to the tool untouched, for ``Toolkit.acall`` to validate.
+    """Hands the client's arguments to the tool untouched, for the toolkit to validate.
 
     The SDK validates arguments with a model inferred from the function signature. Here the
     toolkit validates instead (one implementation across adapters, model-readable messages,
@@ -91,7 +96,7 @@ class _RawArguments(ArgModelBase):
         return dict(self.__pydantic_extra__ or {})
 
 
-def _mcp_tool(kit: Toolkit, spec: ToolSpec, session: str | None) -> Tool:
+def _mcp_tool(kit: Toolkit, spec: ToolSpec, session: str | None, with_output: bool) -> Tool:
     """An SDK ``Tool`` with the toolkit's schemas and a handler that dispatches through ``kit``.
 
     Async tools are awaited through ``kit.acall``; sync ones (get_record included) go
@@ -121,7 +126,7 @@ def _mcp_tool(kit: Toolkit, spec: ToolSpec, session: str | None) -> Tool:
             arg_model=_RawArguments,
             # A schema without an output model is published but not re-validated by the
             # server; the client validates structuredContent against it.
-            output_schema=copy.deepcopy(spec.output_schema),
+            output_schema=copy.deepcopy(spec.output_schema) if with_output else None,
         ),
         is_async=spec.is_async,
         context_kwarg=None,
@@ -139,26 +144,28 @@ def _call_tool_result(result: ToolResult) -> CallToolResult:
     return CallToolResult(content=content, structured_content=result.structured)
 
 
-def _add_prebuilt_tool(server: MCPServer[Any], tool: Tool) -> None:
-    """Add a ready-made ``Tool`` to an existing server.
+def _add_prebuilt_tools(server: MCPServer[Any], tools: list[Tool]) -> None:
+    """Add ready-made ``Tool`` objects to an existing server, all or none.
 
     ``MCPServer`` takes pre-built tools only in its constructor (``tools=``); ``add_tool``
     always re-infers the schema from a function signature. So for a server the user made,
-    the tool goes into its tool manager directly. Checked, so an SDK change fails loudly.
+    the tools go into its tool manager directly, checked so that an SDK change fails loudly.
     """
     manager = getattr(server, "_tool_manager", None)
     registry = getattr(manager, "_tools", None)
     if not isinstance(manager, ToolManager) or not isinstance(registry, dict):
         raise TypeError(  # pragma: no cover - guards against a future SDK layout
             "this mcp SDK version does not accept pre-built tools on an existing server; "
-            "call to_mcp_server(kit) without a server and mount or proxy it instead"
+            "call to_mcp_server(kit) without a server instead"
         )
-    if manager.get_tool(tool.name) is not None:
+    clashes = [tool.name for tool in tools if manager.get_tool(tool.name) is not None]
+    if clashes:
         raise ConfigurationError(
-            f"MCP server {server.name!r} already has a tool named {tool.name!r}; rename one "
-            "of them (Toolkit.tool(name=...) or Toolkit(companion_name=...))"
+            f"MCP server {server.name!r} already has tools named {clashes}; rename them "
+            "(Toolkit.tool(name=...), Toolkit(companion_name=...)) or use another server"
         )
-    registry[tool.name] = tool
+    for tool in tools:
+        registry[tool.name] = tool
 
 
 def _add_record_template(server: MCPServer[Any], kit: Toolkit, session: str | None) -> None:
