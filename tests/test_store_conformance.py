@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import subprocess
+import sys
 import time
 import uuid
 from collections.abc import Callable, Iterator
@@ -437,3 +439,13 @@ def test_bad_store_urls_raise_configuration_errors(url: str, message: str) -> No
     """Malformed URLs fail at configuration time with a message naming the problem."""
     with pytest.raises(ConfigurationError, match=message):
         open_store(url)
+
+
+def test_importing_the_stores_pulls_in_no_client_library() -> None:
+    """slimtools.stores imports redis and langgraph only when their stores are used."""
+    code = (
+        "import sys, slimtools, slimtools.stores;"
+        "print(sorted(m for m in ('redis', 'langgraph') if m in sys.modules))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"

@@ -89,6 +89,12 @@ WHERE toolkit = ? AND session = ? AND (expires_at IS NULL OR expires_at > ?) AND
 _CHUNK = 500  # keys per SELECT, well under SQLite's bound-parameter limit
 
 
+_INHERITED: list[_Holder] = []
+"""Connections a forked child inherited. SQLite forbids using them in the child, and even
+closing one there can drop the POSIX locks of the child's own connections to the same file,
+so they are kept referenced, never closed, for the life of the process."""
+
+
 class _Holder:
     """One thread's connection, tagged with the process that opened it."""
 
@@ -231,6 +237,8 @@ class SQLiteStore:
         for holder in holders:
             if holder.pid == os.getpid():
                 holder.conn.close()
+            else:
+                _INHERITED.append(holder)
 
     # -- plumbing ---------------------------------------------------------------------------
 
@@ -267,7 +275,8 @@ class SQLiteStore:
             raise StoreUnavailableError(f"{self!r} is closed")
         holder: _Holder | None = getattr(self._local, "holder", None)
         if holder is None or holder.pid != os.getpid():
-            # After a fork the parent's connection must not be touched (not even closed).
+            if holder is not None:
+                _INHERITED.append(holder)
             holder = _Holder(self._open())
             self._local.holder = holder
             with self._holders_lock:
