@@ -10,6 +10,7 @@ import pytest
 from agents import Agent, FunctionTool, RunConfig, Runner
 from agents.testing import ModelCall, ModelStep, ScriptedModel, assistant_message, function_call
 
+import slimtools
 from slimtools.adapters.openai_agents import to_agents_tools
 from tests.sdk_adapter_fixtures import EXAMPLES, UNTRUSTED, first_brief_id, make_kit
 
@@ -108,3 +109,32 @@ def test_openai_agents_example_runs_offline(capsys):
     """examples/openai_agents.py runs without network and shows get_record's output."""
     runpy.run_path(str(EXAMPLES / "openai_agents.py"), run_name="__main__")
     assert "get_record" in capsys.readouterr().out
+
+
+async def test_a_session_bound_around_the_run_scopes_the_handles():
+    """Handles made inside ``with slimtools.session(...)`` resolve only in that session."""
+    kit = make_kit()
+    with slimtools.session("alice"):
+        await _run(
+            kit,
+            [[function_call("search_tickets", {"query": "timeout"}, call_id="c1")],
+             [assistant_message("ok")]],
+        )  # fmt: skip
+    assert not kit.call("get_record", {"handle": 1}, session="alice").is_error
+    assert kit.call("get_record", {"handle": 1}).is_error
+
+
+def test_to_agents_tools_session_scopes_the_handles():
+    """to_agents_tools(kit, session=...) makes every call in that session."""
+    kit = make_kit()
+    agent = Agent(
+        name="s",
+        model=ScriptedModel(
+            [[function_call("search_tickets", {"query": "timeout"}, call_id="c1")],
+             [assistant_message("ok")]]
+        ),
+        tools=to_agents_tools(kit, session="bob"),
+    )  # fmt: skip
+    Runner.run_sync(agent, "go", run_config=OFFLINE)
+    assert not kit.call("get_record", {"handle": 1}, session="bob").is_error
+    assert kit.call("get_record", {"handle": 1}, session="alice").is_error

@@ -1,4 +1,4 @@
-"""Pydantic AI adapter: the toolset and Tool objects, run by real Agents on test models."""
+"""Pydantic AI adapter: the toolset, run by real Agents on Pydantic AI's test models."""
 
 from __future__ import annotations
 
@@ -7,12 +7,13 @@ import runpy
 from typing import Any
 
 import pytest
-from pydantic_ai import Agent, Tool
+from pydantic_ai import Agent
 from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCallPart, ToolReturnPart
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 from pydantic_ai.models.test import TestModel
 
-from slimtools.adapters.pydantic_ai import SlimToolset, to_pydantic_ai_tools, to_pydantic_ai_toolset
+import slimtools
+from slimtools.adapters.pydantic_ai import SlimToolset, to_pydantic_ai_toolset
 from tests.sdk_adapter_fixtures import EXAMPLES, UNTRUSTED, first_brief_id, make_kit
 
 
@@ -105,27 +106,32 @@ def test_test_model_calls_every_tool_without_an_exception():
     }
 
 
-def test_tools_are_tool_objects_with_the_parameter_schema():
-    """to_pydantic_ai_tools gives Tool objects whose definitions carry the parameter schemas."""
+def test_toolset_passes_the_bound_session_to_the_toolkit():
+    """A toolset made with session= resolves handles only in that session."""
     kit = make_kit()
-    tools = to_pydantic_ai_tools(kit)
-    assert all(isinstance(t, Tool) for t in tools)
-    assert [t.tool_def.parameters_json_schema for t in tools] == [s.parameters for s in kit.tools]
-
-
-def test_tools_report_wrong_arguments_as_failed_results():
-    """Tool objects run through kit.acall too: wrong types come back as a failed result."""
     model = _scripted(
-        [ToolCallPart("search_tickets", {"query": "timeout", "page": "x"}, tool_call_id="c1")],
+        [ToolCallPart("search_tickets", {"query": "timeout"}, tool_call_id="c1")],
         [TextPart("done")],
     )
-    result = Agent(model, tools=to_pydantic_ai_tools(make_kit())).run_sync("go")
-    [ret] = _returns(result.all_messages())
-    assert ret.outcome == "failed"
-    assert "page" in str(ret.content)
+    Agent(model, toolsets=[to_pydantic_ai_toolset(kit, session="alice")]).run_sync("go")
+    assert not kit.call("get_record", {"handle": 1}, session="alice").is_error
+    assert kit.call("get_record", {"handle": 1}, session="bob").is_error
 
 
 def test_pydantic_ai_example_runs_offline(capsys):
     """examples/pydantic_ai_agent.py runs without network and shows get_record's output."""
     runpy.run_path(str(EXAMPLES / "pydantic_ai_agent.py"), run_name="__main__")
     assert "get_record" in capsys.readouterr().out
+
+
+def test_a_session_bound_around_the_run_scopes_the_handles():
+    """Handles made inside ``with slimtools.session(...)`` resolve only in that session."""
+    kit = make_kit()
+    model = _scripted(
+        [ToolCallPart("search_tickets", {"query": "timeout"}, tool_call_id="c1")],
+        [TextPart("done")],
+    )
+    with slimtools.session("carol"):
+        Agent(model, toolsets=[to_pydantic_ai_toolset(kit)]).run_sync("go")
+    assert not kit.call("get_record", {"handle": 1}, session="carol").is_error
+    assert kit.call("get_record", {"handle": 1}).is_error

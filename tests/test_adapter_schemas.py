@@ -71,14 +71,6 @@ def _pydantic_ai(kit: Toolkit, name: str) -> dict[str, Any]:
     return seen[name]
 
 
-def _pydantic_ai_tools(kit: Toolkit, name: str) -> dict[str, Any]:
-    from slimtools.adapters.pydantic_ai import to_pydantic_ai_tools
-
-    return next(
-        t for t in to_pydantic_ai_tools(kit) if t.name == name
-    ).tool_def.parameters_json_schema
-
-
 def _langchain(kit: Toolkit, name: str) -> dict[str, Any]:
     """The parameters LangChain sends a chat model for the tool."""
     from langchain_core.utils.function_calling import convert_to_openai_tool
@@ -113,8 +105,7 @@ READERS: dict[str, tuple[Reader, bool]] = {
     "openai-responses": (_openai_responses, True),
     "anthropic": (_anthropic, False),
     "openai-agents": (_openai_agents, True),
-    "pydantic-ai-toolset": (_pydantic_ai, False),
-    "pydantic-ai-tools": (_pydantic_ai_tools, False),
+    "pydantic-ai": (_pydantic_ai, False),
     "langchain": (_langchain, False),
     "mcp": (_mcp, False),
 }

@@ -37,29 +37,33 @@ if TYPE_CHECKING:
 __all__ = ["to_agents_tools"]
 
 
-def to_agents_tools(kit: Toolkit, *, strict: bool = True) -> list[FunctionTool]:
+def to_agents_tools(
+    kit: Toolkit, *, strict: bool = True, session: str | None = None
+) -> list[FunctionTool]:
     """One ``FunctionTool`` per tool of ``kit``, get_record included.
 
     Args:
         kit: the toolkit to expose.
         strict: use strict JSON schemas where a tool's schema allows it; a tool whose schema
             cannot be strict is sent non-strict (``strict_json_schema=False``), alone.
+        session: the handle session for every call (default: the one bound with
+            ``slimtools.session`` around the run, else the toolkit's default).
 
     Returns:
         Tools for ``Agent(tools=...)``; each returns the envelope text (or an actionable
         error message) as its output.
     """
-    return [_function_tool(kit, spec, strict) for spec in kit.tools]
+    return [_function_tool(kit, spec, strict, session) for spec in kit.tools]
 
 
-def _function_tool(kit: Toolkit, spec: ToolSpec, strict: bool) -> FunctionTool:
+def _function_tool(kit: Toolkit, spec: ToolSpec, strict: bool, session: str | None) -> FunctionTool:
     schema = strict_schema(spec.parameters) if strict else None
     name, original = spec.name, spec.parameters
 
     async def invoke(context: ToolContext[Any], arguments: str) -> str:
         # Errors are returned, not raised: a raise would end the run instead of informing
         # the model (the SDK's contract for on_invoke_tool).
-        result = await kit.acall(name, restore_defaults(arguments, original))
+        result = await kit.acall(name, restore_defaults(arguments, original), session=session)
         return result.text
 
     return FunctionTool(

@@ -1,30 +1,32 @@
-"""Pydantic AI adapter: a toolkit as a toolset, or as ``Tool`` objects.
+"""Pydantic AI adapter: a toolkit as a toolset.
 
-``Agent(model, toolsets=[to_pydantic_ai_toolset(kit)])`` is the recommended registration:
-the toolset validates nothing itself and hands the model's arguments, as sent, to
-``kit.acall``, so every bad call (wrong types, unknown or missing fields, even malformed
-JSON, a page past the end, an unknown handle) comes back as a failed tool result
-(``outcome='failed'``, which Pydantic AI maps to the provider's error flag, e.g. Anthropic's
-``is_error``) without using up the tool's retries, and the run goes on.
+``Agent(model, toolsets=[to_pydantic_ai_toolset(kit)])`` registers every tool and
+get_record. The toolset validates nothing itself and hands the model's arguments, as sent,
+to ``kit.acall``, so every bad call (wrong types, unknown or missing fields, malformed JSON or
+JSON that is not an object, a page past the end, an unknown handle) comes back as a tool
+result the model can act on: a failed one (``outcome='failed'``, which Pydantic AI maps to
+the provider's error flag, e.g. Anthropic's ``is_error``) when it is an error, without using
+up the tool's retries, and the run goes on.
 
-``Agent(model, tools=to_pydantic_ai_tools(kit))`` gives plain ``Tool`` objects with the same
-schemas and errors, for code that builds its tool list itself; the one difference is that
-arguments that are not valid JSON are rejected by Pydantic AI before the tool runs, as a
-retry prompt that counts against the tool's ``max_retries``.
+Why a toolset rather than ``Tool`` objects: a ``Tool`` built from a JSON schema
+(``Tool.from_schema``) lets Pydantic AI parse the arguments first, so malformed JSON becomes
+a retry prompt that spends the tool's retries (and ends the run with an exception once they
+run out), and a JSON array is splatted into the function as keyword arguments and raises a
+``TypeError`` out of the run. A toolset owns argument validation, so neither can happen.
 
-Either way the model sees the envelope text; the structured envelope (``ToolResult.structured``)
-rides along as the tool return's ``metadata``, which the application can read from the
-message history and which is never sent to the model.
+The model sees the envelope text; the structured envelope (``ToolResult.structured``) rides
+along as the tool return's ``metadata``, which the application can read from the message
+history and which is never sent to the model.
 """
 
 from __future__ import annotations
 
 import copy
-from collections.abc import Callable, Coroutine, Mapping
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 try:
-    from pydantic_ai import Tool, ToolDefinition, ToolFailed, ToolReturn
+    from pydantic_ai import ToolDefinition, ToolFailed, ToolReturn
     from pydantic_ai.toolsets import AbstractToolset, ToolsetTool
 except ImportError as exc:  # pragma: no cover - exercised only without the extra
     raise ImportError(
@@ -33,15 +35,17 @@ except ImportError as exc:  # pragma: no cover - exercised only without the extr
 
 import orjson
 
+from slimtools._json import dumps_str
+
 if TYPE_CHECKING:
     from pydantic_ai import RunContext
 
     from slimtools.toolkit import Toolkit
 
-__all__ = ["SlimToolset", "to_pydantic_ai_tools", "to_pydantic_ai_toolset"]
+__all__ = ["SlimToolset", "to_pydantic_ai_toolset"]
 
 _RAW = "__slimtools_raw_arguments__"
-"""Key under which arguments that are not a JSON object reach ``call_tool`` unparsed."""
+"""Key under which arguments that are not a JSON object reach ``call_tool``, as JSON text."""
 
 
 class _PassThroughArgs:
@@ -59,24 +63,23 @@ class _PassThroughArgs:
         try:
             parsed = orjson.loads(text)
         except orjson.JSONDecodeError:
-            return {_RAW: text}
-        return self.validate_python(parsed)
+            parsed = None
+        return dict(parsed) if isinstance(parsed, dict) else {_RAW: text}
 
     def validate_python(self, input: Any, **_: Any) -> dict[str, Any]:
         if input is None:
             return {}
-        return dict(input) if isinstance(input, Mapping) else {_RAW: input}
+        return dict(input) if isinstance(input, Mapping) else {_RAW: dumps_str(input)}
 
 
 _PASS_THROUGH = _PassThroughArgs()
 
 
-async def _call(kit: Toolkit, name: str, arguments: dict[str, Any]) -> ToolReturn:
+async def _call(
+    kit: Toolkit, name: str, arguments: dict[str, Any], session: str | None
+) -> ToolReturn:
     """Run one call through the toolkit; a failure becomes ``ToolFailed`` (a failed result)."""
-    raw = arguments.get(_RAW, arguments)
-    result = await kit.acall(
-        name, raw if isinstance(raw, (str, Mapping)) else orjson.dumps(raw).decode()
-    )
+    result = await kit.acall(name, arguments.get(_RAW, arguments), session=session)
     if result.is_error:
         raise ToolFailed(result.text)
     return ToolReturn(return_value=result.text, metadata=result.structured)
@@ -88,11 +91,14 @@ class SlimToolset(AbstractToolset[Any]):
     Args:
         kit: the toolkit to expose; tools registered later appear on the next run step.
         id: the toolset id (needed for durable execution); defaults to ``slimtools:<name>``.
+        session: the handle session for every call (default: the one bound with
+            ``slimtools.session`` around the run, else the toolkit's default).
     """
 
-    def __init__(self, kit: Toolkit, *, id: str | None = None) -> None:
+    def __init__(self, kit: Toolkit, *, id: str | None = None, session: str | None = None) -> None:
         self._kit = kit
         self._id = id if id is not None else f"slimtools:{kit.name}"
+        self._session = session
 
     @property
     def id(self) -> str | None:
@@ -119,34 +125,17 @@ class SlimToolset(AbstractToolset[Any]):
         self, name: str, tool_args: dict[str, Any], ctx: RunContext[Any], tool: ToolsetTool[Any]
     ) -> Any:
         """Run the call through ``kit.acall``; errors become failed results, never raises."""
-        return await _call(self._kit, name, tool_args)
+        return await _call(self._kit, name, tool_args, self._session)
 
 
-def to_pydantic_ai_toolset(kit: Toolkit, *, id: str | None = None) -> SlimToolset:
-    """The toolkit as a toolset for ``Agent(toolsets=[...])`` (recommended; see module doc)."""
-    return SlimToolset(kit, id=id)
+def to_pydantic_ai_toolset(
+    kit: Toolkit, *, id: str | None = None, session: str | None = None
+) -> SlimToolset:
+    """The toolkit as a toolset: ``Agent(model, toolsets=[to_pydantic_ai_toolset(kit)])``.
 
-
-def to_pydantic_ai_tools(kit: Toolkit) -> list[Tool[Any]]:
-    """The toolkit as ``Tool`` objects for ``Agent(tools=[...])``, get_record included.
-
-    Malformed JSON arguments are handled by Pydantic AI as a retry prompt (see module doc);
-    every other bad call is a failed result, as with :func:`to_pydantic_ai_toolset`.
+    Args:
+        kit: the toolkit to expose, get_record included.
+        id: the toolset id; defaults to ``slimtools:<toolkit name>``.
+        session: the handle session (default: the bound one, see :class:`SlimToolset`).
     """
-    return [
-        Tool.from_schema(
-            _bound(kit, spec.name),
-            name=spec.name,
-            description=spec.description or None,
-            json_schema=copy.deepcopy(spec.parameters),
-        )
-        for spec in kit.tools
-    ]
-
-
-def _bound(kit: Toolkit, name: str) -> Callable[..., Coroutine[Any, Any, ToolReturn]]:
-    async def run(**arguments: Any) -> ToolReturn:
-        return await _call(kit, name, arguments)
-
-    run.__name__ = name
-    return run
+    return SlimToolset(kit, id=id, session=session)
