@@ -1,0 +1,172 @@
+"""Placeholders: content, handles, templates, bounds and recognition."""
+
+from __future__ import annotations
+
+import orjson
+import pytest
+
+from slimtools.clearing import ClearingPolicy, clear_stale_results, is_placeholder, view
+from slimtools.clearing.placeholder import envelope_handles, flatten_head
+from slimtools.envelope import Envelope
+from tests.strategies_clearing import FORMATS, Call, Res, Turn, big, render, script
+
+fmt_param = pytest.mark.parametrize("fmt", FORMATS)
+NOW = ClearingPolicy(keep_turns=0, retention={})
+
+
+def cleared_text(fmt, content, tool="read_file", args=None, policy=NOW, is_error=False):
+    """Clear a one-call history and return the text that replaced the result."""
+    call = Call("c1", tool, args or {"path": "a.py"}, Res(content, is_error=is_error))
+    history = render(fmt, [Turn((call,), user="go")])
+    return view(clear_stale_results(history, policy)).results[0].text
+
+
+@fmt_param
+def test_placeholder_names_the_call_size_head_and_refetch(fmt):
+    """The placeholder shows tool, arguments, size in chars and tokens, head and refetch line."""
+    text = cleared_text(fmt, "first line\n\n   second   line " + "x" * 2000)
+    assert 'read_file(path="a.py")' in text
+    assert "2,029 chars" in text
+    assert "~508 tokens" in text
+    assert "Head: first line second line xxx" in text
+    assert 'call read_file(path="a.py") again' in text
+    assert is_placeholder(text)
+
+
+def test_head_is_bounded_by_keep_head():
+    """keep_head limits the head; 0 drops the head line."""
+    text = cleared_text("openai_chat", "y" * 3000, policy=NOW.replace(keep_head=10))
+    assert "Head: yyyyyyyyyy\n" in text
+    assert "Head:" not in cleared_text("openai_chat", "y" * 3000, policy=NOW.replace(keep_head=0))
+
+
+def test_flatten_head_handles_long_whitespace_runs():
+    """A head after a huge whitespace run is still found, flattened."""
+    assert flatten_head(" " * 5000 + "a  b\n\nc" + "d" * 50, 5) == "a b c"
+    assert flatten_head("short", 100) == "short"
+
+
+def test_error_results_say_so():
+    """An error result's placeholder marks it as an error."""
+    text = cleared_text("anthropic", "Traceback " * 100, is_error=True)
+    assert "(an error)" in text
+
+
+def test_envelope_handles_are_listed_with_get_record():
+    """Handles of a slimtools envelope survive clearing, with the get_record line."""
+    env = Envelope(
+        total=40,
+        briefs=[{"handle": "k3f9a2qd", "title": big("t", 200)}, {"handle": "m1", "title": "z"}],
+        hint='more: get_record("k3f9a2qd")',
+    )
+    text = cleared_text("langchain", str(env), tool="search_docs")
+    assert 'Handles: "k3f9a2qd", "m1"' in text
+    assert "get_record(<handle>)" in text
+
+
+def test_declared_handle_key_and_id_fallback():
+    """A tool's declared key field is used; tools without one fall back to "id"."""
+    body = {"total": 9, "briefs": [{"id": 3, "ref": "R-1", "s": big("s", 200)}], "hint": ""}
+    text = orjson.dumps(body).decode()
+    assert envelope_handles(text, "ref") == ('"R-1"',)
+    assert envelope_handles(text, "id") == ("3",)
+    assert envelope_handles(text, None) == ()
+    policy = NOW.replace(handle_keys={"search_logs": "ref"})
+    assert 'Handles: "R-1"' in cleared_text("openai_chat", text, "search_logs", policy=policy)
+    assert "Handles: 3" in cleared_text("openai_chat", text, "search_logs")
+
+
+def test_text_envelope_top_level_handle():
+    """The top-level handle of a text envelope is kept."""
+    env = Envelope(total=1200, hint="lines 1-50", page=1, handle="t7d2m4xa", text=big("l", 80))
+    assert envelope_handles(str(env), "id") == ('"t7d2m4xa"',)
+
+
+def test_non_envelope_json_has_no_handles():
+    """JSON that is not an envelope, and broken JSON, yield no handles."""
+    assert envelope_handles('{"id": 3}', "id") == ()
+    assert envelope_handles('{"total": 1, "briefs": [', "id") == ()
+    assert envelope_handles("[1, 2]", "id") == ()
+
+
+def test_handles_are_capped():
+    """At most 20 handles are listed, then a count of the rest."""
+    briefs = [{"handle": f"h{i}"} for i in range(30)]
+    text = orjson.dumps({"total": 30, "briefs": briefs, "hint": ""}).decode()
+    handles = envelope_handles(text, "id")
+    assert len(handles) == 21
+    assert handles[-1] == "… (+10 more)"
+
+
+@fmt_param
+def test_json_array_results_are_clearable(fmt):
+    """A result starting with "[" is real content, not a cleared marker (the article's bug)."""
+    array = orjson.dumps([{"id": i, "msg": "timeout"} for i in range(50)]).decode()
+    text = cleared_text(fmt, array)
+    assert is_placeholder(text)
+    assert not is_placeholder(array)
+
+
+def test_look_alike_marker_is_not_trusted():
+    """Text imitating the marker but failing its digest is not taken as cleared."""
+    fake = "[slimtools cleared 00000000] " + "x" * 500
+    assert not is_placeholder(fake)
+    assert is_placeholder(cleared_text("openai_chat", fake))
+
+
+def test_edited_placeholder_is_not_recognised():
+    """Changing a placeholder's body breaks its digest."""
+    text = cleared_text("openai_chat", "z" * 2000)
+    assert not is_placeholder(text.replace("chars", "bytes"))
+
+
+@fmt_param
+def test_custom_template(fmt):
+    """A user template replaces the body; the marker is still prepended."""
+    policy = NOW.replace(placeholder="{tool} gone ({chars} chars); {refetch}")
+    text = cleared_text(fmt, "q" * 1000, policy=policy)
+    assert text.endswith(
+        'read_file gone (1,000 chars); To see it again, call read_file(path="a.py") again.'
+    )
+    assert is_placeholder(text)
+
+
+def test_callable_placeholder():
+    """A callable receives PlaceholderInfo and returns the body."""
+    policy = NOW.replace(placeholder=lambda info: f"{info.tool}#{info.call_id}#{info.turn}")
+    assert cleared_text("anthropic", "q" * 1000, policy=policy).endswith("read_file#c1#1")
+
+
+def test_failing_callable_leaves_the_result():
+    """A placeholder callable that raises keeps the original result (never crashes)."""
+    policy = NOW.replace(placeholder=lambda info: 1 / 0)
+    assert cleared_text("openai_chat", "q" * 1000, policy=policy) == "q" * 1000
+
+
+def test_placeholder_size_is_bounded():
+    """max_placeholder_chars caps the placeholder, marker included."""
+    policy = NOW.replace(placeholder="{head}" * 10, keep_head=500, max_placeholder_chars=300)
+    text = cleared_text("openai_chat", "w" * 10_000, policy=policy)
+    assert len(text) == 300
+    assert is_placeholder(text)
+
+
+@fmt_param
+def test_result_shorter_than_its_placeholder_is_left_alone(fmt):
+    """A result the placeholder would not shrink is not replaced."""
+    assert cleared_text(fmt, "short answer") == "short answer"
+
+
+def test_long_arguments_are_truncated_in_the_placeholder():
+    """Huge arguments do not blow up the placeholder."""
+    text = cleared_text("openai_chat", "r" * 5000, args={"code": "a" * 5000})
+    assert len(text) < 1000
+    assert "…" in text
+
+
+def test_cjk_results_are_counted_in_tokens():
+    """Token counts use the policy's counter (CJK is about a token a character)."""
+    history = render("anthropic", script("read_file", size=10))
+    history[2]["content"][0]["content"] = "错误" * 500
+    text = view(clear_stale_results(history, NOW)).results[0].text
+    assert "1,000 chars, ~1,000 tokens" in text

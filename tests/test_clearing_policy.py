@@ -1,0 +1,205 @@
+"""ClearingPolicy: defaults, validation, retention, Anthropic and Toolkit constructors."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import pytest
+
+from slimtools.clearing import DEFAULT_RETENTION, ClearingPolicy, infer_category
+from slimtools.errors import ConfigurationError
+from slimtools.tokens import count_tokens
+
+
+def test_defaults_follow_turn_end_clearing():
+    """No trigger, no minimum, clear at every round end, 2 turns kept, 200-char head."""
+    p = ClearingPolicy()
+    assert (p.keep_turns, p.keep_head, p.batch_turns) == (2, 200, 1)
+    assert p.trigger_tokens is p.trigger_tool_uses is p.clear_at_least is p.keep is None
+    assert p.clear_tool_inputs is False
+    assert p.token_counter is count_tokens
+    assert dict(p.retention) == dict(DEFAULT_RETENTION)
+
+
+@pytest.mark.parametrize(
+    ("changes", "message"),
+    [
+        ({"keep_turns": -1}, "keep_turns"),
+        ({"keep_turns": True}, "keep_turns"),
+        ({"keep_head": "200"}, "keep_head"),
+        ({"keep": -3}, "keep"),
+        ({"trigger_tokens": 1.5}, "trigger_tokens"),
+        ({"batch_turns": 0}, "batch_turns"),
+        ({"clear_at_least": -1}, "clear_at_least"),
+        ({"exclude_tools": "create_issue"}, "exclude_tools"),
+        ({"exclude_tools": [1]}, "exclude_tools"),
+        ({"clear_tool_inputs": "bash"}, "clear_tool_inputs"),
+        ({"retention": {"read": -1}}, "retention"),
+        ({"tool_retention": {"bash": "never"}}, "tool_retention"),
+        ({"categories": {"bash": 3}}, "categories"),
+        ({"handle_keys": {"bash": 3}}, "handle_keys"),
+        ({"placeholder": "{tool} {nope}"}, "nope"),
+        ({"placeholder": "{tool"}, "malformed"),
+        ({"placeholder": ""}, "placeholder"),
+        ({"max_placeholder_chars": 10}, "max_placeholder_chars"),
+        ({"token_counter": 3}, "token_counter"),
+    ],
+)
+def test_invalid_settings_raise_clear_errors(changes, message):
+    """Each bad setting raises ConfigurationError naming the field."""
+    with pytest.raises(ConfigurationError, match=message):
+        ClearingPolicy(**changes)
+
+
+def test_collections_are_normalised_and_immutable():
+    """exclude_tools becomes a frozenset; mappings cannot be changed after construction."""
+    p = ClearingPolicy(exclude_tools=["a", "b"], categories={"x": "read"})
+    assert p.exclude_tools == frozenset({"a", "b"})
+    with pytest.raises(TypeError):
+        p.categories["y"] = "write"  # type: ignore[index]
+
+
+@pytest.mark.parametrize(
+    ("tool", "category"),
+    [
+        ("web_search", "search"),
+        ("list_dir", "search"),
+        ("findUsers", "search"),
+        ("read_file", "read"),
+        ("get_record", "read"),
+        ("bash", "command"),
+        ("tail", "command"),
+        ("run_query", "command"),
+        ("create_issue", "write"),
+        ("git_commit", "write"),
+        ("fetch_and_update", "write"),
+        ("frobnicate", None),
+    ],
+)
+def test_categories_are_inferred_from_tool_names(tool, category):
+    """Name words imply categories; write wins over everything (it is kept longest)."""
+    assert infer_category(tool) == category
+
+
+def test_retention_follows_the_article_table_order():
+    """Search goes first, reads and commands early, writes late, task input never."""
+    p = ClearingPolicy(categories={"dataset": "input"})
+    keep = {t: p.turns_to_keep(t) for t in ("web_search", "read_file", "bash", "create_issue")}
+    assert keep["web_search"] <= keep["read_file"] == keep["bash"] < keep["create_issue"]
+    assert p.turns_to_keep("dataset") is None
+
+
+def test_keep_turns_is_a_floor_for_every_retention():
+    """No category is cleared inside the keep_turns window."""
+    p = ClearingPolicy(keep_turns=5, tool_retention={"bash": 1})
+    assert p.turns_to_keep("bash") == 5
+    assert p.turns_to_keep("web_search") == 5
+
+
+def test_tool_retention_wins_over_category():
+    """A per-tool retention overrides the tool's category, None meaning never."""
+    p = ClearingPolicy(tool_retention={"read_file": None, "create_issue": 2})
+    assert p.turns_to_keep("read_file") is None
+    assert p.turns_to_keep("create_issue") == 2
+
+
+def test_excluded_tools_are_never_cleared():
+    """An excluded tool has no retention at all."""
+    assert ClearingPolicy(exclude_tools={"bash"}).turns_to_keep("bash") is None
+
+
+def test_uncategorised_tools_use_keep_turns():
+    """A tool with no category keeps keep_turns turns."""
+    assert ClearingPolicy(keep_turns=4).turns_to_keep("frobnicate") == 4
+
+
+def test_infer_categories_can_be_turned_off():
+    """Without inference, only declared categories apply."""
+    p = ClearingPolicy(infer_categories=False)
+    assert p.category_of("create_issue") is None
+    assert p.turns_to_keep("create_issue") == 2
+
+
+def test_clear_tool_inputs_may_name_tools():
+    """clear_tool_inputs accepts a set of tool names, like Anthropic's list form."""
+    p = ClearingPolicy(clear_tool_inputs=["bash"])
+    assert p.clears_inputs_of("bash")
+    assert not p.clears_inputs_of("read_file")
+
+
+def test_from_anthropic_defaults():
+    """No argument: trigger at 100,000 input tokens, keep 3 tool uses, no turn windows."""
+    p = ClearingPolicy.from_anthropic()
+    assert (p.trigger_tokens, p.keep, p.keep_turns) == (100_000, 3, 0)
+    assert p.turns_to_keep("create_issue") == 0
+
+
+def test_from_anthropic_reads_the_edit_dict():
+    """Every field of a clear_tool_uses_20250919 edit maps onto the policy."""
+    p = ClearingPolicy.from_anthropic(
+        {
+            "type": "clear_tool_uses_20250919",
+            "trigger": {"type": "input_tokens", "value": 30000},
+            "keep": {"type": "tool_uses", "value": 5},
+            "clear_at_least": {"type": "input_tokens", "value": 5000},
+            "exclude_tools": ["web_search"],
+            "clear_tool_inputs": True,
+        }
+    )
+    assert (p.trigger_tokens, p.keep, p.clear_at_least) == (30000, 5, 5000)
+    assert p.exclude_tools == {"web_search"}
+    assert p.clear_tool_inputs is True
+
+
+def test_from_anthropic_tool_uses_trigger():
+    """A tool_uses trigger sets trigger_tool_uses instead of trigger_tokens."""
+    p = ClearingPolicy.from_anthropic({"trigger": {"type": "tool_uses", "value": 10}})
+    assert (p.trigger_tool_uses, p.trigger_tokens, p.keep) == (10, None, 3)
+
+
+def test_from_anthropic_applies_overrides():
+    """Keyword overrides such as a placeholder are applied after the edit."""
+    p = ClearingPolicy.from_anthropic(None, placeholder="{tool} cleared", keep_turns=1)
+    assert (p.placeholder, p.keep_turns) == ("{tool} cleared", 1)
+
+
+@pytest.mark.parametrize(
+    "edit",
+    [
+        {"type": "clear_thinking_20251015"},
+        {"trigger": {"type": "messages", "value": 3}},
+        {"keep": {"type": "input_tokens", "value": 3}},
+        {"keep": 3},
+        {"clear_at_least": {"type": "input_tokens", "value": -1}},
+        {"surprise": True},
+        "clear everything",
+    ],
+)
+def test_from_anthropic_rejects_malformed_edits(edit):
+    """A malformed edit raises ConfigurationError instead of clearing with wrong settings."""
+    with pytest.raises(ConfigurationError):
+        ClearingPolicy.from_anthropic(edit)
+
+
+def test_for_toolkit_uses_categories_and_handle_keys():
+    """A toolkit's categories and handle keys feed the policy; overrides merge on top."""
+    kit = SimpleNamespace(
+        categories={"load_csv": "input", "search_logs": "search", "odd": None},
+        handle_keys={"search_logs": "id", "read_file": None},
+        companion_name="fetch_record",
+    )
+    p = ClearingPolicy.for_toolkit(kit, keep_turns=1, categories={"x": "write"})
+    assert p.turns_to_keep("load_csv") is None
+    assert p.category_of("x") == "write"
+    assert "odd" not in p.categories
+    assert p.handle_key("search_logs") == "id"
+    assert p.handle_key("read_file") is None
+    assert p.handle_key("unknown") == "id"
+    assert p.refetch_tool == "fetch_record"
+    assert p.keep_turns == 1
+
+
+def test_replace_validates_again():
+    """policy.replace re-runs validation."""
+    with pytest.raises(ConfigurationError):
+        ClearingPolicy().replace(keep_turns=-2)
