@@ -9,6 +9,7 @@ if that reader is never selected; in the dev environment every framework is inst
 from __future__ import annotations
 
 import asyncio
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -128,7 +129,7 @@ def _check_param(
         return
     if strict:
         assert "null" in _types(prop), f"{name} must accept null for its default: {prop}"
-        assert f"Default: {default}." in prop["description"], prop
+        assert re.search(rf"default:? {default}\b", prop["description"], re.IGNORECASE), prop
     else:
         assert prop["default"] == default, prop
 

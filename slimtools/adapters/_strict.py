@@ -13,6 +13,7 @@ applies. Pure functions over JSON data; no framework is imported here.
 from __future__ import annotations
 
 import copy
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -56,7 +57,8 @@ def strict_schema(schema: Mapping[str, Any]) -> dict[str, Any] | None:
     The input is not modified. In the result every object lists all its properties as
     required and forbids others; a parameter that was optional becomes nullable (``null``
     means "use the default", see :func:`restore_defaults`) and its default, when not null,
-    is appended to its description as ``Default: <json>.``.
+    is appended to its description as ``Default: <json>.`` unless the description already
+    states it.
 
     Returns:
         The strict schema, or ``None`` when the schema needs a keyword outside the strict
@@ -125,11 +127,17 @@ def _nullable(schema: dict[str, Any], default: Any) -> dict[str, Any]:
             core = {k: v for k, v in schema.items() if k not in meta}
             variants = core["anyOf"] if list(core) == ["anyOf"] else [core]
             schema = {**meta, "anyOf": [*variants, {"type": "null"}]}
-    if default is not None:
+    described = str(schema.get("description") or "")
+    if default is not None and not _states_default(described, dumps_str(default)):
         note = f"Default: {dumps_str(default)}."
-        described = schema.get("description")
         schema = {**schema, "description": f"{described} {note}" if described else note}
     return schema
+
+
+def _states_default(description: str, rendered: str) -> bool:
+    """Whether a description already gives the default (``(default 1)``, ``Default: 1.``)."""
+    pattern = rf"\bdefault:?\s+{re.escape(rendered)}(?!\w|\.\d)"
+    return re.search(pattern, description, re.IGNORECASE) is not None
 
 
 def _accepts_null(schema: Mapping[str, Any]) -> bool:
