@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -11,7 +14,8 @@ from pydantic import BaseModel
 
 from slimtools import Toolkit, paginate, project_fields, summarize_with_handle
 
-EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
+ROOT = Path(__file__).resolve().parents[1]
+EXAMPLES = ROOT / "examples"
 
 TICKETS = [
     {
@@ -81,3 +85,17 @@ UNTRUSTED = [
 def first_brief_id(envelope_text: str) -> Any:
     """The handle (``id``) of the first brief of an envelope the model was sent."""
     return orjson.loads(envelope_text)["briefs"][0]["id"]
+
+
+def import_error_without(framework: str, adapter: str) -> str:
+    """Import ``adapter`` in a fresh interpreter where ``framework`` is missing; its stderr."""
+    code = f"import sys; sys.modules[{framework!r}] = None; import {adapter}"
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]),
+    }
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=env, check=False
+    )
+    assert done.returncode != 0
+    return done.stderr

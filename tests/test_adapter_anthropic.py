@@ -13,7 +13,13 @@ from anthropic.types import Message, ToolParam
 from pydantic import TypeAdapter
 
 from slimtools.adapters.anthropic import anthropic_tools, atool_result_message, tool_result_message
-from tests.sdk_adapter_fixtures import EXAMPLES, UNTRUSTED, first_brief_id, make_kit
+from tests.sdk_adapter_fixtures import (
+    EXAMPLES,
+    UNTRUSTED,
+    first_brief_id,
+    import_error_without,
+    make_kit,
+)
 
 
 def _message(*uses: tuple[str, str, Any]) -> Message:
@@ -134,3 +140,10 @@ def test_anthropic_example_runs_offline(capsys):
     """examples/anthropic_messages.py runs without network and shows get_record's output."""
     runpy.run_path(str(EXAMPLES / "anthropic_messages.py"), run_name="__main__")
     assert "get_record" in capsys.readouterr().out
+
+
+def test_missing_framework_raises_an_import_error_naming_the_extra():
+    """Without the Anthropic SDK, importing the adapter says which extra to install."""
+    assert "pip install 'slimtools[anthropic]'" in import_error_without(
+        "anthropic", "slimtools.adapters.anthropic"
+    )

@@ -25,7 +25,13 @@ from slimtools.adapters.openai import (
     restore_defaults,
     strict_schema,
 )
-from tests.sdk_adapter_fixtures import EXAMPLES, UNTRUSTED, first_brief_id, make_kit
+from tests.sdk_adapter_fixtures import (
+    EXAMPLES,
+    UNTRUSTED,
+    first_brief_id,
+    import_error_without,
+    make_kit,
+)
 
 
 def _completion(*calls: tuple[str, str, str]) -> ChatCompletion:
@@ -357,3 +363,10 @@ def test_openai_examples_run_offline(name, capsys):
     runpy.run_path(str(EXAMPLES / name), run_name="__main__")
     out = capsys.readouterr().out
     assert "get_record" in out
+
+
+def test_missing_framework_raises_an_import_error_naming_the_extra():
+    """Without the OpenAI SDK, importing the adapter says which extra to install."""
+    assert "pip install 'slimtools[openai]'" in import_error_without(
+        "openai", "slimtools.adapters.openai"
+    )

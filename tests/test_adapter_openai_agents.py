@@ -12,7 +12,13 @@ from agents.testing import ModelCall, ModelStep, ScriptedModel, assistant_messag
 
 import slimtools
 from slimtools.adapters.openai_agents import to_agents_tools
-from tests.sdk_adapter_fixtures import EXAMPLES, UNTRUSTED, first_brief_id, make_kit
+from tests.sdk_adapter_fixtures import (
+    EXAMPLES,
+    UNTRUSTED,
+    first_brief_id,
+    import_error_without,
+    make_kit,
+)
 
 OFFLINE = RunConfig(tracing_disabled=True)
 
@@ -138,3 +144,10 @@ def test_to_agents_tools_session_scopes_the_handles():
     Runner.run_sync(agent, "go", run_config=OFFLINE)
     assert not kit.call("get_record", {"handle": 1}, session="bob").is_error
     assert kit.call("get_record", {"handle": 1}, session="alice").is_error
+
+
+def test_missing_framework_raises_an_import_error_naming_the_extra():
+    """Without the Agents SDK, importing the adapter says which extra to install."""
+    assert "pip install 'slimtools[openai-agents]'" in import_error_without(
+        "agents", "slimtools.adapters.openai_agents"
+    )

@@ -14,7 +14,13 @@ from pydantic_ai.models.test import TestModel
 
 import slimtools
 from slimtools.adapters.pydantic_ai import SlimToolset, to_pydantic_ai_toolset
-from tests.sdk_adapter_fixtures import EXAMPLES, UNTRUSTED, first_brief_id, make_kit
+from tests.sdk_adapter_fixtures import (
+    EXAMPLES,
+    UNTRUSTED,
+    first_brief_id,
+    import_error_without,
+    make_kit,
+)
 
 
 def _returns(messages: list[ModelMessage]) -> list[ToolReturnPart]:
@@ -135,3 +141,10 @@ def test_a_session_bound_around_the_run_scopes_the_handles():
         Agent(model, toolsets=[to_pydantic_ai_toolset(kit)]).run_sync("go")
     assert not kit.call("get_record", {"handle": 1}, session="carol").is_error
     assert kit.call("get_record", {"handle": 1}).is_error
+
+
+def test_missing_framework_raises_an_import_error_naming_the_extra():
+    """Without the Pydantic AI, importing the adapter says which extra to install."""
+    assert "pip install 'slimtools[pydantic-ai]'" in import_error_without(
+        "pydantic_ai", "slimtools.adapters.pydantic_ai"
+    )
