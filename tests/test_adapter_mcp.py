@@ -229,6 +229,18 @@ async def test_session_keyword_scopes_handles():
     assert "search_logs" in denied.content[0].text
 
 
+async def test_a_session_callable_is_asked_on_every_request():
+    """session=callable names the caller per request: bob cannot expand alice's handle."""
+    callers = iter(["alice", "alice", "bob"])
+    server = to_mcp_server(make_log_kit(), session=lambda: next(callers))
+    async with connect(server) as client:
+        await client.call_tool("search_logs", {"query": "timeout"})
+        allowed = await client.call_tool("get_record", {"handle": 2})
+        denied = await client.call_tool("get_record", {"handle": 2})
+    assert json.loads(allowed.content[0].text) == LOGS[1]
+    assert denied.is_error
+
+
 async def test_client_validation_is_live_so_passing_calls_prove_the_schema():
     """A wrong outputSchema makes the SDK client reject the call: validation really runs."""
     server = to_mcp_server(make_log_kit())

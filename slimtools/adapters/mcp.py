@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TypeAlias
 from urllib.parse import quote
 
 try:
@@ -35,16 +35,20 @@ except ImportError as exc:  # pragma: no cover - exercised only without the extr
 from slimtools.errors import ConfigurationError
 from slimtools.toolkit import Toolkit, ToolResult, ToolSpec
 
-__all__ = ["to_mcp_server"]
+__all__ = ["SessionSource", "to_mcp_server"]
 
 _READ_ONLY_CATEGORIES = frozenset({"search", "read"})
+
+SessionSource: TypeAlias = str | Callable[[], str | None] | None
+"""A fixed session id, a callable asked on every request (``None`` meaning the default), or
+``None`` for the session bound with ``slimtools.session`` or else the toolkit's default."""
 
 
 def to_mcp_server(
     kit: Toolkit,
     server: MCPServer[Any] | None = None,
     *,
-    session: str | None = None,
+    session: SessionSource = None,
     resources: bool = True,
     output_schemas: bool = True,
 ) -> MCPServer[Any]:
@@ -54,9 +58,13 @@ def to_mcp_server(
         kit: the toolkit to serve.
         server: the server to add the tools to; ``None`` creates one named after the
             toolkit, with instructions that explain envelopes and ``get_record``.
-        session: the handle session the tools run in; ``None`` uses the session bound
-            with ``slimtools.session(...)``, else the toolkit's default (one stdio server
-            process serves one client, so the default is the usual choice).
+        session: the handle session the tools run in. ``None`` uses the session bound with
+            ``slimtools.session(...)``, else the toolkit's default: right for stdio, where
+            one server process serves one client. A server shared by several users over
+            HTTP should pass a callable, asked on every request in that request's context,
+            that names the caller (e.g. from
+            ``mcp.server.auth.middleware.auth_context.get_access_token()``), so
+            one user's handles never resolve for another.
         resources: also expose handles as the resource template
             ``slimtools://<toolkit>/{handle}`` (read through ``get_record``).
         output_schemas: publish each tool's ``outputSchema``. Clients reject a result that
@@ -96,7 +104,7 @@ class _RawArguments(ArgModelBase):
         return dict(self.__pydantic_extra__ or {})
 
 
-def _mcp_tool(kit: Toolkit, spec: ToolSpec, session: str | None, with_output: bool) -> Tool:
+def _mcp_tool(kit: Toolkit, spec: ToolSpec, session: SessionSource, with_output: bool) -> Tool:
     """An SDK ``Tool`` with the toolkit's schemas and a handler that dispatches through ``kit``.
 
     Async tools are awaited through ``kit.acall``; sync ones (get_record included) go
@@ -108,12 +116,13 @@ def _mcp_tool(kit: Toolkit, spec: ToolSpec, session: str | None, with_output: bo
     if spec.is_async:
 
         async def fn(**arguments: Any) -> CallToolResult:
-            return _call_tool_result(await kit.acall(name, arguments, session=session))
+            result = await kit.acall(name, arguments, session=_session_id(session))
+            return _call_tool_result(result)
 
     else:
 
         def fn(**arguments: Any) -> CallToolResult:
-            return _call_tool_result(kit.call(name, arguments, session=session))
+            return _call_tool_result(kit.call(name, arguments, session=_session_id(session)))
 
     read_only = spec.category in _READ_ONLY_CATEGORIES
     return Tool(
@@ -168,13 +177,18 @@ def _add_prebuilt_tools(server: MCPServer[Any], tools: list[Tool]) -> None:
         registry[tool.name] = tool
 
 
-def _add_record_template(server: MCPServer[Any], kit: Toolkit, session: str | None) -> None:
+def _session_id(session: SessionSource) -> str | None:
+    """The session of the current request."""
+    return session() if callable(session) else session
+
+
+def _add_record_template(server: MCPServer[Any], kit: Toolkit, session: SessionSource) -> None:
     """Expose ``slimtools://<toolkit>/{handle}``: reading it calls ``get_record(handle)``."""
     companion = kit.companion_name
 
     async def read_record(handle: str) -> str:
         # Through acall, like a tool call, so the session and the messages are the same.
-        result = await kit.acall(companion, {"handle": handle}, session=session)
+        result = await kit.acall(companion, {"handle": handle}, session=_session_id(session))
         return result.text
 
     server.resource(
