@@ -18,7 +18,7 @@ from pydantic import Field
 
 from slimtools.adapters.langchain import to_langchain_tools
 from tests.langchain_mcp_fixtures import LOGS, make_log_kit
-from tests.sdk_adapter_fixtures import EXAMPLES, UNTRUSTED, make_kit
+from tests.sdk_adapter_fixtures import EXAMPLES, UNTRUSTED, import_error_without, make_kit
 
 
 class ScriptedChatModel(GenericFakeChatModel):
@@ -273,3 +273,9 @@ def test_langchain_example_prints_each_round(capsys):
     assert '"total":12' in out
     assert "page=2" in out
     assert '"tenant":"acme-prod' in out
+
+
+def test_missing_framework_raises_an_import_error_naming_the_extra():
+    """Without the LangChain, importing the adapter says which extra to install."""
+    stderr = import_error_without("langchain_core", "slimtools.adapters.langchain")
+    assert "pip install 'slimtools[langchain]'" in stderr

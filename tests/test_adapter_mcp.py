@@ -21,7 +21,7 @@ from mcp.server.mcpserver import MCPServer
 from slimtools import ConfigurationError, Toolkit
 from slimtools.adapters.mcp import to_mcp_server
 from tests.langchain_mcp_fixtures import LOGS, make_log_kit
-from tests.sdk_adapter_fixtures import EXAMPLES, UNTRUSTED, make_kit
+from tests.sdk_adapter_fixtures import EXAMPLES, UNTRUSTED, import_error_without, make_kit
 
 MODES = ["auto", "legacy"]
 
@@ -259,3 +259,9 @@ def test_mcp_example_prints_each_round(capsys):
     assert '"total":12' in out
     assert '"page":2' in out
     assert '"tenant":"acme-prod' in out
+
+
+def test_missing_framework_raises_an_import_error_naming_the_extra():
+    """Without the MCP SDK, importing the adapter says which extra to install."""
+    stderr = import_error_without("mcp", "slimtools.adapters.mcp")
+    assert "pip install 'slimtools[mcp]'" in stderr
