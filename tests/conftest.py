@@ -1,0 +1,49 @@
+"""Shared fixtures: the callable-kind matrix, a sync caller, and a clean default toolkit."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any
+
+import pytest
+
+import slimtools
+from tests.core_helpers import KINDS, build_tool, call_sync
+
+
+@pytest.fixture(params=KINDS, scope="session")
+def kind(request: pytest.FixtureRequest) -> str:
+    """Each callable kind in turn: sync and async function, method, classmethod, staticmethod.
+
+    Session-scoped (it is a constant string) so that hypothesis tests may use it.
+    """
+    return str(request.param)
+
+
+@pytest.fixture(scope="session")
+def make_tool(kind: str) -> Callable[..., Any]:
+    """Build ``search(query)`` of the current kind: ``make_tool([decorators], body)``."""
+
+    def make(decorators: Sequence[Any], body: Callable[[str], Any], *, name: str = "search") -> Any:
+        return build_tool(kind, decorators, body, name=name)
+
+    return make
+
+
+@pytest.fixture(scope="session")
+def call() -> Callable[..., Any]:
+    """Call a tool synchronously whatever its kind (``asyncio.run`` for async tools)."""
+    return call_sync
+
+
+@pytest.fixture(autouse=True)
+def _fresh_default_toolkit() -> Iterator[None]:
+    """Empty the default toolkit's store and tool list after each test.
+
+    Unregistered decorated tools keep their handles and page-1 snapshots in
+    ``slimtools.default_toolkit``, shared by the whole process; tests reuse tool names and
+    arguments, so without this one test could read another's snapshot.
+    """
+    yield
+    slimtools.default_toolkit.store.close()
+    slimtools.default_toolkit._handle_tools.clear()

@@ -1,0 +1,227 @@
+"""Hypothesis strategies for the core: records, allowlist models, tricky texts.
+
+Records come in the four shapes tools return (dicts, Pydantic models, dataclasses, plain
+objects), always with random extra keys at every level that no allowlist names, so that
+"deny by default" is tested against data that tries to leak. Texts are built from whole
+graphemes (CJK, emoji with skin tones, ZWJ sequences, flags, combining marks), so that a
+test knows every safe cut.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import keyword
+from dataclasses import dataclass
+from typing import Any
+
+from hypothesis import strategies as st
+from pydantic import AliasPath, BaseModel, ConfigDict, Field, create_model
+
+# texts -------------------------------------------------------------------------------
+
+CJK = ["日", "本", "語", "漢", "字", "한", "국", "어", "カ", "な", "。", "、"]
+EMOJI = ["😀", "🚀", "👍🏽", "👩‍💻", "👨‍👩‍👧‍👦", "🏳️‍🌈", "❤️", "1️⃣", "🏴󠁧󠁢󠁳󠁣󠁴󠁿"]
+FLAGS = ["🇫🇷", "🇯🇵", "🇺🇸", "🇩🇪"]
+COMBINING = ["é", "ñ", "ẹ́", "a\u0308\u0301", "क्", "ि", "ก\u0e31", "각"]
+ASCII = [*"abcdefghijklmnopqrstuvwxyz0123456789", " ", " ", "-", ".", "\n"]
+
+graphemes = st.sampled_from([*CJK, *EMOJI, *FLAGS, *[c for c in COMBINING if c != "ि"], *ASCII])
+"""One user-perceived character that must never be cut in the middle."""
+
+grapheme_lists = st.lists(graphemes, max_size=120)
+"""A text as the list of its graphemes (join them for the text; the joints are safe cuts)."""
+
+texts = grapheme_lists.map("".join)
+"""Texts mixing ASCII, CJK, emoji (skin tones, ZWJ sequences), flags and combining marks."""
+
+# records -----------------------------------------------------------------------------
+
+identifiers = st.from_regex(r"[a-z][a-z0-9_]{0,8}", fullmatch=True).filter(
+    lambda s: not keyword.iskeyword(s) and not hasattr(BaseModel, s) and not s.startswith("model_")
+)
+"""Field names that are valid identifiers and free in Pydantic models (``copy`` is taken)."""
+
+json_scalars = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(-(2**53), 2**53),
+    st.floats(allow_nan=False, allow_infinity=False),
+    texts,
+)
+
+json_values = st.recursive(
+    json_scalars,
+    lambda inner: st.one_of(
+        st.lists(inner, max_size=3), st.dictionaries(identifiers, inner, max_size=3)
+    ),
+    max_leaves=8,
+)
+"""Any JSON value, nested, with random keys: what extra (non-allowlisted) fields hold."""
+
+SECRET_PREFIX = "zz_"
+"""Every random extra key starts with this, so no allowlist can name one by chance."""
+
+extra_keys = identifiers.map(lambda s: SECRET_PREFIX + s)
+
+
+def extras() -> st.SearchStrategy[dict[str, Any]]:
+    """Random extra fields (secrets, tenant ids, nested junk) that no allowlist names."""
+    return st.dictionaries(extra_keys, json_values, max_size=4)
+
+
+@dataclass(frozen=True)
+class Shape:
+    """An allowlist shape: top-level fields, some of them nested records or lists of them."""
+
+    leaves: tuple[str, ...]
+    nested: tuple[tuple[str, tuple[str, ...], bool], ...]  # (name, leaves, is_list)
+
+
+shapes = st.builds(
+    lambda leaves, nested: Shape(
+        tuple(leaves), tuple((n, tuple(ls), many) for n, ls, many in nested if n not in leaves)
+    ),
+    st.lists(identifiers, min_size=1, max_size=4, unique=True),
+    st.lists(
+        st.tuples(
+            identifiers, st.lists(identifiers, min_size=1, max_size=3, unique=True), st.booleans()
+        ),
+        max_size=2,
+        unique_by=lambda t: t[0],
+    ),
+)
+"""Random allowlist shapes: a few leaf fields and up to two nested (or list-nested) ones."""
+
+
+def record_dicts(shape: Shape) -> st.SearchStrategy[dict[str, Any]]:
+    """Dict records for ``shape``: some declared fields (scalars), plus random extras."""
+
+    def leaf_fields(names: tuple[str, ...]) -> st.SearchStrategy[dict[str, Any]]:
+        return st.fixed_dictionaries({}, optional=dict.fromkeys(names, json_scalars))
+
+    def with_extras(names: tuple[str, ...]) -> st.SearchStrategy[dict[str, Any]]:
+        return st.builds(lambda a, b: {**b, **a}, leaf_fields(names), extras())
+
+    nested: dict[str, st.SearchStrategy[Any]] = {}
+    for name, leaves, many in shape.nested:
+        inner = with_extras(leaves)
+        nested[name] = st.lists(inner, max_size=3) if many else inner
+    return st.builds(
+        lambda top, sub, junk: {**junk, **top, **sub},
+        leaf_fields(shape.leaves),
+        st.fixed_dictionaries({}, optional=nested),
+        extras(),
+    )
+
+
+def allowlist_model(shape: Shape) -> type[BaseModel]:
+    """The Pydantic allowlist of ``shape``: optional leaves, nested models, lists of them."""
+    fields: dict[str, Any] = dict.fromkeys(shape.leaves, (Any, None))
+    for name, leaves, many in shape.nested:
+        sub = create_model(f"Sub_{name}", **dict.fromkeys(leaves, (Any, None)))
+        fields[name] = (list[sub] if many else sub | None, None)  # type: ignore[valid-type]
+    return create_model("Brief", **fields)
+
+
+def dotted_names(shape: Shape) -> list[str]:
+    """The same allowlist as a list of (dotted) field names."""
+    names = list(shape.leaves)
+    for name, leaves, _ in shape.nested:
+        names += [f"{name}.{leaf}" for leaf in leaves]
+    return names
+
+
+def allowed_keys(shape: Shape) -> dict[str, set[str] | None]:
+    """Top-level output names, each with the nested names allowed under it (None: a leaf)."""
+    allowed: dict[str, set[str] | None] = dict.fromkeys(shape.leaves)
+    for name, leaves, _ in shape.nested:
+        allowed[name] = set(leaves)
+    return allowed
+
+
+# record shapes -----------------------------------------------------------------------
+
+
+class PlainRecord:
+    """A plain object whose data are attributes, with a method that is not data."""
+
+    def __init__(self, **fields: Any) -> None:
+        self.__dict__.update(fields)
+
+    def describe(self) -> str:
+        """A method: never part of a brief."""
+        return "a plain record"
+
+
+def as_plain(data: Any) -> Any:
+    """``data`` with every dict turned into a :class:`PlainRecord`."""
+    if isinstance(data, dict):
+        return PlainRecord(**{k: as_plain(v) for k, v in data.items()})
+    if isinstance(data, list):
+        return [as_plain(v) for v in data]
+    return data
+
+
+def as_model(data: Any) -> Any:
+    """``data`` with every dict turned into a Pydantic model instance (extra fields kept)."""
+    if isinstance(data, dict):
+        model = create_model(
+            "Record", __config__=ConfigDict(extra="allow"), **dict.fromkeys(data, (Any, None))
+        )
+        return model(**{k: as_model(v) for k, v in data.items()})
+    if isinstance(data, list):
+        return [as_model(v) for v in data]
+    return data
+
+
+def as_dataclass(data: Any) -> Any:
+    """``data`` with every dict turned into a dataclass instance."""
+    if isinstance(data, dict):
+        cls = dataclasses.make_dataclass("Record", list(data))
+        return cls(**{k: as_dataclass(v) for k, v in data.items()})
+    if isinstance(data, list):
+        return [as_dataclass(v) for v in data]
+    return data
+
+
+RECORD_FORMS = {
+    "dict": lambda d: d,
+    "model": as_model,
+    "dataclass": as_dataclass,
+    "object": as_plain,
+}
+"""How a tool may hand back the same record: dict, Pydantic model, dataclass, plain object."""
+
+record_forms = st.sampled_from(sorted(RECORD_FORMS))
+
+
+# flat log records (for paging, handles and budgets) ----------------------------------
+
+log_rows = st.lists(
+    st.fixed_dictionaries(
+        {
+            "level": st.sampled_from(["INFO", "WARN", "ERROR"]),
+            "message": texts,
+            "tenant": st.sampled_from(["acme", "globex"]),
+        },
+        optional={"zz_secret": st.text(max_size=10)},
+    ),
+    max_size=40,
+).map(lambda rows: [{"id": i, **row} for i, row in enumerate(rows)])
+"""Log rows with unique ``id`` values 0..n-1 and text that mixes scripts."""
+
+
+class LogBrief(BaseModel):
+    """The allowlist of the design article's ``search_logs``."""
+
+    id: int
+    level: str
+    summary: str = Field(validation_alias="message")
+
+
+class AliasedBrief(BaseModel):
+    """An allowlist that renames and reaches into nested data."""
+
+    id: int
+    author: str | None = Field(default=None, validation_alias=AliasPath("user", "login"))
+    first_label: str | None = Field(default=None, validation_alias=AliasPath("labels", 0, "name"))
