@@ -273,8 +273,33 @@ def _nested_model(annotation: Any) -> type[BaseModel] | None:
     return None
 
 
+def _optional_clips(annotation: Any) -> list[Clip]:
+    """Clip markers inside an optional annotation: ``Annotated[str, Clip(80)] | None``."""
+    if typing.get_origin(annotation) not in (typing.Union, types.UnionType):
+        return []
+    return [
+        meta
+        for arg in typing.get_args(annotation)
+        if typing.get_origin(arg) is typing.Annotated
+        for meta in arg.__metadata__
+        if isinstance(meta, Clip)
+    ]
+
+
+def _output_name(name: str, info: FieldInfo) -> str:
+    """The key a brief shows: the field name, or an explicit ``serialization_alias``.
+
+    Pydantic copies ``alias`` into ``serialization_alias``; such a copy names the source, not
+    the output, so ``Field(alias="message")`` renames ``message`` to the field's name.
+    """
+    explicit = info.serialization_alias
+    if explicit is not None and explicit != info.alias:
+        return explicit
+    return name
+
+
 def _model_field(name: str, info: FieldInfo) -> _Field:
-    clips = [m for m in info.metadata if isinstance(m, Clip)]
+    clips = [m for m in info.metadata if isinstance(m, Clip)] or _optional_clips(info.annotation)
     nested = _nested_model(info.annotation)
     if info.default is not PydanticUndefined:
         default = info.default
@@ -283,7 +308,7 @@ def _model_field(name: str, info: FieldInfo) -> _Field:
     else:
         default = _MISSING
     return _Field(
-        out=info.serialization_alias or name,
+        out=_output_name(name, info),
         paths=_alias_paths(name, info),
         clip=clips[-1] if clips else None,
         sub=Projection.from_spec(nested) if nested is not None else None,
