@@ -183,6 +183,20 @@ class _Out:
         )
 
 
+def split_lines(text: str) -> list[str]:
+    """The lines of ``text`` as a file reader sees them.
+
+    Only ``\n`` (and ``\r\n``) end a line, and a final newline ends the last line rather
+    than starting an empty one. ``str.splitlines`` was rejected: it also splits on form
+    feeds, U+2028 and other separators, which pages would then rejoin as ``\n``, changing
+    the text.
+    """
+    lines = text.split("\n")
+    if lines[-1] == "":
+        lines.pop()
+    return [line[:-1] if line.endswith("\r") else line for line in lines]
+
+
 def classify(result: Any) -> tuple[str, Any]:
     """Sort a tool result into ``("records", tuple)``, ``("text", str)`` or ``("other", x)``."""
     if isinstance(result, str):
@@ -206,6 +220,11 @@ def classify(result: Any) -> tuple[str, Any]:
     return "other", result
 
 
+def _has_attributes(value: Any) -> bool:
+    """True for a plain object whose data are attributes (not a class, not a scalar)."""
+    return isinstance(getattr(value, "__dict__", None), dict) and not isinstance(value, type)
+
+
 @dataclass(frozen=True, slots=True)
 class _Req:
     """The page asked for, after validation: ``ok`` is False for an invalid page."""
@@ -223,24 +242,32 @@ def run(cfg: SlimConfig, call: Call) -> Step:
     snap = snapshot_key(call.tool, call.digest)
     kind: str | None = None
     data: Any = None
+    missed = False
     if paging is not None and page_ok and page > 1:
         found = yield Load([snap])
         if found is not UNAVAILABLE and snap in found:
             kind, data = classify(found[snap])
         else:
-            notes.append("the snapshot of earlier pages expired, so results were fetched again")
+            missed = True
     fresh = kind is None
     if fresh:
         kind, data = classify((yield Invoke()))
     if kind == "envelope":
         return data  # type: ignore[no-any-return]
+    if kind == "other" and cfg.projection is not None and _has_attributes(data):
+        # One plain object is one record: passing it through would show every public
+        # attribute, defeating the allowlist.
+        kind, data = "records", (data,)
     if kind == "other":
         return _passthrough(data)
     saves: dict[str, Any] = {}
     if fresh and paging is not None:
-        size = len(data) if kind == "records" else data.count("\n") + 1
+        size = len(data) if kind == "records" else len(split_lines(data))
         if size > (limit if page_ok else 0) or page > 1:
             saves[snap] = data
+        if missed and size > limit:
+            # Only a result longer than a page has a page-1 snapshot to miss.
+            notes.append("the snapshot of earlier pages expired, so results were fetched again")
     if kind == "records":
         out, tail = _records(cfg, call, data, req, saves)
     else:
@@ -362,7 +389,7 @@ def _text(
     req: _Req,
     saves: dict[str, Any],
 ) -> tuple[_Out, list[str]]:
-    lines = text.splitlines()
+    lines = split_lines(text)
     if cfg.paging is not None:
         return _text_page(cfg, call, (text, lines), req, saves)
     out = _Out(total=len(lines))
@@ -479,6 +506,8 @@ def _trim(
 
 def _with_more(cfg: SlimConfig, call: Call, out: _Out, tail: list[str], req: _Req) -> Envelope[Any]:
     """Final hint for records: how many more and the exact call for the next page."""
+    if out.text is None and out.total == 0 and not out.notes:
+        return dataclasses.replace(out, notes=["no results"]).build(tail)
     if out.text is not None or cfg.paging is None or not out.briefs:
         if out.text is None and cfg.paging is None and not out.notes and not tail:
             out.notes.append(f"all {out.total} shown")

@@ -11,7 +11,14 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from slimtools._json import dumps_str
-from slimtools._pipeline import UNAVAILABLE, chunks, normalize_handle, record_key, text_key
+from slimtools._pipeline import (
+    UNAVAILABLE,
+    chunks,
+    normalize_handle,
+    record_key,
+    split_lines,
+    text_key,
+)
 from slimtools.envelope import Envelope
 
 if TYPE_CHECKING:
@@ -142,7 +149,7 @@ def render_lookup(lookup: Lookup, kit: Toolkit, page: Any) -> tuple[str, bool]:
 def _text_page(
     text: str, page_lines: int, handle: str, kit: Toolkit, page: int
 ) -> tuple[str, bool]:
-    lines = text.splitlines()
+    lines = split_lines(text)
     pages = max(1, -(-len(lines) // page_lines))
     call = f"{kit.companion_name}({dumps_str(handle)}, page="
     if page > pages:

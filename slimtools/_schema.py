@@ -77,7 +77,7 @@ def output_schema(brief: dict[str, Any] | None) -> dict[str, Any]:
 
 def parse_arguments(arguments: str | bytes | dict[str, Any] | Any) -> dict[str, Any] | str:
     """Model-sent arguments as a dict, or a message saying what is wrong with them."""
-    if arguments is None or arguments in {"", b""}:
+    if arguments is None or (isinstance(arguments, (str, bytes)) and not arguments.strip()):
         return {}
     if isinstance(arguments, (str, bytes)):
         try:

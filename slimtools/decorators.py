@@ -3,7 +3,7 @@
 Each decorator records its options; applied to an already-slimmed tool it merges them into
 the same wrapper, so any stacking order gives one pipeline run per call (see
 ``slimtools._pipeline``). Wrappers are built with wrapt, so functions, methods,
-classmethods and staticmethods work, and with ``wrapt.with_signature`` so that the added
+classmethods and staticmethods work, and with ``wrapt.with_signature``'s wrapper so that the added
 ``page``/``limit`` parameters appear in ``inspect.signature`` and ``__annotations__``,
 where frameworks read tool schemas. Static type checkers cannot see those added keyword
 parameters; they exist at run time and are tested there.
@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import inspect
 import logging
+import types
 from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Annotated, Any, ParamSpec, Protocol, overload
@@ -190,10 +191,35 @@ def build(
         original = fn
     state = _make_state(original, cfg, name, toolkit)
     shell = _async_shell(state) if state.is_async else _sync_shell(state)
-    inner = wrapt.FunctionWrapper(original, shell)
-    outer: Any = wrapt.with_signature(signature=_visible_signature(original, cfg))(inner)
+    outer: Any = _SlimWrapper(original, shell, _visible_signature(original, cfg))
     outer._self_slim = state
     return outer
+
+
+# ``wrapt.with_signature`` wraps a callable in a pass-through ``FunctionWrapper`` subclass that
+# reports the new signature. Subclassing that class instead lets the shell be its wrapper: one
+# wrapt layer per call rather than two, and a bound subclass that fixes one gap.
+_SIGNED: Any = type(wrapt.with_signature(signature=inspect.Signature())(lambda: None))
+
+
+class _BoundSlimWrapper(_SIGNED.__bound_function_wrapper__):  # type: ignore[misc]
+    """A slim tool bound to an instance or a class (a method, classmethod or staticmethod).
+
+    wrapt's bound signature wrapper reports the added ``page``/``limit`` in ``__signature__``
+    but forwards ``__annotations__`` to the user's function, so ``typing.get_type_hints`` of
+    a method missed them; derive them from the same signature as the unbound tool does.
+    """
+
+    @property
+    def __annotations__(self) -> dict[str, Any]:  # type: ignore[override]
+        annotations: dict[str, Any] = self.__func__.__annotations__
+        return annotations
+
+
+class _SlimWrapper(_SIGNED):  # type: ignore[misc]
+    """The wrapper of a slim tool: ``_SIGNED`` whose bound form is :class:`_BoundSlimWrapper`."""
+
+    __bound_function_wrapper__ = _BoundSlimWrapper
 
 
 def _call_of(
@@ -217,6 +243,10 @@ def _call_of(
         if k not in state.defaults or (state.defaults[k] is not v and state.defaults[k] != v)
     }
     full = {**{k: v for k, v in state.defaults.items() if k not in ("self", "cls")}, **explicit}
+    if instance is not None:
+        # Two objects' methods are different queries: without this, page 2 of
+        # ``b.search("x")`` would be read from the snapshot of ``a.search("x")``.
+        full["\0instance"] = _identity(instance)
     kit = state.kit()
     call = Call(
         tool=state.name,
@@ -227,6 +257,14 @@ def _call_of(
         limit=limit,
     )
     return call, kwargs
+
+
+def _identity(instance: Any) -> str:
+    """Which object (or class) a method call is bound to, for the snapshot key."""
+    if isinstance(instance, type):
+        return f"{instance.__module__}.{instance.__qualname__}"
+    cls = type(instance)
+    return f"{cls.__module__}.{cls.__qualname__}@{id(instance):x}"
 
 
 def _sync_shell(state: SlimState) -> Callable[..., Any]:
@@ -403,4 +441,14 @@ def rebind(fn: Any, *, toolkit: Toolkit, name: str | None = None) -> Any:
     state = slim_state(fn)
     if state is None:
         raise ConfigurationError(f"{fn!r} is not a slimmed tool")
-    return build(state.original, state.cfg, name=name or state.name, toolkit=toolkit)
+    fresh = build(state.original, state.cfg, name=name or state.name, toolkit=toolkit)
+    return _bind_like(fn, fresh)
+
+
+def _bind_like(fn: Any, fresh: Any) -> Any:
+    """Bind ``fresh`` as ``fn`` is bound: ``kit.tool(service.search)`` keeps ``service``."""
+    if getattr(fn, "_self_parent", None) is not None:  # a wrapt bound wrapper
+        return fresh.__get__(fn._self_instance, fn._self_owner)
+    if isinstance(fn, types.MethodType):  # classmethod over the wrapper, Python >= 3.13
+        return types.MethodType(fresh, fn.__self__)
+    return fresh
