@@ -14,6 +14,7 @@ place.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeAlias
@@ -22,6 +23,8 @@ from slimtools.clearing import Audit, Clearer, ClearingPolicy, detect_format, vi
 from slimtools.errors import ConfigurationError
 from slimtools.ledger import round_starts
 from slimtools.tokens import TokenCounter, count_tokens
+
+logger = logging.getLogger("slimtools.compaction")
 
 Summarizer: TypeAlias = Callable[[list[Any]], "str | Sequence[Any]"]
 """Messages to fold away -> the summary text (wrapped in a user message in the history's
@@ -145,7 +148,9 @@ class ContextPipeline:
     """Clear, then compact past a threshold: call it before each model call.
 
     Store what it returns (compaction replaces the history; passing the original again
-    would summarise it again). Clearing is incremental and monotone across calls.
+    would summarise it again). Clearing is incremental and monotone across calls. A
+    summariser that raises leaves the history uncompacted (logged as a warning); the next
+    call tries again.
 
     Args:
         compaction: when to compact and what to keep.
@@ -190,7 +195,13 @@ class ContextPipeline:
         tokens_cleared = history_tokens(cleared, count, fmt) if newly else tokens_in
         if not self.compaction.should_compact(tokens_cleared):
             return PipelineStep(cleared, tokens_in, tokens_cleared, tokens_cleared, newly, False)
-        out = compact(cleared, self.summarize, keep_turns=self.compaction.keep_turns, format=fmt)
+        try:
+            out = compact(
+                cleared, self.summarize, keep_turns=self.compaction.keep_turns, format=fmt
+            )
+        except Exception:  # a failing summariser must not stop the agent loop
+            logger.warning("summariser failed; history left uncompacted", exc_info=True)
+            return PipelineStep(cleared, tokens_in, tokens_cleared, tokens_cleared, newly, False)
         compacted = len(out) != len(cleared) or any(
             a is not b for a, b in zip(out, cleared, strict=True)
         )

@@ -201,3 +201,20 @@ def test_pipeline_with_a_custom_clearing_policy():
     )
     assert pipeline.step(history).cleared == 2
     assert pipeline.compactions == 0
+
+
+def test_failing_summarizer_leaves_history_uncompacted(caplog):
+    """A summariser that raises does not stop the loop: cleared history, a warning."""
+
+    def broken(_messages: list) -> str:
+        raise RuntimeError("model down")
+
+    history: list[dict] = [{"role": "user", "content": "go"}]
+    for i in range(12):
+        add_round(history, i)
+    pipeline = ContextPipeline(CompactionPolicy(window=10_000), broken)
+    step = pipeline.step(history)
+    assert not step.compacted
+    assert len(step.history) == len(history)
+    assert step.cleared > 0
+    assert "summariser failed" in caplog.text

@@ -292,3 +292,18 @@ def test_max_threads_must_be_positive():
 
 def _call(i: int) -> dict:
     return {"id": f"c{i}", "name": "lorem_page", "args": {"n": i}}
+
+
+def test_clearing_failure_passes_history_through(monkeypatch, caplog):
+    """If clearing raises, the model gets the history unchanged and the loop goes on."""
+    from slimtools.clearing import Clearer
+
+    def boom(self, history):
+        raise RuntimeError("bug")
+
+    monkeypatch.setattr(Clearer, "clear", boom)
+    model, agent = agent_run(ClearingMiddleware())
+    result = agent.invoke({"messages": [HumanMessage("go")]})
+    assert result["messages"][-1].content == "all done"
+    assert not any(is_placeholder(str(m.content)) for m in tool_messages(model.seen[-1]))
+    assert "clearing failed" in caplog.text

@@ -25,6 +25,7 @@ middleware shared by many conversations still costs time proportional to the new
 
 from __future__ import annotations
 
+import logging
 import threading
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Mapping, Sequence
@@ -51,6 +52,7 @@ from slimtools.clearing import Audit, Clearer, ClearingPolicy
 __all__ = ["ClearingMiddleware", "ClearingNode", "replaced_messages"]
 
 _DEFAULT_THREAD = "__default__"
+logger = logging.getLogger("slimtools.adapters.langgraph")
 
 
 def replaced_messages(before: Sequence[Any], after: Sequence[Any]) -> list[Any]:
@@ -77,8 +79,16 @@ class _Clearers:
         self._lock = threading.Lock()
 
     def clear(self, messages: Sequence[Any]) -> list[Any]:
-        clearer = self._for(_thread_id())
-        return clearer.clear(messages)
+        """The cleared history; on any failure the history unchanged (logged), so clearing
+        can never stop the agent loop; that thread's clearer starts afresh next time."""
+        thread = _thread_id()
+        try:
+            return self._for(thread).clear(messages)
+        except Exception:
+            logger.warning("clearing failed; the model gets the history as is", exc_info=True)
+            with self._lock:
+                self._by_thread.pop(thread, None)
+            return list(messages)
 
     def _for(self, thread: str) -> Clearer:
         with self._lock:
