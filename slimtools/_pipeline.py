@@ -499,9 +499,11 @@ def _trim(
     elif cfg.paging is not None:
         note += "; ask for a smaller limit"
     trimmed.notes.append(note)
-    return trimmed.build(
-        tail if out.text is None else [t for t in tail if not t.startswith("next:")]
-    )
+    if out.text is not None:  # the rest call above replaces the page's own "next:"
+        tail = [t for t in tail if not t.startswith("next:")]
+    elif k == 0:  # the first brief, named by "full record: ...", is not shown
+        tail = [t for t in tail if not t.startswith("full record:")]
+    return trimmed.build(tail)
 
 
 def _with_more(cfg: SlimConfig, call: Call, out: _Out, tail: list[str], req: _Req) -> Envelope[Any]:
