@@ -6,6 +6,7 @@ import json
 from typing import Annotated, Any, TypedDict
 
 import pytest
+from hypothesis import given, settings
 from langchain.agents import create_agent
 from langchain_core.language_models.fake_chat_models import FakeMessagesListChatModel
 from langchain_core.messages import AIMessage, AnyMessage, BaseMessage, HumanMessage, ToolMessage
@@ -17,7 +18,8 @@ from langgraph.prebuilt import ToolNode, tools_condition
 from pydantic import Field
 
 from slimtools.adapters.langgraph import ClearingMiddleware, ClearingNode, replaced_messages
-from slimtools.clearing import ClearingPolicy, is_placeholder
+from slimtools.clearing import ClearingPolicy, clear_stale_results, is_placeholder
+from tests.strategies_clearing import policies, render, turns
 
 ROUNDS = 6
 
@@ -307,3 +309,17 @@ def test_clearing_failure_passes_history_through(monkeypatch, caplog):
     assert result["messages"][-1].content == "all done"
     assert not any(is_placeholder(str(m.content)) for m in tool_messages(model.seen[-1]))
     assert "clearing failed" in caplog.text
+
+
+@settings(max_examples=40, deadline=None)
+@given(turns(), policies)
+def test_node_update_merged_by_add_messages_equals_clearing(neutral, policy):
+    """add_messages(state, node update) is exactly clear_stale_results(state): in place."""
+    history = [
+        m.model_copy(update={"id": f"m{i}"}) for i, m in enumerate(render("langchain", neutral))
+    ]
+    update = ClearingNode(policy)({"messages": history})["messages"]
+    merged = add_messages(history, update)
+    expected = clear_stale_results(history, policy)
+    assert [m.id for m in merged] == [m.id for m in history]
+    assert dump(merged) == dump(expected)

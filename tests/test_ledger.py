@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from slimtools.clearing import ClearingPolicy
+from slimtools.clearing import ClearingPolicy, view
 from slimtools.ledger import (
     CacheRates,
     Snapshot,
@@ -18,6 +18,7 @@ from slimtools.ledger import (
 )
 from slimtools.transcripts import load_transcripts
 from tests._shared import shared_data
+from tests.strategies_clearing import FORMATS, policies, render, turns
 
 
 def chat_history(rounds: int, result: str = "x" * 400, *, final: bool = True) -> list[dict]:
@@ -229,3 +230,17 @@ def test_cache_accounting_adds_up(spec, clear):
     if not clear:
         assert ledger.summary.cache_breaks == 0
     assert ledger.summary.rounds == len(spec)
+
+
+@settings(max_examples=40, deadline=None)
+@given(turns(), st.sampled_from(FORMATS), policies)
+def test_ledger_invariants_in_every_format(neutral, fmt, policy):
+    """One row per turn; reads + writes = input; clearing never raises residency."""
+    history = render(fmt, neutral)
+    plain = TokenLedger.measure(history)
+    cleared = TokenLedger.measure(history, policy)
+    assert len(plain.rows) == len(cleared.rows) == view(history).turns
+    assert plain.summary.cache_breaks == 0
+    for a, b in zip(plain.rows, cleared.rows, strict=True):
+        assert b.cache_read + b.cache_write == b.input_tokens
+        assert b.tool_tokens <= a.tool_tokens
