@@ -50,7 +50,7 @@ class Lookup:
         if handle is None or len(handle) > _MAX_HANDLE:
             return replace(empty, problem=_malformed(raw, kit.companion_name))
         if source is not None:
-            if source not in states:
+            if not isinstance(source, str) or source not in states:
                 known = ", ".join(states) or "none yet"
                 return replace(
                     empty,
