@@ -11,6 +11,7 @@ from slimtools.envelope import Envelope
 from slimtools.errors import ConfigurationError, SlimtoolsError, StoreUnavailableError
 from slimtools.handles import AsyncHandleStore, HandleStore, MemoryStore, Scope
 from slimtools.projection import Clip, clip_text
+from slimtools.stores import SQLiteStore, open_store
 from slimtools.tokens import TokenCounter, count_tokens
 from slimtools.toolkit import Toolkit, ToolResult, ToolSpec, default_toolkit, get_record
 
@@ -21,6 +22,7 @@ __all__ = [
     "Envelope",
     "HandleStore",
     "MemoryStore",
+    "SQLiteStore",
     "Scope",
     "SlimtoolsError",
     "StoreUnavailableError",
@@ -33,6 +35,7 @@ __all__ = [
     "current_session",
     "default_toolkit",
     "get_record",
+    "open_store",
     "paginate",
     "project_fields",
     "session",
