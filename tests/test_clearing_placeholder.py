@@ -170,3 +170,45 @@ def test_cjk_results_are_counted_in_tokens():
     history[2]["content"][0]["content"] = "错误" * 500
     text = view(clear_stale_results(history, NOW)).results[0].text
     assert "1,000 chars, ~1,000 tokens" in text
+
+
+@pytest.mark.parametrize("handles", [(), ('"k1"', "3")])
+@pytest.mark.parametrize("head", ["", "some head"])
+@pytest.mark.parametrize("is_error", [False, True])
+def test_default_template_fast_path_matches_the_generic_renderer(handles, head, is_error):
+    """The f-string used for the default template renders exactly what the template says."""
+    from slimtools.clearing.placeholder import (
+        DEFAULT_TEMPLATE,
+        PlaceholderInfo,
+        _format_default,
+        _format_generic,
+    )
+
+    info = PlaceholderInfo("t", {"a": 1}, "a=1", 12345, 3086, head, handles, "c", 4, is_error)
+    assert _format_default(info) == _format_generic(DEFAULT_TEMPLATE, info)
+
+
+@pytest.mark.parametrize(
+    ("template", "needs"),
+    [
+        ("[cleared]", set()),
+        ("{tool} {head}", {"head"}),
+        ("{refetch}", {"args", "handles"}),
+        ("{handles} {args}", {"args", "handles"}),
+    ],
+)
+def test_only_the_fields_a_template_shows_are_computed(template, needs):
+    """A terse template skips the head, arguments and handle parsing."""
+    assert ClearingPolicy(placeholder=template).placeholder_needs == needs
+    assert ClearingPolicy(placeholder=lambda i: "x").placeholder_needs == {
+        "args",
+        "handles",
+        "head",
+    }
+
+
+def test_terse_template_still_clears():
+    """A constant template replaces the result with just the marker and the text."""
+    text = cleared_text("openai_chat", "v" * 500, policy=NOW.replace(placeholder="[cleared]"))
+    assert text.endswith("] [cleared]")
+    assert is_placeholder(text)

@@ -18,6 +18,7 @@ from slimtools.clearing._codec import (
     RawResult,
     compact,
     content_text,
+    decoded,
     get,
     make_call,
     make_result,
@@ -51,15 +52,15 @@ class AnthropicCodec:
         if not isinstance(content, list):
             text = content_text(content)[0]
             if role == "assistant":
-                return Decoded(model_output=True, content_text=text)
-            return Decoded(model_output=False, content_text=text) if text else OTHER
+                return decoded(True, text)
+            return decoded(False, text) if text else OTHER
         if role == "assistant":
             calls = compact(
                 make_call(get(b, "id"), get(b, "name"), get(b, "input"))
                 for b in content
                 if get(b, "type") == "tool_use"
             )
-            return Decoded(model_output=True, content_text=_text(content), calls=calls)
+            return decoded(True, _text(content), calls)
         results: list[RawResult | None] = [
             make_result(
                 get(b, "tool_use_id"),
@@ -71,7 +72,7 @@ class AnthropicCodec:
             for slot, b in enumerate(content)
             if get(b, "type") == "tool_result"
         ]
-        return Decoded(model_output=False, content_text=_text(content), results=compact(results))
+        return decoded(False, _text(content), (), compact(results))
 
     def replace_results(self, message: Any, texts: Mapping[int, str]) -> Any:
         """The user message with the tool_result blocks at those slots holding the texts."""

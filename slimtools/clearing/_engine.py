@@ -24,10 +24,10 @@ import logging
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from itertools import islice
-from typing import Any
+from typing import Any, NamedTuple
 
-from slimtools.clearing._codec import Codec, RawResult
-from slimtools.clearing._view import _format_of, detect_format, get_codec, safe_decode
+from slimtools.clearing._codec import OTHER, Codec, RawResult, new_tuple
+from slimtools.clearing._view import _format_of, detect_format, get_codec
 from slimtools.clearing.audit import Audit, AuditRecord
 from slimtools.clearing.placeholder import (
     PlaceholderInfo,
@@ -42,14 +42,12 @@ from slimtools.clearing.report import ClearingReport
 logger = logging.getLogger("slimtools.clearing")
 
 
-@dataclass(slots=True, eq=False)
-class _Call:
+class _Call(NamedTuple):
     name: str
     args: dict[str, Any]
     position: int
     args_tokens: int
     args_chars: int
-    paired: bool = False
 
 
 @dataclass(slots=True, eq=False)
@@ -82,6 +80,7 @@ class _State:
     saved: int = 0
     tool_uses: int = 0
     calls: dict[str, _Call] = field(default_factory=dict)
+    paired: set[str] = field(default_factory=set)
     eligible_turns: list[int] = field(default_factory=list)
     snapshot: int = 0
     due: dict[int, list[_Pending]] = field(default_factory=dict)
@@ -125,6 +124,7 @@ class Clearer:
         self._blanked: set[str] = set()
         self._state = _State()
         self._braces = self.policy.token_counter("{}")
+        self._needs = self.policy.placeholder_needs
         self.last_report = ClearingReport()
 
     @property
@@ -152,8 +152,7 @@ class Clearer:
             state = self._state = _State()
         start = state.n
         state.out.extend(history[start:])
-        for position in range(start, len(history)):
-            self._ingest(codec, history[position], position)
+        self._read(codec, history, start)
         state.n = len(history)
         state.first = history[0] if len(history) else None
         state.last = history[-1] if len(history) else None
@@ -198,47 +197,65 @@ class Clearer:
         except Exception:  # exotic __eq__: treat as changed and re-read
             return False
 
-    def _ingest(self, codec: Codec, message: Any, position: int) -> None:
-        state, policy = self._state, self.policy
-        decoded = safe_decode(codec, message)
-        if decoded.model_output and not (codec.run_turns and state.previous_model):
-            state.turns += 1
-        state.previous_model = decoded.model_output
-        count = policy.token_counter
-        if decoded.content_text:
-            state.tokens += count(decoded.content_text)
-        for c in decoded.calls:
-            tokens = count(f"{c.name} {c.args_text}")
-            state.tokens += tokens
-            state.tool_uses += 1
-            state.calls.setdefault(c.id, _Call(c.name, c.args, position, tokens, len(c.args_text)))
-        for raw in decoded.results:
-            tokens = count(raw.text) if raw.text else 0
-            state.tokens += tokens
-            self._file(raw, position, tokens)
+    def _read(self, codec: Codec, history: Sequence[Any], start: int) -> None:
+        """Ingest ``history[start:]``: turns, tokens (once per piece), calls and results.
 
-    def _file(self, raw: RawResult, position: int, tokens: int) -> None:
+        The hot loop of a long one-shot pass, hence the local variables.
+        """
+        state, count, decode = self._state, self.policy.token_counter, codec.decode
+        calls, run_turns, file = state.calls, codec.run_turns, self._file
+        turns, previous, tokens, uses = state.turns, state.previous_model, state.tokens, 0
+        for position in range(start, len(history)):
+            try:
+                model, text, found_calls, results = decode(history[position])
+            except Exception:  # a malformed message must not stop the agent loop
+                logger.debug("cannot decode message %d; left as is", position, exc_info=True)
+                model, text, found_calls, results = OTHER
+            if model and not (run_turns and previous):
+                turns += 1
+            previous = model
+            if text:
+                tokens += count(text)
+            for c in found_calls:
+                size = count(f"{c.name} {c.args_text}")
+                tokens += size
+                uses += 1
+                if c.id not in calls:
+                    info = (c.name, c.args, position, size, len(c.args_text))
+                    calls[c.id] = new_tuple(_Call, info)
+            for raw in results:
+                size = count(raw.text) if raw.text else 0
+                tokens += size
+                file(raw, position, size, turns)
+        state.turns, state.previous_model, state.tokens = turns, previous, tokens
+        state.tool_uses += uses
+
+    def _file(self, raw: RawResult, position: int, tokens: int, turn: int) -> None:
         """Decide once, at ingestion, when (if ever) this result may be cleared."""
-        state, policy = self._state, self.policy
+        state = self._state
         call = state.calls.get(raw.call_id)
-        if call is None or call.paired or call.position > position:
+        if call is None or raw.call_id in state.paired:
             return  # orphan or duplicate result: left as it is
-        call.paired = True
+        state.paired.add(raw.call_id)
         tool = call.name or raw.name or "tool"
-        keep_turns = policy.turns_to_keep(tool)
+        keep_turns = self.policy.turns_to_keep(tool)
         if keep_turns is None:
             return  # excluded or never-clear: untouched, and not counted toward keep
-        turn = state.turns
-        pending = _Pending(raw, tool, call, position, turn, tokens, len(state.eligible_turns))
+        eidx = len(state.eligible_turns)
         state.eligible_turns.append(turn)
-        if raw.call_id in self._cleared and raw.clearable:
+        if not raw.clearable:
+            return  # empty, multimodal or already cleared: counts toward keep, stays
+        pending = _Pending(raw, tool, call, position, turn, tokens, eidx)
+        if raw.call_id in self._cleared:
             state.forced.append(pending)  # cleared before a re-read: stays cleared
-        elif raw.clearable:
-            due = turn + keep_turns
-            if due <= state.due_done:
-                state.ripe.append(pending)
-            else:
-                state.due.setdefault(due, []).append(pending)
+            return
+        due = turn + keep_turns
+        if due <= state.due_done:
+            state.ripe.append(pending)
+        elif due in state.due:
+            state.due[due].append(pending)
+        else:
+            state.due[due] = [pending]
 
     # -- deciding --------------------------------------------------------------------------
 
@@ -296,19 +313,25 @@ class Clearer:
 
     def _make_ready(self, pending: _Pending) -> None:
         """Render the placeholder; a result it would not shrink is left alone for good."""
-        policy, raw = self.policy, pending.raw
-        info = PlaceholderInfo(
-            tool=pending.tool,
-            args=pending.call.args,
-            args_text=render_args(pending.call.args),
-            chars=len(raw.text),
-            tokens=pending.tokens,
-            head=flatten_head(raw.text, policy.keep_head),
-            handles=envelope_handles(raw.text, policy.handle_key(pending.tool)),
-            call_id=raw.call_id,
-            turn=pending.turn,
-            is_error=raw.is_error,
-            refetch_tool=policy.refetch_tool,
+        policy, raw, needs = self.policy, pending.raw, self._needs
+        args = pending.call.args
+        info: PlaceholderInfo = new_tuple(
+            PlaceholderInfo,
+            (
+                pending.tool,
+                args,
+                render_args(args) if "args" in needs else "",
+                len(raw.text),
+                pending.tokens,
+                flatten_head(raw.text, policy.keep_head) if "head" in needs else "",
+                envelope_handles(raw.text, policy.handle_key(pending.tool))
+                if "handles" in needs
+                else (),
+                raw.call_id,
+                pending.turn,
+                raw.is_error,
+                policy.refetch_tool,
+            ),
         )
         try:
             text = render(info, policy.placeholder, policy.max_placeholder_chars)
@@ -338,26 +361,36 @@ class Clearer:
             return ClearingReport(tokens_before=before, tokens_after=before)
         by_position: dict[int, dict[int, str]] = {}
         blank: dict[int, set[str]] = {}
+        saving = fresh_saving = inputs = 0
+        cleared, blanked = self._cleared, self._blanked
         for p in forced + fresh:
-            by_position.setdefault(p.position, {})[p.raw.slot] = p.placeholder
+            texts = by_position.get(p.position)
+            if texts is None:
+                by_position[p.position] = {p.raw.slot: p.placeholder}
+            else:
+                texts[p.raw.slot] = p.placeholder
+            saving += p.saving + p.input_saving
             if p.input_saving:
                 blank.setdefault(p.call.position, set()).add(p.raw.call_id)
-        for position, texts in by_position.items():
-            state.out[position] = codec.replace_results(state.out[position], texts)
-        for position, ids in blank.items():
-            state.out[position] = codec.blank_inputs(state.out[position], ids)
-        saving = sum(p.saving + p.input_saving for p in forced + fresh)
-        state.saved += saving
         for p in fresh:
-            self._cleared[p.raw.call_id] = p.placeholder
+            fresh_saving += p.saving + p.input_saving
+            cleared[p.raw.call_id] = p.placeholder
             if p.input_saving:
-                self._blanked.add(p.raw.call_id)
+                inputs += 1
+                blanked.add(p.raw.call_id)
+        out, replace = state.out, codec.replace_results
+        for position, texts in by_position.items():
+            out[position] = replace(out[position], texts)
+        for position, ids in blank.items():
+            out[position] = codec.blank_inputs(out[position], ids)
+        state.saved += saving
+        first = min([*by_position, *blank])
         return ClearingReport(
             cleared_tool_uses=len(fresh),
-            cleared_input_tokens=sum(p.saving + p.input_saving for p in fresh),
-            cleared_call_ids=tuple(p.raw.call_id for p in fresh),
-            cleared_inputs=sum(1 for p in fresh if p.input_saving),
-            first_changed=min([*by_position, *blank]),
+            cleared_input_tokens=fresh_saving,
+            cleared_call_ids=tuple([p.raw.call_id for p in fresh]),
+            cleared_inputs=inputs,
+            first_changed=first,
             tokens_before=before,
             tokens_after=before - saving,
         )

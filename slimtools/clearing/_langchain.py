@@ -18,9 +18,12 @@ from slimtools.clearing._codec import (
     Decoded,
     compact,
     content_text,
+    decoded,
     get,
     make_call,
     make_result,
+    new_tuple,
+    one,
 )
 
 _TOOL = frozenset({"tool", "ToolMessageChunk"})
@@ -35,27 +38,38 @@ class LangChainCodec:
 
     def decode(self, message: Any) -> Decoded:
         """Describe one LangChain message."""
-        kind = getattr(message, "type", None)
-        content = getattr(message, "content", None)
+        # Pydantic keeps fields in the instance __dict__; reading it directly skips the
+        # attribute lookup through a deep class hierarchy (the hot path of a long pass).
+        fields = getattr(message, "__dict__", None)
+        if not isinstance(fields, dict):
+            return OTHER
+        kind = fields.get("type")
+        content = fields.get("content")
         if kind in _TOOL:
-            meta = getattr(message, "response_metadata", None) or {}
-            editing = meta.get("context_editing") if isinstance(meta, dict) else None
+            meta = fields.get("response_metadata")
+            editing = meta.get("context_editing") if meta and isinstance(meta, dict) else None
             result = make_result(
-                getattr(message, "tool_call_id", None),
-                getattr(message, "name", None),
+                fields.get("tool_call_id"),
+                fields.get("name"),
                 content,
                 0,
-                is_error=getattr(message, "status", None) == "error",
+                is_error=fields.get("status") == "error",
                 cleared=isinstance(editing, dict) and bool(editing.get("cleared")),
             )
-            return Decoded(model_output=False, results=compact([result]))
-        text = content_text(content)[0]
+            return new_tuple(Decoded, (False, "", (), () if result is None else (result,)))
+        text = content if isinstance(content, str) else content_text(content)[0]
         if kind in _AI:
-            calls = [
-                make_call(get(tc, "id"), get(tc, "name"), get(tc, "args")) for tc in _calls(message)
-            ]
-            return Decoded(model_output=True, content_text=text, calls=compact(calls))
-        return Decoded(model_output=False, content_text=text) if text else OTHER
+            calls = fields.get("tool_calls")
+            if calls and len(calls) == 1 and not fields.get("invalid_tool_calls"):
+                tc = calls[0]  # the common single call, without the list plumbing
+                found = one(make_call(get(tc, "id"), get(tc, "name"), get(tc, "args")))
+            else:
+                found = compact(
+                    make_call(get(tc, "id"), get(tc, "name"), get(tc, "args"))
+                    for tc in _calls(message)
+                )
+            return new_tuple(Decoded, (True, text, found, ()))
+        return decoded(False, text) if text else OTHER
 
     def replace_results(self, message: Any, texts: Mapping[int, str]) -> Any:
         """The ToolMessage with its content replaced (same id and tool_call_id)."""

@@ -16,6 +16,7 @@ from slimtools.clearing._codec import (
     RawCall,
     compact,
     content_text,
+    decoded,
     get,
     make_call,
     make_result,
@@ -57,12 +58,12 @@ class OpenAIChatCodec:
             result = make_result(
                 get(message, "tool_call_id"), get(message, "name"), content, 0, is_error=False
             )
-            return Decoded(model_output=False, results=compact([result]))
+            return decoded(False, "", (), compact([result]))
         text = content_text(content)[0]
         if role == "assistant":
             calls = compact(_call(entry) for entry in get(message, "tool_calls") or ())
-            return Decoded(model_output=True, content_text=text, calls=calls)
-        return Decoded(model_output=False, content_text=text) if text else OTHER
+            return decoded(True, text, calls)
+        return decoded(False, text) if text else OTHER
 
     def replace_results(self, message: Any, texts: Mapping[int, str]) -> Any:
         """The tool message with its content replaced."""

@@ -16,6 +16,7 @@ from slimtools.clearing._codec import (
     Decoded,
     compact,
     content_text,
+    decoded,
     get,
     make_call,
     make_result,
@@ -48,22 +49,22 @@ class OpenAIResponsesCodec:
             result = make_result(
                 get(message, "call_id"), None, get(message, "output"), 0, is_error=False
             )
-            return Decoded(model_output=False, results=compact([result]))
+            return decoded(False, "", (), compact([result]))
         if kind == "function_call":
             call = make_call(
                 get(message, "call_id"), get(message, "name"), get(message, "arguments")
             )
-            return Decoded(model_output=True, calls=compact([call]))
+            return decoded(True, calls=compact([call]))
         if kind == "custom_tool_call":
             args = {"input": get(message, "input")}
             call = make_call(get(message, "call_id"), get(message, "name"), args)
-            return Decoded(model_output=True, calls=compact([call]))
+            return decoded(True, calls=compact([call]))
         role = get(message, "role")
         text = content_text(get(message, "content"))[0]
         if role == "assistant" or (role is None and _is_model_item(kind)):
             # reasoning, web_search_call, ... : model output that starts or continues a turn
-            return Decoded(model_output=True, content_text=text)
-        return Decoded(model_output=False, content_text=text) if text else OTHER
+            return decoded(True, text)
+        return decoded(False, text) if text else OTHER
 
     def replace_results(self, message: Any, texts: Mapping[int, str]) -> Any:
         """The output item with its ``output`` replaced."""

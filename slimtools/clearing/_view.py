@@ -83,16 +83,26 @@ class HistoryView:
     message_texts: list[str]
 
 
+_LOADED: dict[str, Codec] = {}
+
+
 def get_codec(format: str) -> Codec:
-    """The codec for a format name; the LangChain codec is imported only when asked for."""
+    """The codec for a format name; the LangChain codec is imported only when asked for.
+
+    Codecs are stateless, so one instance per format is shared.
+    """
+    codec = _LOADED.get(format) if isinstance(format, str) else None
+    if codec is not None:
+        return codec
     try:
         module_name, class_name = _CODECS[format]
     except (KeyError, TypeError):
         raise ConfigurationError(
             f"unknown history format {format!r}; expected one of {list(FORMATS)}"
         ) from None
-    codec: Codec = getattr(importlib.import_module(module_name), class_name)()
-    return codec
+    loaded: Codec = getattr(importlib.import_module(module_name), class_name)()
+    _LOADED[format] = loaded
+    return loaded
 
 
 def detect_format(history: Sequence[Any]) -> str:

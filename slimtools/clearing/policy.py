@@ -15,7 +15,12 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
-from slimtools.clearing.placeholder import DEFAULT_TEMPLATE, PlaceholderInfo, validate_template
+from slimtools.clearing.placeholder import (
+    DEFAULT_TEMPLATE,
+    PlaceholderInfo,
+    template_needs,
+    validate_template,
+)
 from slimtools.errors import ConfigurationError
 from slimtools.tokens import TokenCounter, count_tokens
 
@@ -173,6 +178,13 @@ class ClearingPolicy:
             raise ConfigurationError("infer_categories must be a bool")
         # Per-tool decisions are asked once per result; memoise them (the policy is frozen).
         set_(self, "_turns_cache", {})
+        set_(self, "_needs", template_needs(self.placeholder))
+
+    @property
+    def placeholder_needs(self) -> frozenset[str]:
+        """The costly placeholder fields the template shows (see ``template_needs``)."""
+        needs: frozenset[str] = self.__dict__["_needs"]
+        return needs
 
     def category_of(self, tool: str) -> str | None:
         """The tool's category: declared in ``categories``, else inferred, else None."""
