@@ -6,8 +6,9 @@ Fallbacks (applied recursively, never raising):
 - ``bytes``/``bytearray``/``memoryview`` -> UTF-8 text when valid, else ``"base64:<data>"``;
 - Pydantic models -> ``model_dump(mode="json")``; objects with ``__dict__`` -> their public
   attributes; anything else -> ``str(value)``;
-- integers beyond 64 bits -> their decimal string; lone surrogates -> U+FFFD;
-  non-string keys -> ``str(key)``; a reference cycle -> ``"<cycle>"``.
+- integers beyond 64 bits -> their decimal string; lone surrogates -> U+FFFD (surrogate
+  pairs -> their character); non-string keys -> ``str(key)``; a reference cycle ->
+  ``"<cycle>"``; nesting deeper than 200 levels -> ``"<too deep>"``.
 """
 
 from __future__ import annotations
@@ -86,7 +87,9 @@ def _sanitize(value: Any, depth: int, seen: set[int]) -> Any:
     if isinstance(value, str):
         if _is_utf8(value):
             return value
-        return value.encode("utf-8", "surrogatepass").decode("utf-8", "replace")
+        # Through UTF-16 a surrogate pair becomes its character and a lone surrogate one
+        # U+FFFD (via UTF-8 it would become three).
+        return value.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
     if isinstance(value, enum.Enum):
         return _sanitize(value.value, depth + 1, seen)
     marker = id(value)
