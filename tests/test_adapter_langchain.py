@@ -16,6 +16,7 @@ from langgraph.graph import START, MessagesState, StateGraph
 from langgraph.prebuilt import ToolNode, tools_condition
 from pydantic import Field
 
+from slimtools import session
 from slimtools.adapters.langchain import to_langchain_tools
 from tests.langchain_mcp_fixtures import LOGS, make_log_kit
 from tests.sdk_adapter_fixtures import EXAMPLES, UNTRUSTED, import_error_without, make_kit
@@ -263,6 +264,23 @@ def test_session_keyword_scopes_handles():
     allowed = by_name(alice, "get_record").invoke(call("get_record", "c3", handle=1))
     assert denied.status == "error"
     assert json.loads(allowed.content) == LOGS[0]
+
+
+def test_a_bound_session_flows_into_agent_runs():
+    """slimtools.session(...) around agent.invoke scopes the handles its tools make."""
+    tools = to_langchain_tools(make_log_kit())
+
+    def run(*turns: Any) -> list[ToolMessage]:
+        out = create_agent(scripted(*turns, "done"), tools).invoke({"messages": [HumanMessage("")]})
+        return [m for m in out["messages"] if isinstance(m, ToolMessage)]
+
+    with session("alice"):
+        run([call("search_logs", "c1", query="timeout")])
+        (mine,) = run([call("get_record", "c2", handle=1)])
+    with session("bob"):
+        (theirs,) = run([call("get_record", "c3", handle=1)])
+    assert json.loads(mine.content) == LOGS[0]
+    assert theirs.status == "error"
 
 
 def test_langchain_example_prints_each_round(capsys):
