@@ -218,35 +218,32 @@ class Projection:
         return self.project(value)
 
     def json_schema(self) -> dict[str, Any]:
-        """JSON Schema of a brief as emitted: output names, clip limits, nothing required."""
+        """JSON Schema of a brief as emitted: its field names, nested fields and clip limits.
+
+        Types are deliberately not asserted: projection selects without coercing, so a
+        backend that sends ``"3"`` for a field declared ``int`` must not make a client's
+        schema validation (MCP checks ``structuredContent``) reject the whole result. The
+        declared type is kept as a description. Nothing is required: missing fields are
+        omitted. ``maxLength`` constrains only strings, which is what clipping guarantees.
+        """
         props: dict[str, Any] = {}
         for field in self._fields:
             if field.sub is not None:
-                nested = field.sub.json_schema()
-                schema: dict[str, Any] = {
-                    "anyOf": [nested, {"type": "array", "items": nested}, {"type": "null"}]
-                }
+                schema = field.sub.json_schema()
+                del schema["type"]  # an object, a list of them, null or a stray scalar
             else:
-                schema = _leaf_schema(field.annotation)
+                schema = _declared(field.annotation)
                 if field.clip is not None:
-                    schema = {"type": ["string", "null"], "maxLength": field.clip.max_chars}
+                    schema["maxLength"] = field.clip.max_chars
             props[field.out] = schema
         return {"type": "object", "properties": props}
 
 
-_JSON_TYPES: dict[Any, str] = {str: "string", int: "integer", float: "number", bool: "boolean"}
-
-
-def _leaf_schema(annotation: Any) -> dict[str, Any]:
-    args = [a for a in typing.get_args(annotation) if a is not type(None)]
-    if typing.get_origin(annotation) in (typing.Union, types.UnionType) and len(args) == 1:
-        annotation = args[0]
-    name = _JSON_TYPES.get(annotation)
-    if name == "integer":
-        return {"type": ["integer", "null"]}
-    if name is not None:
-        return {"type": [name, "null"]} if name != "number" else {"type": ["number", "null"]}
-    return {}
+def _declared(annotation: Any) -> dict[str, Any]:
+    if annotation is None or annotation is Any:
+        return {}
+    name = getattr(annotation, "__name__", None) if isinstance(annotation, type) else None
+    return {"description": f"declared {name or annotation}"}
 
 
 def _alias_paths(name: str, info: FieldInfo) -> tuple[tuple[str | int, ...], ...]:

@@ -13,6 +13,18 @@ EXAMPLES = sorted((Path(__file__).resolve().parents[1] / "examples").glob("*.py"
 # Text each example must print: proof that it reached its end and showed its point.
 EXPECTED = {
     "log_search.py": ['"total":12', 'search_logs(query=\\"timeout\\", page=2)', "get_record(3)"],
+    "langchain_agent.py": [
+        "search_logs(query: string, page: integer = 1, limit: integer = 3)",
+        '"total":12',
+        "page=2",
+        '"tenant":"acme-prod-7731"',
+    ],
+    "mcp_server.py": [
+        "search_logs(query: string, page: integer = 1, limit: integer = 3)",
+        '"page":2',
+        '"tenant":"acme-prod-7731"',
+        "isError",
+    ],
 }
 
 
