@@ -91,8 +91,8 @@ def one_pass() -> None:
             ) -> list[Any]:
                 return clear_stale_results(messages, policy)
 
-            repeat = 1 if turns >= 10_000 and at_least else 3
-            t_lc, t_slim = best(langchain, repeat), best(slimtools, 3)
+            repeat = 1 if turns >= 10_000 and at_least else (5 if turns < 10_000 else 3)
+            t_lc, t_slim = best(langchain, repeat), best(slimtools, 5 if turns < 10_000 else 3)
             times[(turns, at_least)] = t_slim
             print(
                 f"{turns:>6} {at_least:>14,} {t_lc:>12.4f} {t_slim:>12.4f} "
@@ -129,7 +129,7 @@ def whole_run(rounds: int = 1_000) -> None:
     for label, policy in policies.items():
         clearer = Clearer(policy)
         t_inc = replay(clearer.clear)
-        t_one = best(lambda policy=policy: clear_stale_results(final, policy), 3)
+        t_one = best(lambda policy=policy: clear_stale_results(final, policy), 5)
         print(
             f"{'incremental Clearer, ' + label:<40} {t_inc:>9.3f} {t_lc / t_inc:>12.0f}x "
             f"{t_inc / t_one:>11.2f}x"
