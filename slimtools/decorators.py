@@ -16,7 +16,7 @@ import logging
 import types
 from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Annotated, Any, ParamSpec, Protocol, overload
+from typing import TYPE_CHECKING, Annotated, Any, ParamSpec, Protocol, TypeAlias, overload
 
 import wrapt
 from pydantic import BaseModel, Field
@@ -44,17 +44,24 @@ P = ParamSpec("P")
 log = logging.getLogger("slimtools")
 
 
+SlimTool: TypeAlias = Callable[..., Envelope[Any]]
+"""A slimmed sync tool as static types see it (``page``/``limit`` exist at run time only)."""
+
+AsyncSlimTool: TypeAlias = Callable[..., Coroutine[Any, Any, Envelope[Any]]]
+"""A slimmed async tool as static types see it."""
+
+
 class SlimDecorator(Protocol):
     """What the decorator factories return: sync tools stay sync, async stay async."""
 
     @overload
+    def __call__(self, fn: Callable[P, Coroutine[Any, Any, Any]], /) -> AsyncSlimTool: ...
+    @overload
+    def __call__(self, fn: Callable[P, Any], /) -> SlimTool: ...
+    @overload
     def __call__(
-        self, fn: Callable[P, Coroutine[Any, Any, Any]], /
-    ) -> Callable[..., Coroutine[Any, Any, Envelope[Any]]]: ...
-    @overload
-    def __call__(self, fn: Callable[P, Any], /) -> Callable[..., Envelope[Any]]: ...
-    @overload
-    def __call__(self, fn: Any, /) -> Any: ...
+        self, fn: classmethod[Any, Any, Any] | staticmethod[Any, Any], /
+    ) -> classmethod[Any, Any, Any] | staticmethod[Any, Any]: ...
 
 
 @dataclass(frozen=True)
@@ -351,6 +358,20 @@ def project_fields(spec: type[BaseModel] | list[str] | tuple[str, ...], /) -> Sl
     return _decorator(cfg)
 
 
+@overload
+def paginate(
+    fn: None = None,
+    /,
+    *,
+    limit: int = ...,
+    max_limit: int = ...,
+    max_tokens: int | None = ...,
+    token_counter: TokenCounter | None = ...,
+) -> SlimDecorator: ...
+@overload
+def paginate(fn: Callable[P, Coroutine[Any, Any, Any]], /) -> AsyncSlimTool: ...
+@overload
+def paginate(fn: Callable[P, Any], /) -> SlimTool: ...
 def paginate(
     fn: Any = None,
     /,
@@ -387,6 +408,22 @@ def paginate(
     return deco if fn is None else deco(fn)
 
 
+@overload
+def summarize_with_handle(
+    fn: None = None,
+    /,
+    *,
+    key: str | None = ...,
+    fetch: Callable[[str], Any] | None = ...,
+    head: int = ...,
+    tail: int = ...,
+    max_tokens: int | None = ...,
+    token_counter: TokenCounter | None = ...,
+) -> SlimDecorator: ...
+@overload
+def summarize_with_handle(fn: Callable[P, Coroutine[Any, Any, Any]], /) -> AsyncSlimTool: ...
+@overload
+def summarize_with_handle(fn: Callable[P, Any], /) -> SlimTool: ...
 def summarize_with_handle(
     fn: Any = None,
     /,

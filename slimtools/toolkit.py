@@ -15,7 +15,7 @@ import threading
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar, overload
 
 from pydantic import BaseModel, ValidationError
 
@@ -30,6 +30,8 @@ from slimtools.errors import ConfigurationError
 from slimtools.handles import DEFAULT_SESSION, AsyncHandleStore, HandleStore, MemoryStore, Scope
 
 log = logging.getLogger("slimtools")
+
+F = TypeVar("F", bound=Callable[..., Any])
 
 CATEGORIES = frozenset({"search", "read", "command", "write", "input"})
 """Retention categories a tool may declare (see ``slimtools.clearing``)."""
@@ -110,6 +112,26 @@ class Toolkit:
 
     # registration -------------------------------------------------------------------
 
+    @overload
+    def tool(
+        self,
+        fn: F,
+        /,
+        *,
+        name: str | None = ...,
+        description: str | None = ...,
+        category: str | None = ...,
+    ) -> F: ...
+    @overload
+    def tool(
+        self,
+        fn: None = None,
+        /,
+        *,
+        name: str | None = ...,
+        description: str | None = ...,
+        category: str | None = ...,
+    ) -> Callable[[F], F]: ...
     def tool(
         self,
         fn: Any = None,

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
+import runpy
 import subprocess
 import sys
 from pathlib import Path
@@ -56,3 +58,12 @@ def test_all_is_sorted_and_every_name_is_exported():
 def test_the_package_is_marked_typed():
     """``py.typed`` ships with the package so type checkers use its hints."""
     assert (Path(slimtools.__file__).parent / "py.typed").is_file()
+
+
+def test_the_typed_api_example_runs():
+    """``tests/typing/api.py`` (checked by mypy) also runs: the API it types is the real one."""
+    namespace = runpy.run_path(str(Path(__file__).parent / "typing" / "api.py"))
+    namespace["use_results"]()
+    asyncio.run(namespace["use_async"]())
+    namespace["use_toolkit"]()
+    namespace["use_stores_and_helpers"]()

@@ -1,0 +1,147 @@
+"""The public API as a user writes it; ``mypy tests/typing`` checks that it type-checks.
+
+Nothing here runs in the test suite: mypy (strict, from pyproject.toml) is the test. Each
+``assert_type`` pins what a user's editor infers. The ``page``/``limit`` keywords that
+``paginate`` adds exist at run time only: static types see ``Callable[..., Envelope]``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Annotated, Any
+
+from pydantic import AliasPath, BaseModel, Field
+from typing_extensions import assert_type
+
+import slimtools
+from slimtools import (
+    Clip,
+    Envelope,
+    HandleStore,
+    MemoryStore,
+    Scope,
+    Toolkit,
+    ToolResult,
+    ToolSpec,
+    clip_text,
+    count_tokens,
+    paginate,
+    project_fields,
+    summarize_with_handle,
+)
+
+
+class LogBrief(BaseModel):
+    """The allowlist: nothing else reaches the model."""
+
+    id: int
+    time: str
+    level: str
+    summary: Annotated[str, Clip(80)] = Field(validation_alias="message")
+    host: str | None = Field(default=None, validation_alias=AliasPath("source", "host"))
+
+
+kit = Toolkit("logs", store=MemoryStore(max_items=10_000, ttl=600.0))
+
+
+@kit.tool(category="search")
+@summarize_with_handle(key="id", max_tokens=2_000)
+@paginate(limit=3, max_limit=50)
+@project_fields(LogBrief)
+def search_logs(query: str, level: str = "ERROR") -> list[dict[str, Any]]:
+    """Search the logs."""
+    return [{"id": 3, "time": "10-24 03:12", "level": level, "message": query}]
+
+
+@summarize_with_handle(head=40, tail=10)
+def run_command(command: str) -> str:
+    """Run a shell command."""
+    return command
+
+
+@paginate
+async def list_files(root: str) -> list[str]:
+    """List files under root."""
+    return [root]
+
+
+@project_fields(["number", "user.login"])
+def list_issues(repo: str) -> list[dict[str, Any]]:
+    """List issues."""
+    return []
+
+
+def fetch_ticket(handle: str) -> Mapping[str, Any]:
+    """Read one ticket live."""
+    return {"id": handle}
+
+
+@summarize_with_handle(key="id", fetch=fetch_ticket)
+def list_tickets() -> list[dict[str, Any]]:
+    """List tickets."""
+    return []
+
+
+class Service:
+    """Tools as methods."""
+
+    @paginate(limit=5)
+    def search(self, query: str) -> list[int]:
+        """Search this service."""
+        return [1]
+
+
+def use_results() -> None:
+    """Envelopes and their parts are typed."""
+    env = search_logs("timeout")
+    assert_type(env, Envelope[Any])
+    assert_type(env.total, int)
+    assert_type(env.briefs, list[Any])
+    assert_type(env.hint, str)
+    assert_type(env.page, int | None)
+    assert_type(env.as_dict(), dict[str, Any])
+    assert_type(env.jsonable(), dict[str, Any])
+    assert_type(str(run_command("make test")), str)
+    assert_type(Service().search("x"), Envelope[Any])
+    assert_type(list_issues("a/b"), Envelope[Any])
+    assert_type(list_tickets(), Envelope[Any])
+    assert_type(kit.get_record(3), str)
+    assert_type(kit.get_record("k3f9a2qd", source="search_logs", page=2), str)
+    assert_type(slimtools.get_record(3), str)
+
+
+async def use_async() -> None:
+    """Async tools stay awaitable; the toolkit has async twins."""
+    env = await list_files("/")
+    assert_type(env, Envelope[Any])
+    assert_type(await kit.aget_record(3), str)
+    assert_type(await kit.acall("search_logs", {"query": "x"}), ToolResult)
+
+
+def use_toolkit() -> None:
+    """Tool specs and dispatch, as adapters use them."""
+    specs = kit.tools
+    assert_type(specs, list[ToolSpec])
+    spec = kit.spec("search_logs")
+    assert_type(spec.parameters, dict[str, Any])
+    assert_type(spec.handle_key, str | None)
+    result = kit.call("search_logs", '{"query": "timeout"}', session="alice")
+    assert_type(result, ToolResult)
+    assert_type(result.text, str)
+    assert_type(result.is_error, bool)
+    assert_type(kit.categories, dict[str, str | None])
+    with slimtools.session("alice") as bound:
+        assert_type(bound, str)
+        assert_type(slimtools.current_session(), str | None)
+
+
+def use_stores_and_helpers() -> None:
+    """Stores satisfy the protocol; the helpers are plain functions."""
+    store: HandleStore = MemoryStore()
+    refused = store.put_many(Scope("logs", "alice"), {"r:search_logs:3": {"id": 3}})
+    assert_type(store.get_many(Scope("logs"), ["r:search_logs:3"]), dict[str, Any])
+    assert len(refused) == 0
+    assert_type(count_tokens("日本語"), int)
+    assert_type(clip_text("long text", 5), str)
+    counter: slimtools.TokenCounter = len
+    assert counter("abc") == 3
