@@ -150,12 +150,11 @@ class Clearer:
         state = self._state
         if not self._extends(history):
             state = self._state = _State()
-        start = state.n
-        state.out.extend(history[start:])
-        self._read(codec, history, start)
-        state.n = len(history)
-        state.first = history[0] if len(history) else None
-        state.last = history[-1] if len(history) else None
+        start, end = state.n, len(history)
+        if end > start:
+            state.out.extend(history[start:])
+            self._read(codec, history, start)
+            state.n, state.first, state.last = end, history[0], history[-1]
         report = self._evaluate(codec)
         self.last_report = report
         return list(state.out), report
@@ -276,7 +275,7 @@ class Clearer:
             else:
                 waiting.append(pending)
         state.ripe = waiting
-        batch = self._forced_now()
+        batch = self._forced_now() if state.forced else []
         if state.ready and self._triggered() and state.ready_saving >= (policy.clear_at_least or 0):
             batch_new, state.ready, state.ready_saving = state.ready, [], 0
         else:
@@ -363,7 +362,7 @@ class Clearer:
         blank: dict[int, set[str]] = {}
         saving = fresh_saving = inputs = 0
         cleared, blanked = self._cleared, self._blanked
-        for p in forced + fresh:
+        for p in forced + fresh if forced else fresh:
             texts = by_position.get(p.position)
             if texts is None:
                 by_position[p.position] = {p.raw.slot: p.placeholder}
@@ -384,7 +383,7 @@ class Clearer:
         for position, ids in blank.items():
             out[position] = codec.blank_inputs(out[position], ids)
         state.saved += saving
-        first = min([*by_position, *blank])
+        first = min([*by_position, *blank]) if blank else min(by_position)
         return ClearingReport(
             cleared_tool_uses=len(fresh),
             cleared_input_tokens=fresh_saving,

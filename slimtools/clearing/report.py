@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 EDIT_TYPE = "clear_tool_uses_20250919"
 
 
-@dataclass(frozen=True, slots=True)
-class ClearingReport:
+class ClearingReport(NamedTuple):
     """The edits one call applied (new ones only: earlier clears are not counted again).
+
+    Immutable; a named tuple because one is built per call of a per-round clearer.
 
     Attributes:
         cleared_tool_uses: results replaced by placeholders in this call.
