@@ -10,6 +10,7 @@ from typing import Any
 import orjson
 from pydantic import BaseModel, ConfigDict, ValidationError, create_model
 
+from slimtools._json import dumps_str
 from slimtools.envelope import Envelope
 
 
@@ -101,7 +102,7 @@ def describe_errors(tool: str, exc: ValidationError, schema: dict[str, Any]) -> 
         elif err["type"] == "missing":
             problems.append(f"missing required argument {where!r}")
         else:
-            got = orjson.dumps(err.get("input"), default=str).decode()[:60]
+            got = dumps_str(err.get("input"))[:60]
             problems.append(f"{where}: {err['msg']} (got {got})")
     expected = []
     required = set(schema.get("required", []))
@@ -111,10 +112,6 @@ def describe_errors(tool: str, exc: ValidationError, schema: dict[str, Any]) -> 
             or "/".join(str(a.get("type")) for a in pschema.get("anyOf", []) if isinstance(a, dict))
             or "any"
         )
-        suffix = (
-            " (required)"
-            if pname in required
-            else f" = {orjson.dumps(pschema.get('default')).decode()}"
-        )
+        suffix = " (required)" if pname in required else f" = {dumps_str(pschema.get('default'))}"
         expected.append(f"{pname}: {kind}{suffix}")
     return f"Invalid arguments for {tool}: {'; '.join(problems)}. Expected: {', '.join(expected)}."

@@ -146,6 +146,13 @@ def test_wrong_types_say_what_was_expected():
     )
 
 
+def test_values_that_are_not_json_are_described_anyway():
+    """A mapping from Python with int keys or huge ints still gets a readable error."""
+    result = _kit().call("search", {"query": {1: 2}, "page": 2**70})
+    assert result.is_error
+    assert 'query: Input should be a valid string (got {"1":2})' in result.text
+
+
 def test_unknown_arguments_are_refused_by_name():
     """An argument the tool does not take is named."""
     result = _kit().call("search", {"query": "x", "tenant": "acme"})
@@ -229,6 +236,11 @@ def test_session_argument_binds_the_session_for_the_call():
         st.text(max_size=30),
         st.binary(max_size=30),
         st.dictionaries(st.text(max_size=8), json_values, max_size=4),
+        st.dictionaries(
+            st.sampled_from(["query", "page", "handle"]) | st.integers(),
+            st.dictionaries(st.integers(), st.integers(), max_size=2) | st.integers(),
+            max_size=3,
+        ),
         json_values.map(json.dumps),
     ),
 )
