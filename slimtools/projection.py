@@ -13,6 +13,7 @@ declares one and is otherwise omitted from the brief (never an exception).
 from __future__ import annotations
 
 import dataclasses
+import inspect
 import types
 import typing
 import unicodedata
@@ -128,8 +129,8 @@ def _get(record: Any, key: str | int) -> Any:
             return record[key]
         return _MISSING
     value = getattr(record, key, _MISSING)
-    # An attribute that is a bound method (``dict.copy``, ``model.json``) is not data.
-    if isinstance(value, (types.MethodType, types.BuiltinMethodType)):
+    # A method (``dict.copy``, ``model.json``, a staticmethod) is behaviour, not data.
+    if inspect.isroutine(value):
         return _MISSING
     return value
 

@@ -214,6 +214,23 @@ def test_methods_of_objects_are_not_data():
     assert Projection.from_spec(["describe", "id"]).project(PlainRecord(id=1)) == {"id": 1}
 
 
+def test_static_and_class_methods_of_objects_are_not_data():
+    """Functions found on the record's class are not fields either."""
+
+    class Row:
+        id = 1
+
+        @staticmethod
+        def helper() -> int:
+            return 0
+
+        @classmethod
+        def build(cls) -> Row:
+            return cls()
+
+    assert Projection.from_spec(["id", "helper", "build"]).project(Row()) == {"id": 1}
+
+
 def test_methods_of_pydantic_records_are_not_data():
     """``model_dump`` or ``copy`` on a Pydantic record are not fields."""
 
