@@ -8,13 +8,15 @@ import itertools
 import json
 import typing
 from decimal import Decimal
-from typing import Any
+from typing import Annotated, Any
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from pydantic import BaseModel, Field
 
 from slimtools import (
+    Clip,
     ConfigurationError,
     Envelope,
     Toolkit,
@@ -286,3 +288,50 @@ def test_a_single_dict_is_one_record():
     """A dict result is one record, projected like any other."""
     env = project_fields(["id"])(lambda: {"id": 1, "secret": "s"})()
     assert (env.total, env.briefs) == (1, [{"id": 1}])
+
+
+def test_the_design_article_scenario():
+    """The issue's ``search_logs("timeout")``: 3 of 12 briefs, the next call, get_record(3)."""
+    hits = [
+        {
+            "id": 3 + i,
+            "time": f"10-24 03:{12 + i:02d}",
+            "level": "ERROR",
+            "message": "upstream timeout connecting to auth-service",
+            "tenant": "acme",
+            "trace_id": f"t{i}",
+        }
+        for i in range(12)
+    ]
+
+    class Brief(BaseModel):
+        id: int
+        time: str
+        level: str
+        summary: Annotated[str, Clip(80)] = Field(validation_alias="message")
+
+    kit = Toolkit("logs")
+
+    @kit.tool
+    @summarize_with_handle(key="id")
+    @paginate(limit=3)
+    @project_fields(Brief)
+    def search_logs(query: str) -> list[dict[str, Any]]:
+        """Search the logs."""
+        return hits
+
+    env = search_logs("timeout")
+    assert json.loads(str(env)) == {
+        "total": 12,
+        "briefs": [
+            {
+                "id": 3 + i,
+                "time": f"10-24 03:{12 + i:02d}",
+                "level": "ERROR",
+                "summary": "upstream timeout connecting to auth-service",
+            }
+            for i in range(3)
+        ],
+        "hint": '9 more: search_logs(query="timeout", page=2); full record: get_record(3)',
+    }
+    assert json.loads(kit.get_record(3)) == hits[0]
