@@ -356,3 +356,37 @@ def test_named_format_overrides_detection():
     assert cleared(history, FLAT) == cleared(history, FLAT.replace())
     out = clear_stale_results(history, FLAT, format="openai_chat")
     assert view(out, format="openai_chat").results[0].cleared
+
+
+def test_reused_call_ids_pair_with_the_latest_call():
+    """Servers that reuse ids such as "call_0" each turn still get every stale result cleared."""
+    from slimtools.clearing import MemoryAudit, restore
+
+    history = render("openai_chat", script(*["t"] * 5))
+    for message in history:
+        for call in message.get("tool_calls") or ():
+            call["id"] = "call_0"
+        if message["role"] == "tool":
+            message["tool_call_id"] = "call_0"
+    audit = MemoryAudit()
+    out = clear_stale_results(history, FLAT, audit=audit)
+    assert cleared(history) == [True, True, True, False, False]
+    assert [r.name for r in view(out).results] == ["t"] * 5
+    assert restore(out, audit) == history
+
+
+def test_reused_call_ids_do_not_confuse_the_incremental_clearer():
+    """A reused id is not taken for an earlier cleared result when the history grows."""
+    from slimtools.clearing import Clearer
+
+    history = render("anthropic", script(*["t"] * 6))
+    for message in history:
+        for block in message["content"] if isinstance(message["content"], list) else ():
+            if "id" in block:
+                block["id"] = "toolu_0"
+            if "tool_use_id" in block:
+                block["tool_use_id"] = "toolu_0"
+    clearer = Clearer(FLAT)
+    for end in range(1, len(history) + 1):
+        out = clearer.clear(history[:end])
+    assert out == clear_stale_results(history, FLAT)

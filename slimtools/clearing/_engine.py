@@ -80,7 +80,7 @@ class _State:
     saved: int = 0
     tool_uses: int = 0
     calls: dict[str, _Call] = field(default_factory=dict)
-    paired: set[str] = field(default_factory=set)
+    paired: set[tuple[str, int]] = field(default_factory=set)  # (call id, call position)
     eligible_turns: list[int] = field(default_factory=list)
     snapshot: int = 0
     due: dict[int, list[_Pending]] = field(default_factory=dict)
@@ -120,8 +120,10 @@ class Clearer:
         self.audit = audit
         self._codec: Codec | None = get_codec(format) if format is not None else None
         self._named = self._sure = format is not None
-        self._cleared: dict[str, str] = {}  # call id -> placeholder: the monotone memory
-        self._blanked: set[str] = set()
+        # The monotone memory, consulted only when a changed history is re-read: what each
+        # cleared result became, keyed by call id and the original's hash (ids may repeat).
+        self._memory: dict[tuple[str, int], tuple[str, bool]] = {}
+        self._rereading = False
         self._state = _State()
         self._braces = self.policy.token_counter("{}")
         self._needs = self.policy.placeholder_needs
@@ -134,8 +136,7 @@ class Clearer:
 
     def reset(self) -> None:
         """Forget everything, including which results were cleared."""
-        self._cleared.clear()
-        self._blanked.clear()
+        self._memory.clear()
         self._state = _State()
         if not self._named:
             self._codec, self._sure = None, False
@@ -150,11 +151,13 @@ class Clearer:
         state = self._state
         if not self._extends(history):
             state = self._state = _State()
+            self._rereading = bool(self._memory)
         start, end = state.n, len(history)
         if end > start:
             state.out.extend(history[start:])
             self._read(codec, history, start)
             state.n, state.first, state.last = end, history[0], history[-1]
+        self._rereading = False
         report = self._evaluate(codec)
         self.last_report = report
         return list(state.out), report
@@ -219,9 +222,10 @@ class Clearer:
                 size = count(f"{c.name} {c.args_text}")
                 tokens += size
                 uses += 1
-                if c.id not in calls:
-                    info = (c.name, c.args, position, size, len(c.args_text))
-                    calls[c.id] = new_tuple(_Call, info)
+                # The latest call with an id wins: some OpenAI-compatible servers reuse
+                # ids such as "call_0" every turn, and a result answers the call before it.
+                info = (c.name, c.args, position, size, len(c.args_text))
+                calls[c.id] = new_tuple(_Call, info)
             for raw in results:
                 size = count(raw.text) if raw.text else 0
                 tokens += size
@@ -233,9 +237,9 @@ class Clearer:
         """Decide once, at ingestion, when (if ever) this result may be cleared."""
         state = self._state
         call = state.calls.get(raw.call_id)
-        if call is None or raw.call_id in state.paired:
+        if call is None or (raw.call_id, call.position) in state.paired:
             return  # orphan or duplicate result: left as it is
-        state.paired.add(raw.call_id)
+        state.paired.add((raw.call_id, call.position))
         tool = call.name or raw.name or "tool"
         keep_turns = self.policy.turns_to_keep(tool)
         if keep_turns is None:
@@ -245,8 +249,8 @@ class Clearer:
         if not raw.clearable:
             return  # empty, multimodal or already cleared: counts toward keep, stays
         pending = _Pending(raw, tool, call, position, turn, tokens, eidx)
-        if raw.call_id in self._cleared:
-            state.forced.append(pending)  # cleared before a re-read: stays cleared
+        if self._rereading and (raw.call_id, hash(raw.text)) in self._memory:
+            state.forced.append(pending)  # cleared before the re-read: stays cleared
             return
         due = turn + keep_turns
         if due <= state.due_done:
@@ -292,9 +296,10 @@ class Clearer:
             (now if old_enough else later).append(pending)
         state.forced = later
         for pending in now:
-            pending.placeholder = self._cleared[pending.raw.call_id]
-            pending.saving = pending.tokens - self.policy.token_counter(pending.placeholder)
-            if pending.raw.call_id in self._blanked:
+            text, blanked = self._memory[(pending.raw.call_id, hash(pending.raw.text))]
+            pending.placeholder = text
+            pending.saving = pending.tokens - self.policy.token_counter(text)
+            if blanked:
                 pending.input_saving = max(0, pending.call.args_tokens - self._braces)
         return now
 
@@ -361,7 +366,7 @@ class Clearer:
         by_position: dict[int, dict[int, str]] = {}
         blank: dict[int, set[str]] = {}
         saving = fresh_saving = inputs = 0
-        cleared, blanked = self._cleared, self._blanked
+        memory = self._memory
         for p in forced + fresh if forced else fresh:
             texts = by_position.get(p.position)
             if texts is None:
@@ -373,10 +378,8 @@ class Clearer:
                 blank.setdefault(p.call.position, set()).add(p.raw.call_id)
         for p in fresh:
             fresh_saving += p.saving + p.input_saving
-            cleared[p.raw.call_id] = p.placeholder
-            if p.input_saving:
-                inputs += 1
-                blanked.add(p.raw.call_id)
+            memory[(p.raw.call_id, hash(p.raw.text))] = (p.placeholder, bool(p.input_saving))
+            inputs += bool(p.input_saving)
         out, replace = state.out, codec.replace_results
         for position, texts in by_position.items():
             out[position] = replace(out[position], texts)

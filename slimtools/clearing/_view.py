@@ -171,7 +171,7 @@ def view(history: Sequence[Any], format: str | None = None) -> HistoryView:
         previous = decoded.model_output
         texts.append("\n".join(decoded.pieces()))
         for c in decoded.calls:
-            call_names.setdefault(c.id, c.name)
+            call_names[c.id] = c.name  # the latest call with an id (ids may repeat)
             calls.append(CallView(c.id, c.name, c.args, turn, position))
         for r in decoded.results:
             name_ = call_names.get(r.call_id, r.name)

@@ -192,20 +192,29 @@ def restore(
     Results are restored only where they still hold a placeholder; blanked arguments are
     put back from their snapshots. ``restore(clear(h, audit=a), a) == h``.
     """
-    originals: dict[tuple[str, str], Any] = {}
+    records: dict[tuple[str, str], list[AuditRecord]] = {}
     for record in audit.read():
-        originals[(record.kind, record.call_id)] = record.original  # the last one wins
+        records.setdefault((record.kind, record.call_id), []).append(record)
+
+    def original(kind: str, call_id: str, position: int) -> Any:
+        # Ids may repeat (some servers reuse "call_0"): prefer the record made at this
+        # position, else the latest one.
+        found = records[(kind, call_id)]
+        return next((r for r in found if r.position == position), found[-1]).original
+
     codec = get_codec(format or detect_format(history))
     out = list(history)
     for position, message in enumerate(history):
         decoded = safe_decode(codec, message)
         contents = {
-            r.slot: originals[("result", r.call_id)]
+            r.slot: original("result", r.call_id, position)
             for r in decoded.results
-            if r.cleared and ("result", r.call_id) in originals
+            if r.cleared and ("result", r.call_id) in records
         }
         snapshots = {
-            c.id: originals[("input", c.id)] for c in decoded.calls if ("input", c.id) in originals
+            c.id: original("input", c.id, position)
+            for c in decoded.calls
+            if ("input", c.id) in records
         }
         if contents:
             out[position] = codec.restore_results(out[position], contents)
