@@ -15,9 +15,9 @@ import threading
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
-from typing import Any, TypeVar, overload
+from typing import Annotated, Any, TypeVar, overload
 
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel, Field, ValidationError
 
 from slimtools import _schema
 from slimtools._json import dumps_str
@@ -30,6 +30,14 @@ from slimtools.errors import ConfigurationError
 from slimtools.handles import DEFAULT_SESSION, AsyncHandleStore, HandleStore, MemoryStore, Scope
 
 log = logging.getLogger("slimtools")
+
+COMPANION_DESCRIPTION = (
+    "Return the full record (JSON) or text behind a handle that a tool result showed: "
+    "a brief's id or handle value."
+)
+_HANDLE_DOC = 'The handle or id value from a brief, e.g. 3 or "k3f9a2qd".'
+_SOURCE_DOC = "The tool that showed the handle; only needed when two tools share an id."
+_PAGE_DOC = "For long texts and records, the page to read (1-based)."
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -206,9 +214,11 @@ class Toolkit:
 
     def spec(self, name: str) -> ToolSpec:
         """The tool called ``name``; ``KeyError`` naming the known tools otherwise."""
-        for spec in self.tools:
-            if spec.name == name:
-                return spec
+        found = self._specs.get(name)
+        if found is not None:
+            return found
+        if name == self.companion_name:
+            return self._companion_spec()
         known = ", ".join(s.name for s in self.tools)
         raise KeyError(f"no tool {name!r} in toolkit {self.name!r}; tools: {known}")
 
@@ -223,10 +233,14 @@ class Toolkit:
         return {s.name: s.handle_key for s in self.tools}
 
     def _companion_spec(self) -> ToolSpec:
+        # Built once: a pydantic model per call would make every dispatch pay for it.
+        cached: ToolSpec | None = self.__dict__.get("_companion")
+        if cached is not None:
+            return cached
         model = _schema.args_model(self.companion_name, self.get_record)
-        return ToolSpec(
+        spec = ToolSpec(
             name=self.companion_name,
-            description=inspect.getdoc(self.get_record) or "",
+            description=COMPANION_DESCRIPTION,
             parameters=_schema.parameters_schema(model),
             function=self.get_record,
             is_async=False,
@@ -236,6 +250,8 @@ class Toolkit:
             output_schema=None,
             returns_envelope=False,
         )
+        self.__dict__["_companion"] = spec
+        return spec
 
     # sessions and store access ------------------------------------------------------
 
@@ -281,7 +297,12 @@ class Toolkit:
 
     # the companion ------------------------------------------------------------------
 
-    def get_record(self, handle: str | int, source: str | None = None, page: int = 1) -> str:
+    def get_record(
+        self,
+        handle: Annotated[str | int, Field(description=_HANDLE_DOC)],
+        source: Annotated[str | None, Field(description=_SOURCE_DOC)] = None,
+        page: Annotated[int, Field(description=_PAGE_DOC)] = 1,
+    ) -> str:
         """Return the full record (as JSON) or text behind a handle shown in a tool result.
 
         Args:
@@ -353,7 +374,11 @@ class Toolkit:
         *,
         session: str | None = None,
     ) -> ToolResult:
-        """Asynchronous :meth:`call`: awaits async tools, runs sync ones inline."""
+        """Asynchronous :meth:`call`: awaits async tools, runs sync ones in a worker thread.
+
+        A sync tool may block on I/O, so it runs through ``asyncio.to_thread`` (which carries
+        the bound session along with the other contextvars) rather than on the event loop.
+        """
         prepared = self._prepare(name, arguments)
         if isinstance(prepared, ToolResult):
             return prepared
@@ -364,9 +389,12 @@ class Toolkit:
                 text, is_error = render_lookup(lookup, self, kwargs.get("page", 1))
                 return ToolResult(text=text, is_error=is_error, value=None if is_error else text)
             try:
-                value = spec.function(**kwargs)
-                if inspect.isawaitable(value):
-                    value = await value
+                if spec.is_async:
+                    value = await spec.function(**kwargs)
+                else:
+                    value = await asyncio.to_thread(spec.function, **kwargs)
+                    if inspect.isawaitable(value):
+                        value = await value
             except Exception as exc:
                 return _failure(spec.name, exc)
         return to_result(value)
@@ -426,6 +454,13 @@ default_toolkit = Toolkit("default")
 """Where decorated tools that no toolkit registered keep their handles."""
 
 
-def get_record(handle: str | int, source: str | None = None, page: int = 1) -> str:
-    """Expand a handle made by a decorated tool that no toolkit registered (the default toolkit)."""
+def get_record(
+    handle: Annotated[str | int, Field(description=_HANDLE_DOC)],
+    source: Annotated[str | None, Field(description=_SOURCE_DOC)] = None,
+    page: Annotated[int, Field(description=_PAGE_DOC)] = 1,
+) -> str:
+    """Return the full record (JSON) or text behind a handle that a tool result showed.
+
+    The companion of decorated tools that no toolkit registered (``default_toolkit``).
+    """
     return default_toolkit.get_record(handle, source, page)
