@@ -7,6 +7,8 @@ other sessions.
 
 from __future__ import annotations
 
+import asyncio
+import inspect
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
@@ -78,22 +80,67 @@ class Lookup:
         return replace(self, found=dict(answer))
 
     def with_live(self) -> Lookup:
-        """When the store had nothing, ask the tools' ``fetch`` callables live."""
-        if self.problem or self.found or not self.fetchers or self.handle is None:
+        """When the store had nothing, ask the tools' ``fetch`` callables live.
+
+        An async ``fetch`` is run to completion when no event loop is running in this thread;
+        under a running loop it is reported as an error pointing at ``aget_record``.
+        """
+        if not self._wants_live():
             return self
         found: dict[str, Any] = {}
         errors: dict[str, str] = {}
         for tool, fetch in self.fetchers.items():
             try:
-                value = fetch(self.handle)
+                value = _run_sync(fetch(self.handle))
             except LookupError:
                 continue
             except Exception as exc:  # a failing backend becomes a message, not a crash
                 errors[tool] = f"{type(exc).__name__}: {exc}"
                 continue
             if value is not None:
-                found[record_key(tool, self.handle)] = value
+                found[record_key(tool, self.handle or "")] = value
         return replace(self, found=found, errors=errors)
+
+    async def with_live_async(self) -> Lookup:
+        """:meth:`with_live` for async callers: an async ``fetch`` is awaited."""
+        if not self._wants_live():
+            return self
+        found: dict[str, Any] = {}
+        errors: dict[str, str] = {}
+        for tool, fetch in self.fetchers.items():
+            try:
+                value = fetch(self.handle)
+                if inspect.isawaitable(value):
+                    value = await value
+            except LookupError:
+                continue
+            except Exception as exc:
+                errors[tool] = f"{type(exc).__name__}: {exc}"
+                continue
+            if value is not None:
+                found[record_key(tool, self.handle or "")] = value
+        return replace(self, found=found, errors=errors)
+
+    def _wants_live(self) -> bool:
+        return not (self.problem or self.found or not self.fetchers or self.handle is None)
+
+
+def _run_sync(value: Any) -> Any:
+    """``value``, or the result of awaiting it when no event loop runs in this thread."""
+    if not inspect.isawaitable(value):
+        return value
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(_await(value))
+    close = getattr(value, "close", None)
+    if callable(close):
+        close()  # never awaited otherwise: avoid the RuntimeWarning
+    raise RuntimeError("fetch is async and an event loop is running: use aget_record")
+
+
+async def _await(value: Any) -> Any:
+    return await value
 
 
 def _malformed(raw: Any, companion: str) -> str:

@@ -329,7 +329,7 @@ class Toolkit:
         lookup = self._plan(handle, source)
         if lookup.keys:
             lookup = lookup.with_found(await self.aload(lookup.keys))
-        return lookup.with_live()
+        return await lookup.with_live_async()
 
     # dispatch -----------------------------------------------------------------------
 

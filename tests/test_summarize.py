@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 from typing import Any
 
@@ -253,6 +254,32 @@ def test_fetch_returning_none_means_no_such_record():
     """``None`` from fetch is an unknown handle."""
     kit, _tool = _kit_tool("function", [summarize_with_handle(key="id", fetch=lambda h: None)])
     assert kit.get_record(3).startswith("No record for handle")
+
+
+async def _afetch(handle: str) -> dict[str, Any]:
+    await asyncio.sleep(0)
+    return {"id": int(handle), "async": True}
+
+
+def test_an_async_fetch_is_awaited_by_get_record():
+    """An ``async def`` fetch works with the sync companion when no loop is running."""
+    kit, _tool = _kit_tool("function", [summarize_with_handle(key="id", fetch=_afetch)])
+    assert json.loads(kit.get_record(2)) == {"id": 2, "async": True}
+
+
+async def test_an_async_fetch_is_awaited_by_aget_record_and_acall():
+    """Inside a running loop, ``aget_record`` and ``acall`` await an async fetch."""
+    kit, _tool = _kit_tool("async_function", [summarize_with_handle(key="id", fetch=_afetch)])
+    assert json.loads(await kit.aget_record(2)) == {"id": 2, "async": True}
+    assert json.loads((await kit.acall("get_record", {"handle": 4})).text)["id"] == 4
+
+
+async def test_an_async_fetch_under_a_running_loop_points_to_aget_record():
+    """The sync companion cannot await inside a running loop, and says what to use."""
+    kit, _tool = _kit_tool("async_function", [summarize_with_handle(key="id", fetch=_afetch)])
+    message = kit.get_record(2)
+    assert "use aget_record" in message
+    assert message.startswith('Fetching handle "2" failed')
 
 
 @pytest.mark.parametrize(
