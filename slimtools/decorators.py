@@ -247,7 +247,7 @@ def _call_of(
     shown = {
         k: v
         for k, v in explicit.items()
-        if k not in state.defaults or (state.defaults[k] is not v and state.defaults[k] != v)
+        if k not in state.defaults or _differs(state.defaults[k], v)
     }
     full = {**{k: v for k, v in state.defaults.items() if k not in ("self", "cls")}, **explicit}
     if instance is not None:
@@ -264,6 +264,16 @@ def _call_of(
         limit=limit,
     )
     return call, kwargs
+
+
+def _differs(default: Any, value: Any) -> bool:
+    """True when ``value`` is not the parameter's default (so the hint must repeat it)."""
+    if default is value:
+        return False
+    try:
+        return bool(default != value)
+    except Exception:  # arrays and other values whose comparison is not a bool
+        return True
 
 
 def _identity(instance: Any) -> str:

@@ -247,6 +247,25 @@ def test_arguments_left_at_their_default_are_not_repeated_in_the_hint():
     assert search("x", since=3).hint == '3 more: search(query="x", since=3, page=2)'
 
 
+class Matrix:
+    """A value whose ``!=`` is not a bool (like a NumPy array)."""
+
+    def __ne__(self, other: object) -> Any:
+        raise ValueError("truth value of an array is ambiguous")
+
+    __hash__ = None  # type: ignore[assignment]
+
+
+def test_arguments_that_cannot_be_compared_to_their_default_are_shown():
+    """An argument whose comparison raises is treated as given, not as a crash."""
+
+    @paginate(limit=1)
+    def search(query: str, weights: Any = None) -> list[int]:
+        return [1, 2]
+
+    assert search("x", weights=Matrix()).hint.startswith('1 more: search(query="x", weights=')
+
+
 def test_page_and_limit_come_before_var_keyword_arguments():
     """With ``**filters`` the added parameters are inserted before it, as Python requires."""
 
