@@ -8,7 +8,7 @@ history; ``view`` reads any history the same way for measuring.
 
 from __future__ import annotations
 
-from slimtools.clearing._engine import Clearer, clear_stale_results, clear_with_report
+from slimtools.clearing._engine import Clearer
 from slimtools.clearing._view import (
     FORMATS,
     CallView,
@@ -25,6 +25,7 @@ from slimtools.clearing.audit import (
     SQLiteAudit,
     restore,
 )
+from slimtools.clearing.clear import clear_stale_results, clear_with_report
 from slimtools.clearing.placeholder import DEFAULT_TEMPLATE, PlaceholderInfo, is_placeholder
 from slimtools.clearing.policy import DEFAULT_RETENTION, ClearingPolicy, infer_category
 from slimtools.clearing.report import ClearingReport

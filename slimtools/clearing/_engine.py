@@ -1,9 +1,9 @@
 """The clearing engine: one incremental pass over a history, shared by every entry point.
 
-``clear_stale_results`` is a fresh :class:`Clearer`'s first call, so the one-shot function and
-the incremental clearer cannot disagree. The clearer ingests each message once (decode,
-count its tokens once, file its results by the turn at which they go stale) and then, at each
-call, only looks at what became stale since the last call:
+``clear_stale_results`` (in ``clear.py``) is a fresh :class:`Clearer`'s first call, so the
+one-shot function and the incremental clearer cannot disagree. The clearer ingests each
+message once (decode, count its tokens once, file its results by the turn at which they go
+stale) and then, at each call, only looks at what became stale since the last call:
 
 - a result of turn ``t`` whose tool keeps ``k`` turns is *due* at turn ``t + k``;
 - with ``batch_turns = b`` the clock the policy sees is ``T - T % b``, so the cleared prefix
@@ -22,13 +22,13 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from itertools import islice
-from typing import Any, NamedTuple
+from typing import Any
 
+from slimtools.clearing._batch import Call, Pending, State, audit_originals, write_batch
 from slimtools.clearing._codec import OTHER, Codec, RawResult, new_tuple
 from slimtools.clearing._view import _format_of, detect_format, get_codec
-from slimtools.clearing.audit import Audit, AuditRecord
+from slimtools.clearing.audit import Audit
 from slimtools.clearing.placeholder import (
     PlaceholderInfo,
     envelope_handles,
@@ -42,55 +42,6 @@ from slimtools.clearing.report import ClearingReport
 logger = logging.getLogger("slimtools.clearing")
 
 
-class _Call(NamedTuple):
-    name: str
-    args: dict[str, Any]
-    position: int
-    args_tokens: int
-    args_chars: int
-
-
-@dataclass(slots=True, eq=False)
-class _Pending:
-    """A clearable result waiting for its turn, its keep slot, the trigger or the batch."""
-
-    raw: RawResult
-    tool: str
-    call: _Call
-    position: int
-    turn: int
-    tokens: int
-    eidx: int  # index among results that count toward ``keep``
-    placeholder: str = ""
-    saving: int = 0
-    input_saving: int = 0
-
-
-@dataclass(slots=True)
-class _State:
-    """Everything derived from the messages ingested so far (reset on a full pass)."""
-
-    n: int = 0
-    out: list[Any] = field(default_factory=list)
-    first: Any = None
-    last: Any = None
-    turns: int = 0
-    previous_model: bool = False
-    tokens: int = 0
-    saved: int = 0
-    tool_uses: int = 0
-    calls: dict[str, _Call] = field(default_factory=dict)
-    paired: set[tuple[str, int]] = field(default_factory=set)  # (call id, call position)
-    eligible_turns: list[int] = field(default_factory=list)
-    snapshot: int = 0
-    due: dict[int, list[_Pending]] = field(default_factory=dict)
-    due_done: int = -1
-    ripe: list[_Pending] = field(default_factory=list)
-    ready: list[_Pending] = field(default_factory=list)
-    ready_saving: int = 0
-    forced: list[_Pending] = field(default_factory=list)
-
-
 class Clearer:
     """A stateful clearer for one growing history: call :meth:`clear` before each model call.
 
@@ -99,7 +50,7 @@ class Clearer:
     first or last known message changed, or the history shrank, it re-reads everything.
     Clearing is monotone: a result cleared once is cleared in every later output, whether
     the caller stores the cleared history (persisted use) or passes the original each time
-    (ephemeral use).
+    (ephemeral use). One clearer serves one history; it is not thread-safe.
 
     Args:
         policy: the :class:`ClearingPolicy` (defaults: turn-end clearing, 2 turns kept).
@@ -124,7 +75,7 @@ class Clearer:
         # cleared result became, keyed by call id and the original's hash (ids may repeat).
         self._memory: dict[tuple[str, int], tuple[str, bool]] = {}
         self._rereading = False
-        self._state = _State()
+        self._state = State()
         self._braces = self.policy.token_counter("{}")
         self._needs = self.policy.placeholder_needs
         self.last_report = ClearingReport()
@@ -137,7 +88,7 @@ class Clearer:
     def reset(self) -> None:
         """Forget everything, including which results were cleared."""
         self._memory.clear()
-        self._state = _State()
+        self._state = State()
         if not self._named:
             self._codec, self._sure = None, False
 
@@ -150,7 +101,7 @@ class Clearer:
         codec = self._codec_for(history)
         state = self._state
         if not self._extends(history):
-            state = self._state = _State()
+            state = self._state = State()
             self._rereading = bool(self._memory)
         start, end = state.n, len(history)
         if end > start:
@@ -177,7 +128,7 @@ class Clearer:
         self._sure = True
         if self._codec is None or self._codec.name != found:
             self._codec = get_codec(found)
-            self._state = _State()
+            self._state = State()
         return self._codec
 
     def _extends(self, history: Sequence[Any]) -> bool:
@@ -225,7 +176,7 @@ class Clearer:
                 # The latest call with an id wins: some OpenAI-compatible servers reuse
                 # ids such as "call_0" every turn, and a result answers the call before it.
                 info = (c.name, c.args, position, size, len(c.args_text))
-                calls[c.id] = new_tuple(_Call, info)
+                calls[c.id] = new_tuple(Call, info)
             for raw in results:
                 size = count(raw.text) if raw.text else 0
                 tokens += size
@@ -248,7 +199,7 @@ class Clearer:
         state.eligible_turns.append(turn)
         if not raw.clearable:
             return  # empty, multimodal or already cleared: counts toward keep, stays
-        pending = _Pending(raw, tool, call, position, turn, tokens, eidx)
+        pending = Pending(raw, tool, call, position, turn, tokens, eidx)
         if self._rereading and (raw.call_id, hash(raw.text)) in self._memory:
             state.forced.append(pending)  # cleared before the re-read: stays cleared
             return
@@ -286,11 +237,11 @@ class Clearer:
             batch_new = []
         return self._apply(codec, batch, batch_new)
 
-    def _forced_now(self) -> list[_Pending]:
+    def _forced_now(self) -> list[Pending]:
         """Results cleared before a re-read, now outside the keep window: clear them again."""
         state = self._state
-        now: list[_Pending] = []
-        later: list[_Pending] = []
+        now: list[Pending] = []
+        later: list[Pending] = []
         for pending in state.forced:
             old_enough = state.turns - pending.turn >= self.policy.keep_turns
             (now if old_enough else later).append(pending)
@@ -315,7 +266,7 @@ class Clearer:
         )
         return by_tokens or by_uses
 
-    def _make_ready(self, pending: _Pending) -> None:
+    def _make_ready(self, pending: Pending) -> None:
         """Render the placeholder; a result it would not shrink is left alone for good."""
         policy, raw, needs = self.policy, pending.raw, self._needs
         args = pending.call.args
@@ -353,118 +304,15 @@ class Clearer:
 
     # -- writing ---------------------------------------------------------------------------
 
-    def _apply(self, codec: Codec, forced: list[_Pending], fresh: list[_Pending]) -> ClearingReport:
-        """Write the replacements into the output (after the audit has the originals)."""
+    def _apply(self, codec: Codec, forced: list[Pending], fresh: list[Pending]) -> ClearingReport:
+        """Audit the fresh originals, then write the batch (a failed audit defers them)."""
         state = self._state
-        before = state.tokens - state.saved
-        if fresh and self.audit is not None and not self._audited(self.audit, codec, fresh):
+        if (
+            fresh
+            and self.audit is not None
+            and not audit_originals(self.audit, codec, state, fresh)
+        ):
             state.ready.extend(fresh)
             state.ready_saving += sum(p.saving + p.input_saving for p in fresh)
             fresh = []
-        if not forced and not fresh:
-            return ClearingReport(tokens_before=before, tokens_after=before)
-        by_position: dict[int, dict[int, str]] = {}
-        blank: dict[int, set[str]] = {}
-        saving = fresh_saving = inputs = 0
-        memory = self._memory
-        for p in forced + fresh if forced else fresh:
-            texts = by_position.get(p.position)
-            if texts is None:
-                by_position[p.position] = {p.raw.slot: p.placeholder}
-            else:
-                texts[p.raw.slot] = p.placeholder
-            saving += p.saving + p.input_saving
-            if p.input_saving:
-                blank.setdefault(p.call.position, set()).add(p.raw.call_id)
-        for p in fresh:
-            fresh_saving += p.saving + p.input_saving
-            memory[(p.raw.call_id, hash(p.raw.text))] = (p.placeholder, bool(p.input_saving))
-            inputs += bool(p.input_saving)
-        out, replace = state.out, codec.replace_results
-        for position, texts in by_position.items():
-            out[position] = replace(out[position], texts)
-        for position, ids in blank.items():
-            out[position] = codec.blank_inputs(out[position], ids)
-        state.saved += saving
-        first = min([*by_position, *blank]) if blank else min(by_position)
-        return ClearingReport(
-            cleared_tool_uses=len(fresh),
-            cleared_input_tokens=fresh_saving,
-            cleared_call_ids=tuple([p.raw.call_id for p in fresh]),
-            cleared_inputs=inputs,
-            first_changed=first,
-            tokens_before=before,
-            tokens_after=before - saving,
-        )
-
-    def _audited(self, audit: Audit, codec: Codec, fresh: list[_Pending]) -> bool:
-        """Hand the originals to the audit sink first; False (nothing cleared) if it fails."""
-        out, fmt = self._state.out, codec.name
-        records = []
-        for p in fresh:
-            records.append(
-                AuditRecord(
-                    kind="result",
-                    call_id=p.raw.call_id,
-                    tool=p.tool,
-                    chars=len(p.raw.text),
-                    tokens=p.tokens,
-                    turn=p.turn,
-                    position=p.position,
-                    format=fmt,
-                    original=codec.result_content(out[p.position], p.raw.slot),
-                )
-            )
-            if p.input_saving:
-                records.append(
-                    AuditRecord(
-                        kind="input",
-                        call_id=p.raw.call_id,
-                        tool=p.tool,
-                        chars=p.call.args_chars,
-                        tokens=p.call.args_tokens,
-                        turn=p.turn,
-                        position=p.call.position,
-                        format=fmt,
-                        original=codec.input_snapshot(out[p.call.position], p.raw.call_id),
-                    )
-                )
-        try:
-            audit.write(records)
-        except Exception:  # a failing sink must not lose originals: clear nothing this time
-            logger.warning("audit sink failed; nothing cleared this round", exc_info=True)
-            return False
-        return True
-
-
-def clear_stale_results(
-    history: Sequence[Any],
-    policy: ClearingPolicy | None = None,
-    *,
-    format: str | None = None,
-    audit: Audit | None = None,
-) -> list[Any]:
-    """Replace stale tool results in ``history`` by informative placeholders.
-
-    Args:
-        history: the messages (LangChain, OpenAI Chat, OpenAI Responses or Anthropic).
-        policy: what to clear and when; defaults to :class:`ClearingPolicy` ().
-        format: the history format; detected when None.
-        audit: a sink receiving each original before it is replaced.
-
-    Returns:
-        A new list in the same format. The input list and its messages are not mutated;
-        unchanged messages are shared, replaced ones are copies with the same ids.
-    """
-    return Clearer(policy, format=format, audit=audit).clear(history)
-
-
-def clear_with_report(
-    history: Sequence[Any],
-    policy: ClearingPolicy | None = None,
-    *,
-    format: str | None = None,
-    audit: Audit | None = None,
-) -> tuple[list[Any], ClearingReport]:
-    """:func:`clear_stale_results` and a :class:`ClearingReport` of what it cleared."""
-    return Clearer(policy, format=format, audit=audit).clear_with_report(history)
+        return write_batch(codec, state, forced, fresh, self._memory)

@@ -1,0 +1,157 @@
+"""The engine's bookkeeping records, and the writing of one batch of clears.
+
+Kept apart from the deciding logic in ``_engine.py``: what to clear is decided there, how a
+decided batch is audited and written into the output list is decided here.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+from typing import Any, NamedTuple
+
+from slimtools.clearing._codec import Codec, RawResult
+from slimtools.clearing.audit import Audit, AuditRecord
+from slimtools.clearing.report import ClearingReport
+
+logger = logging.getLogger("slimtools.clearing")
+
+
+class Call(NamedTuple):
+    """A tool call as the engine remembers it (by id)."""
+
+    name: str
+    args: dict[str, Any]
+    position: int
+    args_tokens: int
+    args_chars: int
+
+
+@dataclass(slots=True, eq=False)
+class Pending:
+    """A clearable result waiting for its turn, its keep slot, the trigger or the batch."""
+
+    raw: RawResult
+    tool: str
+    call: Call
+    position: int
+    turn: int
+    tokens: int
+    eidx: int  # index among results that count toward ``keep``
+    placeholder: str = ""
+    saving: int = 0
+    input_saving: int = 0
+
+
+@dataclass(slots=True)
+class State:
+    """Everything derived from the messages ingested so far (reset on a full pass)."""
+
+    n: int = 0
+    out: list[Any] = field(default_factory=list)
+    first: Any = None
+    last: Any = None
+    turns: int = 0
+    previous_model: bool = False
+    tokens: int = 0
+    saved: int = 0
+    tool_uses: int = 0
+    calls: dict[str, Call] = field(default_factory=dict)
+    paired: set[tuple[str, int]] = field(default_factory=set)  # (call id, call position)
+    eligible_turns: list[int] = field(default_factory=list)
+    snapshot: int = 0
+    due: dict[int, list[Pending]] = field(default_factory=dict)
+    due_done: int = -1
+    ripe: list[Pending] = field(default_factory=list)
+    ready: list[Pending] = field(default_factory=list)
+    ready_saving: int = 0
+    forced: list[Pending] = field(default_factory=list)
+
+
+def write_batch(
+    codec: Codec,
+    state: State,
+    forced: list[Pending],
+    fresh: list[Pending],
+    memory: dict[tuple[str, int], tuple[str, bool]],
+) -> ClearingReport:
+    """Write the placeholders (and blanked arguments) into ``state.out``; report it.
+
+    ``fresh`` results are cleared for the first time and remembered in ``memory``;
+    ``forced`` ones are re-applied after a re-read and not reported again.
+    """
+    before = state.tokens - state.saved
+    if not forced and not fresh:
+        return ClearingReport(tokens_before=before, tokens_after=before)
+    by_position: dict[int, dict[int, str]] = {}
+    blank: dict[int, set[str]] = {}
+    saving = fresh_saving = inputs = 0
+    for p in forced + fresh if forced else fresh:
+        texts = by_position.get(p.position)
+        if texts is None:
+            by_position[p.position] = {p.raw.slot: p.placeholder}
+        else:
+            texts[p.raw.slot] = p.placeholder
+        saving += p.saving + p.input_saving
+        if p.input_saving:
+            blank.setdefault(p.call.position, set()).add(p.raw.call_id)
+    for p in fresh:
+        fresh_saving += p.saving + p.input_saving
+        memory[(p.raw.call_id, hash(p.raw.text))] = (p.placeholder, bool(p.input_saving))
+        inputs += bool(p.input_saving)
+    out, replace = state.out, codec.replace_results
+    for position, texts in by_position.items():
+        out[position] = replace(out[position], texts)
+    for position, ids in blank.items():
+        out[position] = codec.blank_inputs(out[position], ids)
+    state.saved += saving
+    first = min([*by_position, *blank]) if blank else min(by_position)
+    return ClearingReport(
+        cleared_tool_uses=len(fresh),
+        cleared_input_tokens=fresh_saving,
+        cleared_call_ids=tuple([p.raw.call_id for p in fresh]),
+        cleared_inputs=inputs,
+        first_changed=first,
+        tokens_before=before,
+        tokens_after=before - saving,
+    )
+
+
+def audit_originals(audit: Audit, codec: Codec, state: State, fresh: list[Pending]) -> bool:
+    """Hand the originals to the audit sink first; False (clear nothing) if it fails."""
+    out, fmt = state.out, codec.name
+    records = []
+    for p in fresh:
+        records.append(
+            AuditRecord(
+                kind="result",
+                call_id=p.raw.call_id,
+                tool=p.tool,
+                chars=len(p.raw.text),
+                tokens=p.tokens,
+                turn=p.turn,
+                position=p.position,
+                format=fmt,
+                original=codec.result_content(out[p.position], p.raw.slot),
+            )
+        )
+        if p.input_saving:
+            records.append(
+                AuditRecord(
+                    kind="input",
+                    call_id=p.raw.call_id,
+                    tool=p.tool,
+                    chars=p.call.args_chars,
+                    tokens=p.call.args_tokens,
+                    turn=p.turn,
+                    position=p.call.position,
+                    format=fmt,
+                    original=codec.input_snapshot(out[p.call.position], p.raw.call_id),
+                )
+            )
+    try:
+        audit.write(records)
+    except Exception:  # a failing sink must not lose originals: clear nothing this time
+        logger.warning("audit sink failed; nothing cleared this round", exc_info=True)
+        return False
+    return True
