@@ -24,7 +24,7 @@ from slimtools._json import dumps_str
 from slimtools._pipeline import UNAVAILABLE
 from slimtools._records import Lookup, render_lookup
 from slimtools._session import current_session, session
-from slimtools.decorators import SlimState, rebind, slim_state
+from slimtools._wrapper import SlimState, rebind, slim_state
 from slimtools.envelope import Envelope
 from slimtools.errors import ConfigurationError
 from slimtools.handles import DEFAULT_SESSION, AsyncHandleStore, HandleStore, MemoryStore, Scope

@@ -1,0 +1,323 @@
+"""The wrapt shell around a slimmed tool: its state, its signature and how a call is run.
+
+``build`` wraps the user's callable once per decorator stack (re-wrapping the original when
+another slimming decorator is applied), so every stacking order yields one wrapper and one
+pipeline run per call. Wrappers are wrapt ``FunctionWrapper`` subclasses, so functions,
+methods, classmethods and staticmethods work; they report a signature with the added
+``page``/``limit`` parameters, where frameworks read tool schemas. ``drive_sync`` and
+``drive_async`` answer the I/O requests of the sans-I/O pipeline in ``slimtools._pipeline``.
+"""
+
+from __future__ import annotations
+
+import inspect
+import types
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Annotated, Any
+
+import wrapt
+from pydantic import Field
+
+from slimtools._pipeline import Call, Invoke, Load, SlimConfig, Step, args_digest, run
+from slimtools.envelope import Envelope
+from slimtools.errors import ConfigurationError
+
+if TYPE_CHECKING:
+    from slimtools.toolkit import Toolkit
+
+
+@dataclass(frozen=True)
+class SlimState:
+    """Everything a slim wrapper knows, kept on the wrapper itself as ``_self_slim``.
+
+    (Setting a plain attribute on a wrapt proxy writes through to the user's function, so
+    stacked decorators would overwrite each other; ``_self_``-prefixed names stay on the
+    proxy.)
+    """
+
+    cfg: SlimConfig
+    original: Any
+    name: str
+    positional: tuple[str, ...]
+    var_positional: str | None
+    defaults: dict[str, Any]
+    drops_first: bool
+    is_async: bool
+    toolkit: Toolkit | None = None
+
+    def kit(self) -> Toolkit:
+        """The toolkit this tool keeps its handles in (the default one when unregistered)."""
+        if self.toolkit is not None:
+            return self.toolkit
+        from slimtools.toolkit import default_toolkit
+
+        default_toolkit.notice(self)
+        return default_toolkit
+
+
+def slim_state(fn: Any) -> SlimState | None:
+    """The slimming state of a decorated tool, or ``None`` for an undecorated callable."""
+    state = getattr(fn, "_self_slim", None)
+    if isinstance(state, SlimState):
+        return state
+    inner = getattr(fn, "__func__", None)
+    if isinstance(fn, (classmethod, staticmethod)) and inner is not None:
+        return slim_state(inner)
+    return None
+
+
+def _function_of(original: Any) -> Callable[..., Any]:
+    if isinstance(original, (classmethod, staticmethod)):
+        return original.__func__
+    return original  # type: ignore[no-any-return]
+
+
+_PAGE_DOC = "1-based page number (default 1)."
+
+
+def _visible_signature(original: Any, cfg: SlimConfig) -> inspect.Signature:
+    sig = inspect.signature(_function_of(original))
+    if cfg.paging is None:
+        return sig
+    params = list(sig.parameters.values())
+    for added in ("page", "limit"):
+        if added in sig.parameters:
+            raise ConfigurationError(
+                f"{getattr(original, '__qualname__', original)!r} already has a parameter "
+                f"named {added!r}; @paginate adds its own"
+            )
+    limit_doc = (
+        f"Items (or lines) per page, 1 to {cfg.paging.max_limit} (default {cfg.paging.limit})."
+    )
+    extra = [
+        inspect.Parameter(
+            "page",
+            inspect.Parameter.KEYWORD_ONLY,
+            default=1,
+            annotation=Annotated[int, Field(description=_PAGE_DOC)],
+        ),
+        inspect.Parameter(
+            "limit",
+            inspect.Parameter.KEYWORD_ONLY,
+            default=cfg.paging.limit,
+            annotation=Annotated[int, Field(description=limit_doc)],
+        ),
+    ]
+    var_kw = [p for p in params if p.kind is inspect.Parameter.VAR_KEYWORD]
+    rest = [p for p in params if p.kind is not inspect.Parameter.VAR_KEYWORD]
+    return sig.replace(parameters=[*rest, *extra, *var_kw], return_annotation=Envelope[Any])
+
+
+def _make_state(
+    original: Any, cfg: SlimConfig, name: str | None, toolkit: Toolkit | None
+) -> SlimState:
+    func = _function_of(original)
+    sig = inspect.signature(func)
+    params = list(sig.parameters.values())
+    positional = tuple(
+        p.name
+        for p in params
+        if p.kind in (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    )
+    var_pos = next((p.name for p in params if p.kind is inspect.Parameter.VAR_POSITIONAL), None)
+    defaults = {p.name: p.default for p in params if p.default is not inspect.Parameter.empty}
+    is_method_like = (
+        not isinstance(original, staticmethod)
+        and bool(positional)
+        and positional[0] in ("self", "cls")
+    )
+    key = cfg.handles.key if cfg.handles is not None else None
+    if key and cfg.projection is not None and key not in cfg.projection.output_names:
+        fields = ", ".join(cfg.projection.output_names)
+        raise ConfigurationError(
+            f"summarize_with_handle(key={key!r}) names a field that project_fields drops; "
+            f"allowlist it (fields: {fields})"
+        )
+    return SlimState(
+        cfg=cfg,
+        original=original,
+        name=name or str(getattr(func, "__name__", "tool")),
+        positional=positional,
+        var_positional=var_pos,
+        defaults=defaults,
+        drops_first=is_method_like or isinstance(original, classmethod),
+        is_async=inspect.iscoroutinefunction(func),
+        toolkit=toolkit,
+    )
+
+
+def build(
+    fn: Any, cfg: SlimConfig, *, name: str | None = None, toolkit: Toolkit | None = None
+) -> Any:
+    """Wrap ``fn`` (or re-wrap the original under an existing slim wrapper) with ``cfg``."""
+    previous = slim_state(fn)
+    if previous is not None:
+        cfg = previous.cfg.merge(cfg) if cfg is not previous.cfg else cfg
+        original = previous.original
+        name = name or previous.name
+        toolkit = toolkit or previous.toolkit
+    else:
+        original = fn
+    state = _make_state(original, cfg, name, toolkit)
+    shell = _async_shell(state) if state.is_async else _sync_shell(state)
+    outer: Any = _SlimWrapper(original, shell, _visible_signature(original, cfg))
+    outer._self_slim = state
+    return outer
+
+
+# ``wrapt.with_signature`` wraps a callable in a pass-through ``FunctionWrapper`` subclass that
+# reports the new signature. Subclassing that class instead lets the shell be its wrapper: one
+# wrapt layer per call rather than two, and a bound subclass that fixes one gap.
+_SIGNED: Any = type(wrapt.with_signature(signature=inspect.Signature())(lambda: None))
+
+
+class _BoundSlimWrapper(_SIGNED.__bound_function_wrapper__):  # type: ignore[misc]
+    """A slim tool bound to an instance or a class (a method, classmethod or staticmethod).
+
+    wrapt's bound signature wrapper reports the added ``page``/``limit`` in ``__signature__``
+    but forwards ``__annotations__`` to the user's function, so ``typing.get_type_hints`` of
+    a method missed them; derive them from the same signature as the unbound tool does.
+    """
+
+    @property
+    def __annotations__(self) -> dict[str, Any]:  # type: ignore[override]
+        annotations: dict[str, Any] = self.__func__.__annotations__
+        return annotations
+
+
+class _SlimWrapper(_SIGNED):  # type: ignore[misc]
+    """The wrapper of a slim tool: ``_SIGNED`` whose bound form is :class:`_BoundSlimWrapper`."""
+
+    __bound_function_wrapper__ = _BoundSlimWrapper
+
+
+def _call_of(
+    state: SlimState, instance: Any, args: tuple[Any, ...], kwargs: dict[str, Any]
+) -> tuple[Call, dict[str, Any]]:
+    """Split the model-facing ``page``/``limit`` off and describe the call for hints and keys."""
+    kwargs = dict(kwargs)
+    page: Any = 1
+    limit: Any = None
+    if state.cfg.paging is not None:
+        page = kwargs.pop("page", 1)
+        limit = kwargs.pop("limit", state.cfg.paging.limit)
+    names = state.positional[1:] if state.drops_first and instance is not None else state.positional
+    explicit = dict(zip(names, args, strict=False))
+    if len(args) > len(names) and state.var_positional:
+        explicit[state.var_positional] = list(args[len(names) :])
+    explicit.update(kwargs)
+    shown = {
+        k: v
+        for k, v in explicit.items()
+        if k not in state.defaults or _differs(state.defaults[k], v)
+    }
+    full = {**{k: v for k, v in state.defaults.items() if k not in ("self", "cls")}, **explicit}
+    if instance is not None:
+        # Two objects' methods are different queries: without this, page 2 of
+        # ``b.search("x")`` would be read from the snapshot of ``a.search("x")``.
+        full["\0instance"] = _identity(instance)
+    kit = state.kit()
+    call = Call(
+        tool=state.name,
+        companion=kit.companion_name,
+        args=shown,
+        digest=args_digest(full),
+        page=page,
+        limit=limit,
+    )
+    return call, kwargs
+
+
+def _differs(default: Any, value: Any) -> bool:
+    """True when ``value`` is not the parameter's default (so the hint must repeat it)."""
+    if default is value:
+        return False
+    try:
+        return bool(default != value)
+    except Exception:  # arrays and other values whose comparison is not a bool
+        return True
+
+
+def _identity(instance: Any) -> str:
+    """Which object (or class) a method call is bound to, for the snapshot key."""
+    if isinstance(instance, type):
+        return f"{instance.__module__}.{instance.__qualname__}"
+    cls = type(instance)
+    return f"{cls.__module__}.{cls.__qualname__}@{id(instance):x}"
+
+
+def _sync_shell(state: SlimState) -> Callable[..., Any]:
+    def shell(
+        wrapped: Callable[..., Any], instance: Any, args: tuple[Any, ...], kwargs: dict[str, Any]
+    ) -> Any:
+        call, rest = _call_of(state, instance, args, kwargs)
+        return drive_sync(run(state.cfg, call), lambda: wrapped(*args, **rest), state.kit())
+
+    return shell
+
+
+def _async_shell(state: SlimState) -> Callable[..., Any]:
+    def shell(
+        wrapped: Callable[..., Any], instance: Any, args: tuple[Any, ...], kwargs: dict[str, Any]
+    ) -> Any:
+        call, rest = _call_of(state, instance, args, kwargs)
+        return drive_async(run(state.cfg, call), lambda: wrapped(*args, **rest), state.kit())
+
+    return shell
+
+
+def drive_sync(gen: Step, invoke: Callable[[], Any], kit: Toolkit) -> Envelope[Any]:
+    """Run the pipeline, answering its I/O requests synchronously."""
+    answer: Any = None
+    try:
+        while True:
+            op = gen.send(answer)
+            if isinstance(op, Invoke):
+                answer = invoke()
+            elif isinstance(op, Load):
+                answer = kit.load(op.keys)
+            else:
+                answer = kit.save(op.items)
+    except StopIteration as stop:
+        return stop.value  # type: ignore[no-any-return]
+    finally:
+        gen.close()
+
+
+async def drive_async(
+    gen: Step, invoke: Callable[[], Awaitable[Any]], kit: Toolkit
+) -> Envelope[Any]:
+    """Run the pipeline, awaiting the tool and (when the store is async) the store."""
+    answer: Any = None
+    try:
+        while True:
+            op = gen.send(answer)
+            if isinstance(op, Invoke):
+                answer = await invoke()
+            elif isinstance(op, Load):
+                answer = await kit.aload(op.keys)
+            else:
+                answer = await kit.asave(op.items)
+    except StopIteration as stop:
+        return stop.value  # type: ignore[no-any-return]
+    finally:
+        gen.close()
+
+
+def rebind(fn: Any, *, toolkit: Toolkit, name: str | None = None) -> Any:
+    """A copy of the slim tool ``fn`` that keeps its handles in ``toolkit``."""
+    state = slim_state(fn)
+    if state is None:
+        raise ConfigurationError(f"{fn!r} is not a slimmed tool")
+    fresh = build(state.original, state.cfg, name=name or state.name, toolkit=toolkit)
+    return _bind_like(fn, fresh)
+
+
+def _bind_like(fn: Any, fresh: Any) -> Any:
+    """Bind ``fresh`` as ``fn`` is bound: ``kit.tool(service.search)`` keeps ``service``."""
+    if getattr(fn, "_self_parent", None) is not None:  # a wrapt bound wrapper
+        return fresh.__get__(fn._self_instance, fn._self_owner)
+    if isinstance(fn, types.MethodType):  # classmethod over the wrapper, Python >= 3.13
+        return types.MethodType(fresh, fn.__self__)
+    return fresh
