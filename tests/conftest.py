@@ -6,9 +6,15 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import pytest
+from hypothesis import settings
 
 import slimtools
 from tests.core_helpers import KINDS, build_tool, call_sync
+
+# No per-example deadline: a deadline is a timing assertion, and unit tests make none (speed
+# is measured in benchmarks/). Slow CI machines would otherwise fail at random.
+settings.register_profile("slimtools", deadline=None)
+settings.load_profile("slimtools")
 
 
 @pytest.fixture(params=KINDS, scope="session")
