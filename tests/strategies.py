@@ -75,11 +75,18 @@ class Shape:
 
     leaves: tuple[str, ...]
     nested: tuple[tuple[str, tuple[str, ...], bool], ...]  # (name, leaves, is_list)
+    renamed: bool = False  # leaves are read from "SRC_<leaf>" through validation_alias
+
+    def source(self, leaf: str) -> str:
+        """The record key a top-level leaf is read from."""
+        return f"SRC_{leaf}" if self.renamed else leaf
 
 
 shapes = st.builds(
-    lambda leaves, nested: Shape(
-        tuple(leaves), tuple((n, tuple(ls), many) for n, ls, many in nested if n not in leaves)
+    lambda leaves, nested, renamed: Shape(
+        tuple(leaves),
+        tuple((n, tuple(ls), many) for n, ls, many in nested if n not in leaves),
+        renamed,
     ),
     st.lists(identifiers, min_size=1, max_size=4, unique=True),
     st.lists(
@@ -89,8 +96,10 @@ shapes = st.builds(
         max_size=2,
         unique_by=lambda t: t[0],
     ),
+    st.booleans(),
 )
-"""Random allowlist shapes: a few leaf fields and up to two nested (or list-nested) ones."""
+"""Random allowlist shapes: a few leaf fields (maybe renamed from other source keys) and up to
+two nested (or list-nested) ones."""
 
 
 def record_dicts(shape: Shape) -> st.SearchStrategy[dict[str, Any]]:
@@ -108,7 +117,7 @@ def record_dicts(shape: Shape) -> st.SearchStrategy[dict[str, Any]]:
         nested[name] = st.lists(inner, max_size=3) if many else inner
     return st.builds(
         lambda top, sub, junk: {**junk, **top, **sub},
-        leaf_fields(shape.leaves),
+        leaf_fields(tuple(shape.source(leaf) for leaf in shape.leaves)),
         st.fixed_dictionaries({}, optional=nested),
         extras(),
     )
@@ -116,7 +125,10 @@ def record_dicts(shape: Shape) -> st.SearchStrategy[dict[str, Any]]:
 
 def allowlist_model(shape: Shape) -> type[BaseModel]:
     """The Pydantic allowlist of ``shape``: optional leaves, nested models, lists of them."""
-    fields: dict[str, Any] = dict.fromkeys(shape.leaves, (Any, None))
+    fields: dict[str, Any] = {
+        leaf: (Any, Field(default=None, validation_alias=shape.source(leaf)))
+        for leaf in shape.leaves
+    }
     for name, leaves, many in shape.nested:
         sub = create_model(f"Sub_{name}", **dict.fromkeys(leaves, (Any, None)))
         fields[name] = (list[sub] if many else sub | None, None)  # type: ignore[valid-type]
@@ -124,7 +136,7 @@ def allowlist_model(shape: Shape) -> type[BaseModel]:
 
 
 def dotted_names(shape: Shape) -> list[str]:
-    """The same allowlist as a list of (dotted) field names."""
+    """The same allowlist as a list of (dotted) field names (a list cannot rename)."""
     names = list(shape.leaves)
     for name, leaves, _ in shape.nested:
         names += [f"{name}.{leaf}" for leaf in leaves]
