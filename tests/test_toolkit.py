@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import pytest
@@ -10,7 +11,10 @@ from pydantic import BaseModel
 
 import slimtools
 from slimtools import (
+    AsyncHandleStore,
     ConfigurationError,
+    MemoryStore,
+    Scope,
     Toolkit,
     ToolSpec,
     paginate,
@@ -21,6 +25,10 @@ from tests.core_helpers import build_tool, call_sync
 from tests.strategies import LogBrief
 
 ROWS = [{"id": i, "level": "ERROR", "message": f"m{i}", "tenant": "acme"} for i in range(8)]
+
+
+def _rows(_query: str) -> list[dict[str, Any]]:
+    return ROWS
 
 
 def _log_kit() -> Toolkit:
@@ -244,3 +252,51 @@ def test_get_record_spec_describes_its_arguments():
 def test_repr_names_the_tools():
     """``repr(kit)`` shows its name and tools."""
     assert repr(_log_kit()) == "Toolkit('logs', tools=['search_logs', 'uptime', 'get_record'])"
+
+
+class AsyncMemoryStore(MemoryStore):
+    """A memory store with the optional async API, recording which API each call used."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.used: list[str] = []
+
+    def put_many(self, scope: Scope, items: Mapping[str, Any]) -> list[str]:
+        self.used.append("put_many")
+        return super().put_many(scope, items)
+
+    def get_many(self, scope: Scope, keys: Sequence[str]) -> dict[str, Any]:
+        self.used.append("get_many")
+        return super().get_many(scope, keys)
+
+    async def aput_many(self, scope: Scope, items: Mapping[str, Any]) -> list[str]:
+        self.used.append("aput_many")
+        return super().put_many(scope, items)
+
+    async def aget_many(self, scope: Scope, keys: Sequence[str]) -> dict[str, Any]:
+        self.used.append("aget_many")
+        return super().get_many(scope, keys)
+
+
+async def test_async_tools_use_the_stores_async_api():
+    """An async tool and ``aget_record`` go through ``aput_many``/``aget_many``."""
+    store = AsyncMemoryStore()
+    assert isinstance(store, AsyncHandleStore)
+    kit = Toolkit("k", store=store)
+    tool = kit.tool(
+        build_tool("async_function", [summarize_with_handle(key="id"), paginate(limit=3)], _rows)
+    )
+    await tool("x")
+    await tool("x", page=2)
+    assert json.loads(await kit.aget_record(4)) == ROWS[4]
+    assert store.used == ["aput_many", "aget_many", "aput_many", "aget_many"]
+
+
+def test_sync_tools_use_the_stores_sync_api():
+    """A sync tool and ``get_record`` go through ``put_many``/``get_many``."""
+    store = AsyncMemoryStore()
+    kit = Toolkit("k", store=store)
+    tool = kit.tool(build_tool("function", [summarize_with_handle(key="id")], _rows))
+    tool("x")
+    kit.get_record(1)
+    assert store.used == ["put_many", "get_many"]
