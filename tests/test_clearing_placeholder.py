@@ -109,7 +109,7 @@ def test_json_array_results_are_clearable(fmt):
 
 def test_look_alike_marker_is_not_trusted():
     """Text imitating the marker but failing its digest is not taken as cleared."""
-    fake = "[slimtools cleared 00000000] " + "x" * 500
+    fake = "[cleared 00000000] " + "x" * 500
     assert not is_placeholder(fake)
     assert is_placeholder(cleared_text("openai_chat", fake))
 
@@ -169,7 +169,7 @@ def test_cjk_results_are_counted_in_tokens():
     history = render("anthropic", script("read_file", size=10))
     history[2]["content"][0]["content"] = "错误" * 500
     text = view(clear_stale_results(history, NOW)).results[0].text
-    assert "1,000 chars, ~1,000 tokens" in text
+    assert "1,000 chars (~1,000 tokens)" in text
 
 
 @pytest.mark.parametrize("handles", [(), ('"k1"', "3")])

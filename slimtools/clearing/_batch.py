@@ -27,6 +27,51 @@ class Call(NamedTuple):
     args_chars: int
 
 
+class Memory:
+    """What each cleared result became, for re-applying it after a re-read (monotonicity).
+
+    Keyed by call id and a fingerprint of the original (its length and both ends: constant
+    time, unlike a hash of a long result), since some servers reuse ids. Keys and values
+    are strings, which the garbage collector does not track: a 10,000-turn run leaves no
+    container objects behind here to slow down full collections.
+    """
+
+    __slots__ = ("blanked", "placeholders")
+
+    def __init__(self) -> None:
+        self.placeholders: dict[str, str] = {}
+        self.blanked: set[str] = set()
+
+    def __bool__(self) -> bool:
+        return bool(self.placeholders)
+
+    @staticmethod
+    def _key(raw: RawResult) -> str:
+        text = raw.text
+        return f"{raw.call_id}\x00{len(text)}\x00{text[:48]}\x00{text[-48:]}"
+
+    def remember(self, raw: RawResult, placeholder: str, *, blanked: bool) -> None:
+        """Record a cleared result (and whether its call's arguments were blanked)."""
+        key = self._key(raw)
+        self.placeholders[key] = placeholder
+        if blanked:
+            self.blanked.add(key)
+
+    def knows(self, raw: RawResult) -> bool:
+        """Whether this result was cleared before."""
+        return self._key(raw) in self.placeholders
+
+    def recall(self, raw: RawResult) -> tuple[str, bool]:
+        """The placeholder it became, and whether its arguments were blanked."""
+        key = self._key(raw)
+        return self.placeholders[key], key in self.blanked
+
+    def clear(self) -> None:
+        """Forget everything."""
+        self.placeholders.clear()
+        self.blanked.clear()
+
+
 @dataclass(slots=True, eq=False)
 class Pending:
     """A clearable result waiting for its turn, its keep slot, the trigger or the batch."""
@@ -57,7 +102,6 @@ class State:
     saved: int = 0
     tool_uses: int = 0
     calls: dict[str, Call] = field(default_factory=dict)
-    paired: set[tuple[str, int]] = field(default_factory=set)  # (call id, call position)
     eligible_turns: list[int] = field(default_factory=list)
     snapshot: int = 0
     due: dict[int, list[Pending]] = field(default_factory=dict)
@@ -73,7 +117,7 @@ def write_batch(
     state: State,
     forced: list[Pending],
     fresh: list[Pending],
-    memory: dict[tuple[str, int], tuple[str, bool]],
+    memory: Memory,
 ) -> ClearingReport:
     """Write the placeholders (and blanked arguments) into ``state.out``; report it.
 
@@ -97,7 +141,7 @@ def write_batch(
             blank.setdefault(p.call.position, set()).add(p.raw.call_id)
     for p in fresh:
         fresh_saving += p.saving + p.input_saving
-        memory[(p.raw.call_id, hash(p.raw.text))] = (p.placeholder, bool(p.input_saving))
+        memory.remember(p.raw, p.placeholder, blanked=bool(p.input_saving))
         inputs += bool(p.input_saving)
     out, replace = state.out, codec.replace_results
     for position, texts in by_position.items():

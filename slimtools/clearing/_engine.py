@@ -25,12 +25,20 @@ from collections.abc import Sequence
 from itertools import islice
 from typing import Any
 
-from slimtools.clearing._batch import Call, Pending, State, audit_originals, write_batch
+from slimtools.clearing._batch import (
+    Call,
+    Memory,
+    Pending,
+    State,
+    audit_originals,
+    write_batch,
+)
 from slimtools.clearing._codec import OTHER, Codec, RawResult, new_tuple
 from slimtools.clearing._view import _format_of, detect_format, get_codec
 from slimtools.clearing.audit import Audit
 from slimtools.clearing.placeholder import (
     PlaceholderInfo,
+    constant_placeholder,
     envelope_handles,
     flatten_head,
     render,
@@ -73,11 +81,15 @@ class Clearer:
         self._named = self._sure = format is not None
         # The monotone memory, consulted only when a changed history is re-read: what each
         # cleared result became, keyed by call id and the original's hash (ids may repeat).
-        self._memory: dict[tuple[str, int], tuple[str, bool]] = {}
+        self._memory = Memory()
         self._rereading = False
         self._state = State()
         self._braces = self.policy.token_counter("{}")
         self._needs = self.policy.placeholder_needs
+        self._constant = constant_placeholder(
+            self.policy.placeholder, self.policy.max_placeholder_chars
+        )
+        self._constant_tokens = self.policy.token_counter(self._constant or "")
         self.last_report = ClearingReport()
 
     @property
@@ -188,9 +200,11 @@ class Clearer:
         """Decide once, at ingestion, when (if ever) this result may be cleared."""
         state = self._state
         call = state.calls.get(raw.call_id)
-        if call is None or (raw.call_id, call.position) in state.paired:
+        # A result consumes its call: a second result with that id is a duplicate, left as
+        # it is (and the engine keeps nothing per answered call but the pending result).
+        call = state.calls.pop(raw.call_id, None)
+        if call is None:
             return  # orphan or duplicate result: left as it is
-        state.paired.add((raw.call_id, call.position))
         tool = call.name or raw.name or "tool"
         keep_turns = self.policy.turns_to_keep(tool)
         if keep_turns is None:
@@ -200,7 +214,7 @@ class Clearer:
         if not raw.clearable:
             return  # empty, multimodal or already cleared: counts toward keep, stays
         pending = Pending(raw, tool, call, position, turn, tokens, eidx)
-        if self._rereading and (raw.call_id, hash(raw.text)) in self._memory:
+        if self._rereading and self._memory.knows(raw):
             state.forced.append(pending)  # cleared before the re-read: stays cleared
             return
         due = turn + keep_turns
@@ -247,7 +261,7 @@ class Clearer:
             (now if old_enough else later).append(pending)
         state.forced = later
         for pending in now:
-            text, blanked = self._memory[(pending.raw.call_id, hash(pending.raw.text))]
+            text, blanked = self._memory.recall(pending.raw)
             pending.placeholder = text
             pending.saving = pending.tokens - self.policy.token_counter(text)
             if blanked:
@@ -268,6 +282,25 @@ class Clearer:
 
     def _make_ready(self, pending: Pending) -> None:
         """Render the placeholder; a result it would not shrink is left alone for good."""
+        policy, raw = self.policy, pending.raw
+        if self._constant is not None:
+            text, size = self._constant, self._constant_tokens
+        else:
+            rendered = self._render(pending)
+            if rendered is None:
+                return
+            text, size = rendered, policy.token_counter(rendered)
+        saving = pending.tokens - size
+        if len(text) >= len(raw.text) or saving <= 0:
+            return
+        pending.placeholder, pending.saving = text, saving
+        if policy.clears_inputs_of(pending.tool) and pending.call.args:
+            pending.input_saving = max(0, pending.call.args_tokens - self._braces)
+        self._state.ready.append(pending)
+        self._state.ready_saving += saving + pending.input_saving
+
+    def _render(self, pending: Pending) -> str | None:
+        """The placeholder of one result (None when a user template fails: keep it)."""
         policy, raw, needs = self.policy, pending.raw, self._needs
         args = pending.call.args
         info: PlaceholderInfo = new_tuple(
@@ -289,18 +322,10 @@ class Clearer:
             ),
         )
         try:
-            text = render(info, policy.placeholder, policy.max_placeholder_chars)
+            return render(info, policy.placeholder, policy.max_placeholder_chars)
         except Exception:  # a user template or callable failed: keep the result
             logger.warning("placeholder for %s failed; result kept", raw.call_id, exc_info=True)
-            return
-        saving = pending.tokens - policy.token_counter(text)
-        if len(text) >= len(raw.text) or saving <= 0:
-            return
-        pending.placeholder, pending.saving = text, saving
-        if policy.clears_inputs_of(pending.tool) and pending.call.args:
-            pending.input_saving = max(0, pending.call.args_tokens - self._braces)
-        self._state.ready.append(pending)
-        self._state.ready_saving += saving + pending.input_saving
+            return None
 
     # -- writing ---------------------------------------------------------------------------
 

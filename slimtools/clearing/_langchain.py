@@ -62,7 +62,10 @@ class LangChainCodec:
             calls = fields.get("tool_calls")
             if calls and len(calls) == 1 and not fields.get("invalid_tool_calls"):
                 tc = calls[0]  # the common single call, without the list plumbing
-                found = one(make_call(get(tc, "id"), get(tc, "name"), get(tc, "args")))
+                if type(tc) is dict:
+                    found = one(make_call(tc.get("id"), tc.get("name"), tc.get("args")))
+                else:
+                    found = one(make_call(get(tc, "id"), get(tc, "name"), get(tc, "args")))
             else:
                 found = compact(
                     make_call(get(tc, "id"), get(tc, "name"), get(tc, "args"))

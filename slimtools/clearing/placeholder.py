@@ -4,7 +4,7 @@ A placeholder is the hallucination guard of section 6 of the design article: it 
 model what was called, how big the answer was, how it began, which handles it carried, and
 that the model may call the tool again (or ``get_record``) instead of "remembering".
 
-Recognition: every placeholder starts with ``[slimtools cleared <digest>] `` where
+Recognition: every placeholder starts with ``[cleared <digest>] `` where
 ``<digest>`` is a salted checksum of the rest of the text. Real content cannot pass for a
 placeholder by accident (the article's ``startswith("[")`` test also matches every JSON
 array), and a placeholder edited afterwards no longer verifies, so it is never mistaken for
@@ -25,7 +25,7 @@ from slimtools._json import dumps_str
 from slimtools.envelope import is_envelope_dict
 from slimtools.errors import ConfigurationError
 
-MARKER_PREFIX = "[slimtools cleared "
+MARKER_PREFIX = "[cleared "
 _DIGEST_CHARS = 8
 _BODY_START = len(MARKER_PREFIX) + _DIGEST_CHARS + 2  # "<digest>] "
 _SALT = zlib.crc32(b"slimtools.clearing.v1")
@@ -33,7 +33,7 @@ _ARGS_MAX = 160
 _MAX_HANDLES = 20
 
 DEFAULT_TEMPLATE = (
-    "{tool}({args}) result cleared from context: {chars} chars, ~{tokens} tokens{error}.\n"
+    "{tool}({args}) returned {chars} chars (~{tokens} tokens){error}; removed to save context.\n"
     "Head: {head}\n"
     "Handles: {handles}\n"
     "{refetch}"
@@ -132,6 +132,16 @@ def template_needs(template: str | Callable[[PlaceholderInfo], str]) -> frozense
     return _ALL_NEEDS & fields
 
 
+def constant_placeholder(
+    template: str | Callable[[PlaceholderInfo], str], max_chars: int
+) -> str | None:
+    """The placeholder itself when ``template`` uses no field (the same for every result),
+    so that it is rendered once per policy rather than once per result; else None."""
+    if callable(template) or _fields(template):
+        return None
+    return render(_SAMPLE, template, max_chars)
+
+
 def _fields(text: str) -> list[str]:
     return [name for _, name, _, _ in string.Formatter().parse(text) if name is not None]
 
@@ -174,8 +184,8 @@ def _format_default(info: PlaceholderInfo) -> str:
     matters when a 10,000-turn history is cleared in one pass."""
     error = " (an error)" if info.is_error else ""
     text = (
-        f"{info.tool}({info.args_text}) result cleared from context: "
-        f"{info.chars:,} chars, ~{info.tokens:,} tokens{error}."
+        f"{info.tool}({info.args_text}) returned {info.chars:,} chars "
+        f"(~{info.tokens:,} tokens){error}; removed to save context."
     )
     if info.head:
         text += f"\nHead: {info.head}"
