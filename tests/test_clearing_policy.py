@@ -203,3 +203,12 @@ def test_replace_validates_again():
     """policy.replace re-runs validation."""
     with pytest.raises(ConfigurationError):
         ClearingPolicy().replace(keep_turns=-2)
+
+
+def test_policies_are_hashable_and_compare_by_value():
+    """Equal policies hash alike, so a policy can key a cache."""
+    a = ClearingPolicy(categories={"x": "read"}, exclude_tools={"y"})
+    b = ClearingPolicy(categories={"x": "read"}, exclude_tools={"y"})
+    assert a == b
+    assert hash(a) == hash(b)
+    assert len({a, b, ClearingPolicy()}) == 2

@@ -180,6 +180,16 @@ class ClearingPolicy:
         set_(self, "_turns_cache", {})
         set_(self, "_needs", template_needs(self.placeholder))
 
+    def __hash__(self) -> int:
+        # The generated hash would fail on the mapping fields; hash them as item sets, so a
+        # policy can key a cache like any other frozen value.
+        return hash(
+            tuple(
+                frozenset(v.items()) if isinstance(v, Mapping) else v
+                for v in (getattr(self, f.name) for f in dataclasses.fields(self))
+            )
+        )
+
     @property
     def placeholder_needs(self) -> frozenset[str]:
         """The costly placeholder fields the template shows (see ``template_needs``)."""
