@@ -9,81 +9,28 @@ envelope: projection never runs over 10,000 rows to return 3.
 
 from __future__ import annotations
 
-import base64
 import dataclasses
-import hashlib
-from collections.abc import Callable, Generator, Iterator, Mapping, Sequence
+from collections.abc import Generator, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from pydantic import BaseModel
 
-from slimtools._json import dumps, dumps_str
+from slimtools._config import Call, HandleSpec, PageSpec, SlimConfig
+from slimtools._json import dumps_str
+from slimtools._keys import (
+    format_call,
+    make_handle,
+    normalize_handle,
+    record_key,
+    snapshot_key,
+    split_lines,
+    text_key,
+)
 from slimtools.envelope import Envelope
-from slimtools.projection import Projection, record_to_plain
-from slimtools.tokens import TokenCounter, count_tokens
+from slimtools.projection import record_to_plain
 
 
-@dataclass(frozen=True, slots=True)
-class PageSpec:
-    """Options of ``@paginate``."""
-
-    limit: int
-    max_limit: int
-
-
-@dataclass(frozen=True, slots=True)
-class HandleSpec:
-    """Options of ``@summarize_with_handle``."""
-
-    key: str | None = None
-    fetch: Callable[[str], Any] | None = None
-    head: int = 20
-    tail: int = 0
-
-
-@dataclass(frozen=True, slots=True)
-class SlimConfig:
-    """What a stack of slimming decorators asks for; merged into one pipeline run."""
-
-    projection: Projection | None = None
-    paging: PageSpec | None = None
-    handles: HandleSpec | None = None
-    max_tokens: int | None = None
-    counter: TokenCounter = count_tokens
-
-    def merge(self, other: SlimConfig) -> SlimConfig:
-        """Combine two decorators' options; the same option set twice is an error."""
-        from slimtools.errors import ConfigurationError
-
-        parts: dict[str, Any] = {}
-        for name in ("projection", "paging", "handles"):
-            mine, theirs = getattr(self, name), getattr(other, name)
-            if mine is not None and theirs is not None:
-                label = {"projection": "@project_fields", "paging": "@paginate"}.get(
-                    name, "@summarize_with_handle"
-                )
-                raise ConfigurationError(f"{label} is applied twice to the same tool")
-            parts[name] = mine if mine is not None else theirs
-        budgets = [b for b in (self.max_tokens, other.max_tokens) if b is not None]
-        parts["max_tokens"] = min(budgets) if budgets else None
-        parts["counter"] = other.counter if other.counter is not count_tokens else self.counter
-        return SlimConfig(**parts)
-
-
-@dataclass(frozen=True, slots=True)
-class Call:
-    """One tool call as the pipeline sees it: who, with which arguments, which page."""
-
-    tool: str
-    companion: str
-    args: dict[str, Any]
-    digest: str
-    page: Any = 1
-    limit: Any = None
-
-
-# I/O requests yielded by ``run``.
 @dataclass(frozen=True, slots=True)
 class Invoke:
     """Run the wrapped tool; answer with its result (its exceptions propagate)."""
@@ -109,57 +56,6 @@ UNAVAILABLE: Any = object()
 Step = Generator["Invoke | Load | Save", Any, Envelope[Any]]
 
 
-def record_key(tool: str, handle: str) -> str:
-    """Store key of a full record."""
-    return f"r:{tool}:{handle}"
-
-
-def text_key(tool: str, handle: str) -> str:
-    """Store key of a full text."""
-    return f"t:{tool}:{handle}"
-
-
-def snapshot_key(tool: str, digest: str) -> str:
-    """Store key of the page-1 snapshot of one query."""
-    return f"s:{tool}:{digest}"
-
-
-def args_digest(args: Mapping[str, Any]) -> str:
-    """Stable digest of call arguments (key order does not matter)."""
-    canonical = dumps(dict(sorted(args.items())))
-    return hashlib.blake2b(canonical, digest_size=10).hexdigest()
-
-
-def make_handle(value: Any) -> str:
-    """A short handle from content: 8 base32 characters (40 bits) of its hash."""
-    digest = hashlib.blake2b(dumps(value), digest_size=5).digest()
-    return base64.b32encode(digest).decode("ascii").lower()
-
-
-def normalize_handle(value: Any) -> str | None:
-    """The canonical string of a handle as a model may send it (``3`` == ``"3"``)."""
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, int):
-        return str(value)
-    if isinstance(value, float) and value.is_integer():
-        return str(int(value))
-    if isinstance(value, str):
-        text = value.strip()
-        if len(text) >= 2 and text[0] == text[-1] and text[0] in "\"'`":
-            text = text[1:-1].strip()
-        return text or None
-    if isinstance(value, float):
-        return repr(value)
-    return None
-
-
-def format_call(name: str, args: Mapping[str, Any]) -> str:
-    """``name(k=v, ...)`` with JSON values: the exact call the model can make next."""
-    inner = ", ".join(f"{k}={dumps_str(v)}" for k, v in args.items())
-    return f"{name}({inner})"
-
-
 @dataclass(slots=True)
 class _Out:
     """The envelope under construction, plus the hint's parts."""
@@ -181,20 +77,6 @@ class _Out:
             handle=self.handle,
             text=self.text,
         )
-
-
-def split_lines(text: str) -> list[str]:
-    """The lines of ``text`` as a file reader sees them.
-
-    Only ``\n`` (and ``\r\n``) end a line, and a final newline ends the last line rather
-    than starting an empty one. ``str.splitlines`` was rejected: it also splits on form
-    feeds, U+2028 and other separators, which pages would then rejoin as ``\n``, changing
-    the text.
-    """
-    lines = text.split("\n")
-    if lines[-1] == "":
-        lines.pop()
-    return [line[:-1] if line.endswith("\r") else line for line in lines]
 
 
 def classify(result: Any) -> tuple[str, Any]:
@@ -524,8 +406,3 @@ def _with_more(cfg: SlimConfig, call: Call, out: _Out, tail: list[str], req: _Re
     else:
         lead = [f"all {out.total} shown" if req.page == 1 else f"last page ({out.total} in all)"]
     return dataclasses.replace(out, notes=[*out.notes, *lead]).build(tail)
-
-
-def chunks(text: str, size: int) -> list[str]:
-    """Split ``text`` into pieces of at most ``size`` characters (for oversized records)."""
-    return [text[i : i + size] for i in range(0, len(text), size)] or [""]

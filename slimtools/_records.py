@@ -13,14 +13,8 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from slimtools._json import dumps_str
-from slimtools._pipeline import (
-    UNAVAILABLE,
-    chunks,
-    normalize_handle,
-    record_key,
-    split_lines,
-    text_key,
-)
+from slimtools._keys import chunks, normalize_handle, record_key, split_lines, text_key
+from slimtools._pipeline import UNAVAILABLE
 from slimtools.envelope import Envelope
 
 if TYPE_CHECKING:

@@ -19,7 +19,9 @@ from typing import TYPE_CHECKING, Annotated, Any
 import wrapt
 from pydantic import Field
 
-from slimtools._pipeline import Call, Invoke, Load, SlimConfig, Step, args_digest, run
+from slimtools._config import Call, SlimConfig
+from slimtools._keys import args_digest
+from slimtools._pipeline import Invoke, Load, Step, run
 from slimtools.envelope import Envelope
 from slimtools.errors import ConfigurationError
 

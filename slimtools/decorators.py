@@ -16,7 +16,7 @@ from typing import Any, ParamSpec, Protocol, TypeAlias, overload
 
 from pydantic import BaseModel
 
-from slimtools._pipeline import HandleSpec, PageSpec, SlimConfig
+from slimtools._config import HandleSpec, PageSpec, SlimConfig
 from slimtools._wrapper import build
 from slimtools.envelope import Envelope
 from slimtools.errors import ConfigurationError

@@ -1,0 +1,69 @@
+"""What a stack of slimming decorators asks for, and one call as the pipeline sees it."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from slimtools.projection import Projection
+from slimtools.tokens import TokenCounter, count_tokens
+
+
+@dataclass(frozen=True, slots=True)
+class PageSpec:
+    """Options of ``@paginate``."""
+
+    limit: int
+    max_limit: int
+
+
+@dataclass(frozen=True, slots=True)
+class HandleSpec:
+    """Options of ``@summarize_with_handle``."""
+
+    key: str | None = None
+    fetch: Callable[[str], Any] | None = None
+    head: int = 20
+    tail: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class SlimConfig:
+    """What a stack of slimming decorators asks for; merged into one pipeline run."""
+
+    projection: Projection | None = None
+    paging: PageSpec | None = None
+    handles: HandleSpec | None = None
+    max_tokens: int | None = None
+    counter: TokenCounter = count_tokens
+
+    def merge(self, other: SlimConfig) -> SlimConfig:
+        """Combine two decorators' options; the same option set twice is an error."""
+        from slimtools.errors import ConfigurationError
+
+        parts: dict[str, Any] = {}
+        for name in ("projection", "paging", "handles"):
+            mine, theirs = getattr(self, name), getattr(other, name)
+            if mine is not None and theirs is not None:
+                label = {"projection": "@project_fields", "paging": "@paginate"}.get(
+                    name, "@summarize_with_handle"
+                )
+                raise ConfigurationError(f"{label} is applied twice to the same tool")
+            parts[name] = mine if mine is not None else theirs
+        budgets = [b for b in (self.max_tokens, other.max_tokens) if b is not None]
+        parts["max_tokens"] = min(budgets) if budgets else None
+        parts["counter"] = other.counter if other.counter is not count_tokens else self.counter
+        return SlimConfig(**parts)
+
+
+@dataclass(frozen=True, slots=True)
+class Call:
+    """One tool call as the pipeline sees it: who, with which arguments, which page."""
+
+    tool: str
+    companion: str
+    args: dict[str, Any]
+    digest: str
+    page: Any = 1
+    limit: Any = None
