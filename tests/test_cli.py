@@ -160,3 +160,19 @@ def test_langchain_step_breaks_the_cache_every_call_once_triggered():
     broken = [r.round for r in ledger.rows if r.cache_broken]
     assert broken == list(range(broken[0], 21))
     assert len(broken) >= 10
+
+
+def test_without_langchain_the_documented_defaults_are_emulated(monkeypatch):
+    """With LangChain missing, the baseline clears all but 3 results past 100k tokens."""
+    import slimtools.adapters.langchain_baseline as baseline
+
+    monkeypatch.setattr(baseline, "has_langchain", lambda: False)
+    history: list[dict] = [{"role": "user", "content": "go"}]
+    for i in range(12):
+        call = {"id": f"c{i}", "type": "function", "function": {"name": "f", "arguments": "{}"}}
+        history.append({"role": "assistant", "content": "", "tool_calls": [call]})
+        history.append({"role": "tool", "tool_call_id": f"c{i}", "content": "y" * 40_000})
+    messages, step = baseline.langchain_defaults_step(history)
+    assert messages == history
+    kept = [len(m["content"]) == 40_000 for m in step(messages) if m["role"] == "tool"]
+    assert kept == [False] * 9 + [True] * 3
