@@ -7,12 +7,15 @@ into nested data; ``Annotated[str, Clip(80)]`` clips) or a list of dotted field 
 
 Projection selects, renames and clips; it does not coerce types: a brief shows what the
 backend returned. A declared field missing from a record takes the model's default when it
-declares one and is otherwise omitted from the brief (never an exception).
+declares one and is otherwise omitted from the brief (never an exception). A field declared
+with a scalar type (``str``, ``int``, ``float``, ``bool``) that receives a container or an
+object is omitted too, so nested secrets never ride out whole under an allowlisted name.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import enum
 import inspect
 import types
 import typing
@@ -102,13 +105,38 @@ def clip_text(text: str, max_chars: int, marker: str = "…") -> str:
     return text[:cut].rstrip() + marker
 
 
+_SCALARS = (str, int, float, bool)
+
+
+def _is_compound(value: Any) -> bool:
+    """True for containers and data objects: values a scalar field must not carry whole."""
+    if isinstance(value, enum.Enum):
+        return False
+    if isinstance(value, (Mapping, list, tuple, set, frozenset, BaseModel)):
+        return True
+    return dataclasses.is_dataclass(value) or (
+        hasattr(value, "__dict__") and not isinstance(value, type)
+    )
+
+
+def _is_scalar_annotation(annotation: Any) -> bool:
+    args = [a for a in typing.get_args(annotation) if a is not type(None)]
+    if typing.get_origin(annotation) is typing.Annotated:
+        return _is_scalar_annotation(args[0])
+    if typing.get_origin(annotation) in (typing.Union, types.UnionType):
+        return bool(args) and all(_is_scalar_annotation(a) for a in args)
+    return annotation in _SCALARS
+
+
 def _project_flat(
-    fields: tuple[tuple[str, Any, Clip | None, Any], ...], record: dict[Any, Any]
+    fields: tuple[tuple[str, Any, Clip | None, Any, bool], ...], record: dict[Any, Any]
 ) -> dict[str, Any]:
     brief: dict[str, Any] = {}
-    for out, key, clip, default in fields:
+    for out, key, clip, default, scalar in fields:
         value = record.get(key, default)
         if value is _MISSING:
+            continue
+        if scalar and type(value) not in _SCALARS and value is not None and _is_compound(value):
             continue
         if clip is not None and type(value) is str and len(value) > clip.max_chars:
             value = clip_text(value, clip.max_chars, clip.marker)
@@ -143,6 +171,7 @@ class _Field:
     sub: Projection | None = None
     default: Any = _MISSING
     annotation: Any = None
+    scalar: bool = False
 
     def read(self, record: Any) -> Any:
         for path in self.paths:
@@ -168,7 +197,9 @@ class Projection:
         # they take a loop of dict.get calls, the common hot path.
         simple = all(len(f.paths) == 1 and len(f.paths[0]) == 1 and f.sub is None for f in fields)
         self._flat = (
-            tuple((f.out, f.paths[0][0], f.clip, f.default) for f in fields) if simple else None
+            tuple((f.out, f.paths[0][0], f.clip, f.default, f.scalar) for f in fields)
+            if simple
+            else None
         )
 
     @classmethod
@@ -202,7 +233,7 @@ class Projection:
         brief: dict[str, Any] = {}
         for field in self._fields:
             value = field.read(record)
-            if value is _MISSING:
+            if value is _MISSING or (field.scalar and _is_compound(value)):
                 continue
             if field.sub is not None and value is not None:
                 value = field.sub._project_nested(value)
@@ -312,6 +343,7 @@ def _model_field(name: str, info: FieldInfo) -> _Field:
         sub=Projection.from_spec(nested) if nested is not None else None,
         default=default,
         annotation=info.annotation,
+        scalar=nested is None and _is_scalar_annotation(info.annotation),
     )
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+from types import SimpleNamespace
 from typing import Annotated, Any
 
 import pytest
@@ -372,3 +373,27 @@ def test_record_to_plain_copies_every_record_shape():
     assert record_to_plain(Row(1)) == {"id": 1}
     assert record_to_plain(User(login="a")) == {"login": "a"}
     assert record_to_plain(PlainRecord(id=1, _private=2)) == {"id": 1}
+
+
+def test_scalar_field_receiving_a_dict_is_omitted_not_leaked():
+    """A field declared ``str`` that receives a nested dict is left out, secrets and all."""
+
+    class Brief(BaseModel):
+        id: int
+        author: str
+
+    brief = Projection.from_spec(Brief).project({"id": 1, "author": {"email": "x@secret"}})
+    assert brief == {"id": 1}
+
+
+def test_scalar_field_receiving_an_object_is_omitted_not_leaked():
+    """A field declared ``str`` that receives an object with attributes is left out."""
+
+    class Brief(BaseModel):
+        author: str | None = None
+
+    class Person:
+        def __init__(self) -> None:
+            self.email = "x@secret"
+
+    assert Projection.from_spec(Brief).project(SimpleNamespace(author=Person())) == {}
