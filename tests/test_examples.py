@@ -19,6 +19,7 @@ EXPECTED = {
         "page=2",
         '"tenant":"acme-prod-7731"',
     ],
+    "langgraph_clearing.py": ["CLEARED", "Handles: 1, 2, 3", "with clearing: resident"],
     "mcp_server.py": [
         "search_logs(query: string, page: integer = 1, limit: integer = 3)",
         '"page":2',
