@@ -10,7 +10,7 @@ import logging
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
-from slimtools.clearing._codec import Codec, RawResult
+from slimtools.clearing._codec import Codec, RawResult, new_tuple
 from slimtools.clearing.audit import Audit, AuditRecord
 from slimtools.clearing.report import ClearingReport
 
@@ -126,7 +126,7 @@ def write_batch(
     """
     before = state.tokens - state.saved
     if not forced and not fresh:
-        return ClearingReport(tokens_before=before, tokens_after=before)
+        return report(0, 0, (), 0, None, before, before)
     by_position: dict[int, dict[int, str]] = {}
     blank: dict[int, set[str]] = {}
     saving = fresh_saving = inputs = 0
@@ -150,15 +150,15 @@ def write_batch(
         out[position] = codec.blank_inputs(out[position], ids)
     state.saved += saving
     first = min([*by_position, *blank]) if blank else min(by_position)
-    return ClearingReport(
-        cleared_tool_uses=len(fresh),
-        cleared_input_tokens=fresh_saving,
-        cleared_call_ids=tuple([p.raw.call_id for p in fresh]),
-        cleared_inputs=inputs,
-        first_changed=first,
-        tokens_before=before,
-        tokens_after=before - saving,
-    )
+    call_ids = tuple([p.raw.call_id for p in fresh])
+    return report(len(fresh), fresh_saving, call_ids, inputs, first, before, before - saving)
+
+
+def report(*fields: Any) -> ClearingReport:
+    """A :class:`ClearingReport` from its seven fields in order, built at C speed (one per
+    call of a per-round clearer)."""
+    built: ClearingReport = new_tuple(ClearingReport, fields)
+    return built
 
 
 def audit_originals(audit: Audit, codec: Codec, state: State, fresh: list[Pending]) -> bool:

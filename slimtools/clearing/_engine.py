@@ -86,6 +86,9 @@ class Clearer:
         self._state = State()
         self._braces = self.policy.token_counter("{}")
         self._needs = self.policy.placeholder_needs
+        self._untriggered = self.policy.trigger_tokens is None and (
+            self.policy.trigger_tool_uses is None
+        )
         self._constant = constant_placeholder(
             self.policy.placeholder, self.policy.max_placeholder_chars
         )
@@ -245,7 +248,11 @@ class Clearer:
                 waiting.append(pending)
         state.ripe = waiting
         batch = self._forced_now() if state.forced else []
-        if state.ready and self._triggered() and state.ready_saving >= (policy.clear_at_least or 0):
+        if (
+            state.ready
+            and (self._untriggered or self._triggered())
+            and state.ready_saving >= (policy.clear_at_least or 0)
+        ):
             batch_new, state.ready, state.ready_saving = state.ready, [], 0
         else:
             batch_new = []
