@@ -6,10 +6,31 @@ results in place, and measure the bill.
 """
 
 from slimtools._session import current_session, session
+from slimtools.clearing import (
+    Audit,
+    AuditRecord,
+    CallView,
+    Clearer,
+    ClearingPolicy,
+    ClearingReport,
+    HistoryView,
+    JsonlAudit,
+    MemoryAudit,
+    PlaceholderInfo,
+    ResultView,
+    SQLiteAudit,
+    clear_stale_results,
+    clear_with_report,
+    detect_format,
+    restore,
+    view,
+)
+from slimtools.compaction import CompactionPolicy, ContextPipeline, compact
 from slimtools.decorators import paginate, project_fields, summarize_with_handle
 from slimtools.envelope import Envelope
 from slimtools.errors import ConfigurationError, SlimtoolsError, StoreUnavailableError
 from slimtools.handles import AsyncHandleStore, HandleStore, MemoryStore, Scope
+from slimtools.ledger import CacheRates, LedgerRow, LedgerSummary, TokenLedger, tool_result_bill
 from slimtools.projection import Clip, clip_text
 from slimtools.stores import SQLiteStore, open_store
 from slimtools.tokens import TokenCounter, count_tokens
@@ -17,27 +38,52 @@ from slimtools.toolkit import Toolkit, ToolResult, ToolSpec, default_toolkit, ge
 
 __all__ = [
     "AsyncHandleStore",
+    "Audit",
+    "AuditRecord",
+    "CacheRates",
+    "CallView",
+    "Clearer",
+    "ClearingPolicy",
+    "ClearingReport",
     "Clip",
+    "CompactionPolicy",
     "ConfigurationError",
+    "ContextPipeline",
     "Envelope",
     "HandleStore",
+    "HistoryView",
+    "JsonlAudit",
+    "LedgerRow",
+    "LedgerSummary",
+    "MemoryAudit",
     "MemoryStore",
+    "PlaceholderInfo",
+    "ResultView",
+    "SQLiteAudit",
     "SQLiteStore",
     "Scope",
     "SlimtoolsError",
     "StoreUnavailableError",
     "TokenCounter",
+    "TokenLedger",
     "ToolResult",
     "ToolSpec",
     "Toolkit",
+    "clear_stale_results",
+    "clear_with_report",
     "clip_text",
+    "compact",
     "count_tokens",
     "current_session",
     "default_toolkit",
+    "detect_format",
     "get_record",
     "open_store",
     "paginate",
     "project_fields",
+    "restore",
     "session",
     "summarize_with_handle",
+    "tool_result_bill",
+    "view",
 ]
