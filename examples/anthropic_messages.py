@@ -13,43 +13,10 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from _issues import kit, preview  # search_issues over 20 fake issues, slimmed (see _issues.py)
 from anthropic.types import Message
-from pydantic import BaseModel
 
-from slimtools import Toolkit, paginate, project_fields, summarize_with_handle
 from slimtools.adapters.anthropic import anthropic_tools, tool_result_message
-
-ISSUES = [
-    {
-        "number": n,
-        "title": f"crash on start-up ({n})" if n % 2 else f"typo in docs ({n})",
-        "state": "open" if n % 3 else "closed",
-        "body": "Steps to reproduce: ... " * 40,
-        "node_id": f"I_kwDOAbc{n}",
-        "reactions": {"+1": n % 7, "heart": 0},
-    }
-    for n in range(101, 121)
-]
-
-
-class IssueBrief(BaseModel):
-    """What the model sees of an issue; body, node_id and reactions stay behind the handle."""
-
-    number: int
-    title: str
-    state: str
-
-
-kit = Toolkit("github")
-
-
-@kit.tool
-@summarize_with_handle(key="number")
-@paginate(limit=4)
-@project_fields(IssueBrief)
-def search_issues(query: str) -> list[dict[str, Any]]:
-    """Search the repository's issues by title."""
-    return [issue for issue in ISSUES if query in issue["title"]]
 
 
 def _message(turn: int, block: dict[str, Any], stop: str = "tool_use") -> Message:
@@ -109,8 +76,8 @@ def main() -> None:
         uses = [block for block in message.content if block.type == "tool_use"]
         for use, result in zip(uses, reply["content"], strict=True):
             print(f"\nmodel called {use.name}({json.dumps(use.input)})")
-            text, flag = result["content"], " [is_error]" if result["is_error"] else ""
-            print(f"sent back{flag}:", text if len(text) < 600 else text[:200] + " ...")
+            flag = " [is_error]" if result["is_error"] else ""
+            print(f"sent back{flag}:", preview(result["content"]))
         messages.append(reply)
     print(f"\nfinal answer: {message.content[0].text}")
 

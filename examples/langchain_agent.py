@@ -6,52 +6,16 @@ LLM; each round prints what the model was sent, so you see the envelopes it read
 
 from __future__ import annotations
 
-import json
-from typing import Annotated, Any
+from typing import Any
 
+from _logs import kit, signature  # search_logs over 12 fake log rows, slimmed (see _logs.py)
 from langchain.agents import create_agent
 from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from langchain_core.utils.function_calling import convert_to_openai_tool
-from pydantic import BaseModel, Field
 
-from slimtools import Clip, Toolkit, count_tokens, paginate, project_fields, summarize_with_handle
+from slimtools import count_tokens
 from slimtools.adapters.langchain import to_langchain_tools
-
-SERVICES = ["auth", "billing", "search"]
-LOGS = [  # the backend: 12 rows, with fields the model never needs to see
-    {
-        "id": i,
-        "time": f"10-24 03:{i:02d}",
-        "level": "ERROR" if i % 2 else "WARN",
-        "message": f"upstream timeout connecting to {SERVICES[i % 3]}-service after 30s "
-        f"(attempt {i}); pool exhausted, retrying with backoff",
-        "tenant": "acme-prod-7731",
-        "trace_id": f"{i:032x}",
-    }
-    for i in range(1, 13)
-]
-
-
-class LogBrief(BaseModel):
-    """What the model sees of one row: nothing else leaves the backend."""
-
-    id: int
-    time: str
-    level: str
-    summary: Annotated[str, Clip(48)] = Field(validation_alias="message")
-
-
-kit = Toolkit("logs")
-
-
-@kit.tool(category="search")
-@summarize_with_handle(key="id")
-@paginate(limit=3)
-@project_fields(LogBrief)
-def search_logs(query: str) -> list[dict[str, Any]]:
-    """Search the service logs for a word."""
-    return [row for row in LOGS if query in row["message"]]
 
 
 class ScriptedModel(GenericFakeChatModel):
@@ -83,24 +47,12 @@ SCRIPT = [
 ]
 
 
-def signature(tool: Any) -> str:
-    """The tool as the model sees it, e.g. search_logs(query: string, page: integer = 1)."""
-    params = convert_to_openai_tool(tool)["function"]["parameters"]
-    args = []
-    for name, prop in params["properties"].items():
-        kind = prop.get("type") or "|".join(v["type"] for v in prop.get("anyOf", []))
-        args.append(
-            f"{name}: {kind}" + (f" = {json.dumps(prop['default'])}" if "default" in prop else "")
-        )
-    return f"{tool.name}({', '.join(args)})"
-
-
 def main() -> None:
     """Run the scripted agent and show each round, then the artifact the app keeps."""
     tools = to_langchain_tools(kit)
     print("tools the model is given:")
     for tool in tools:
-        print("  ", signature(tool))
+        print("  ", signature(tool.name, convert_to_openai_tool(tool)["function"]["parameters"]))
     agent = create_agent(ScriptedModel(messages=iter(SCRIPT)), tools)
     out = agent.invoke({"messages": [HumanMessage("Why do requests time out?")]})
     print("\n--- final answer:", out["messages"][-1].content)

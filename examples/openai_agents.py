@@ -12,44 +12,11 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from _issues import kit, preview  # search_issues over 20 fake issues, slimmed (see _issues.py)
 from agents import Agent, RunConfig, Runner
 from agents.testing import ModelCall, ModelStep, ScriptedModel, assistant_message, function_call
-from pydantic import BaseModel
 
-from slimtools import Toolkit, paginate, project_fields, summarize_with_handle
 from slimtools.adapters.openai_agents import to_agents_tools
-
-ISSUES = [
-    {
-        "number": n,
-        "title": f"crash on start-up ({n})" if n % 2 else f"typo in docs ({n})",
-        "state": "open" if n % 3 else "closed",
-        "body": "Steps to reproduce: ... " * 40,
-        "node_id": f"I_kwDOAbc{n}",
-        "reactions": {"+1": n % 7, "heart": 0},
-    }
-    for n in range(101, 121)
-]
-
-
-class IssueBrief(BaseModel):
-    """What the model sees of an issue; body, node_id and reactions stay behind the handle."""
-
-    number: int
-    title: str
-    state: str
-
-
-kit = Toolkit("github")
-
-
-@kit.tool
-@summarize_with_handle(key="number")
-@paginate(limit=4)
-@project_fields(IssueBrief)
-def search_issues(query: str) -> list[dict[str, Any]]:
-    """Search the repository's issues by title."""
-    return [issue for issue in ISSUES if query in issue["title"]]
 
 
 def expand_first_brief(call: ModelCall) -> list[Any]:
@@ -100,8 +67,7 @@ def main() -> None:
         if item.type == "tool_call_item":
             print(f"\nmodel called {raw.name}({raw.arguments})")
         elif item.type == "tool_call_output_item":
-            text = str(raw["output"])
-            print("sent back:", text if len(text) < 600 else text[:200] + " ...")
+            print("sent back:", preview(str(raw["output"])))
     print(f"\nfinal answer: {result.final_output}")
 
 

@@ -14,43 +14,10 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from _issues import kit, preview  # search_issues over 20 fake issues, slimmed (see _issues.py)
 from openai.types.chat import ChatCompletion
-from pydantic import BaseModel
 
-from slimtools import Toolkit, paginate, project_fields, summarize_with_handle
 from slimtools.adapters.openai import chat_tool_messages, chat_tools
-
-ISSUES = [
-    {
-        "number": n,
-        "title": f"crash on start-up ({n})" if n % 2 else f"typo in docs ({n})",
-        "state": "open" if n % 3 else "closed",
-        "body": "Steps to reproduce: ... " * 40,
-        "node_id": f"I_kwDOAbc{n}",
-        "reactions": {"+1": n % 7, "heart": 0},
-    }
-    for n in range(101, 121)
-]
-
-
-class IssueBrief(BaseModel):
-    """What the model sees of an issue; body, node_id and reactions stay behind the handle."""
-
-    number: int
-    title: str
-    state: str
-
-
-kit = Toolkit("github")
-
-
-@kit.tool
-@summarize_with_handle(key="number")
-@paginate(limit=4)
-@project_fields(IssueBrief)
-def search_issues(query: str) -> list[dict[str, Any]]:
-    """Search the repository's issues by title."""
-    return [issue for issue in ISSUES if query in issue["title"]]
 
 
 def next_call(turn: int, messages: list[Any]) -> tuple[str, dict[str, Any]] | None:
@@ -101,8 +68,7 @@ def main() -> None:
             break
         for call, reply in zip(message.tool_calls or [], replies, strict=True):
             print(f"\nmodel called {call.function.name}({call.function.arguments})")
-            text = reply["content"]
-            print("sent back:", text if len(text) < 600 else text[:200] + " ...")
+            print("sent back:", preview(reply["content"]))
         messages += replies
     print(f"\nfinal answer: {message.content}")
 

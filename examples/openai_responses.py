@@ -12,43 +12,10 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from _issues import kit, preview  # search_issues over 20 fake issues, slimmed (see _issues.py)
 from openai.types.responses import Response
-from pydantic import BaseModel
 
-from slimtools import Toolkit, paginate, project_fields, summarize_with_handle
 from slimtools.adapters.openai import response_tool_outputs, response_tools
-
-ISSUES = [
-    {
-        "number": n,
-        "title": f"crash on start-up ({n})" if n % 2 else f"typo in docs ({n})",
-        "state": "open" if n % 3 else "closed",
-        "body": "Steps to reproduce: ... " * 40,
-        "node_id": f"I_kwDOAbc{n}",
-        "reactions": {"+1": n % 7, "heart": 0},
-    }
-    for n in range(101, 121)
-]
-
-
-class IssueBrief(BaseModel):
-    """What the model sees of an issue; body, node_id and reactions stay behind the handle."""
-
-    number: int
-    title: str
-    state: str
-
-
-kit = Toolkit("github")
-
-
-@kit.tool
-@summarize_with_handle(key="number")
-@paginate(limit=4)
-@project_fields(IssueBrief)
-def search_issues(query: str) -> list[dict[str, Any]]:
-    """Search the repository's issues by title."""
-    return [issue for issue in ISSUES if query in issue["title"]]
 
 
 def next_call(turn: int, items: list[Any]) -> tuple[str, dict[str, Any]] | None:
@@ -100,8 +67,7 @@ def main() -> None:
         calls = [item for item in response.output if item.type == "function_call"]
         for call, output in zip(calls, outputs, strict=True):
             print(f"\nmodel called {call.name}({call.arguments})")
-            text = str(output["output"])
-            print("sent back:", text if len(text) < 600 else text[:200] + " ...")
+            print("sent back:", preview(str(output["output"])))
         items += outputs
     print(f"\nfinal answer: {response.output_text}")
 

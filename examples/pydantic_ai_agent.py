@@ -10,47 +10,13 @@ Run: python examples/pydantic_ai_agent.py
 from __future__ import annotations
 
 import json
-from typing import Any
 
-from pydantic import BaseModel
+from _issues import kit, preview  # search_issues over 20 fake issues, slimmed (see _issues.py)
 from pydantic_ai import Agent
 from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCallPart, ToolReturnPart
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 
-from slimtools import Toolkit, paginate, project_fields, summarize_with_handle
 from slimtools.adapters.pydantic_ai import to_pydantic_ai_toolset
-
-ISSUES = [
-    {
-        "number": n,
-        "title": f"crash on start-up ({n})" if n % 2 else f"typo in docs ({n})",
-        "state": "open" if n % 3 else "closed",
-        "body": "Steps to reproduce: ... " * 40,
-        "node_id": f"I_kwDOAbc{n}",
-        "reactions": {"+1": n % 7, "heart": 0},
-    }
-    for n in range(101, 121)
-]
-
-
-class IssueBrief(BaseModel):
-    """What the model sees of an issue; body, node_id and reactions stay behind the handle."""
-
-    number: int
-    title: str
-    state: str
-
-
-kit = Toolkit("github")
-
-
-@kit.tool
-@summarize_with_handle(key="number")
-@paginate(limit=4)
-@project_fields(IssueBrief)
-def search_issues(query: str) -> list[dict[str, Any]]:
-    """Search the repository's issues by title."""
-    return [issue for issue in ISSUES if query in issue["title"]]
 
 
 def returns(messages: list[ModelMessage]) -> list[ToolReturnPart]:
@@ -86,10 +52,7 @@ def main() -> None:
             if isinstance(part, ToolCallPart):
                 print(f"\nmodel called {part.tool_name}({part.args_as_json_str()})")
             elif isinstance(part, ToolReturnPart):
-                text = str(part.content)
-                print(
-                    f"sent back ({part.outcome}):", text if len(text) < 600 else text[:200] + " ..."
-                )
+                print(f"sent back ({part.outcome}):", preview(str(part.content)))
     print(f"\nfinal answer: {result.output}")
 
 

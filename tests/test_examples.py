@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-EXAMPLES = sorted((Path(__file__).resolve().parents[1] / "examples").glob("*.py"))
+# Modules named _*.py are the backends the examples share, imported by them, not run alone.
+EXAMPLES = sorted((Path(__file__).resolve().parents[1] / "examples").glob("[!_]*.py"))
 
 # Text each example must print: proof that it reached its end and showed its point.
 EXPECTED = {
@@ -19,6 +20,11 @@ EXPECTED = {
         "page=2",
         '"tenant":"acme-prod-7731"',
     ],
+    "openai_chat.py": ['"total":10', '"page": 2', "get_record", '"body":"Steps to reproduce'],
+    "openai_responses.py": ['"total":10', '"page": 2', "get_record", '"body":"Steps to reproduce'],
+    "anthropic_messages.py": ["[is_error]", '"handle": 109', '"body":"Steps to reproduce'],
+    "openai_agents.py": ["Invalid arguments for search_issues", '"body":"Steps to reproduce'],
+    "pydantic_ai_agent.py": ["page 9 is past the end", '"body":"Steps to reproduce'],
     "langgraph_clearing.py": ["CLEARED", "Handles: 1, 2, 3", "with clearing: resident"],
     "mcp_server.py": [
         "search_logs(query: string, page: integer = 1, limit: integer = 3)",
