@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import multiprocessing
 import socket
 import threading
 from collections.abc import Iterator
+from functools import partial
 from typing import Any
 
 import pytest
@@ -16,13 +16,13 @@ import redis.asyncio as aioredis
 from hypothesis import given
 from hypothesis import strategies as st
 
-from slimtools import Toolkit, paginate, summarize_with_handle
 from slimtools.errors import StoreUnavailableError
 from slimtools.handles import Scope
 from slimtools.stores import RedisStore, open_store
 from slimtools.stores.redis import redis_key
 from tests import redis_fixtures
 from tests.redis_fixtures import RedisServer, free_port
+from tests.store_fixtures import logs_toolkit, misplaced, run_processes, run_threads, written_keys
 
 # The shared fixtures, bound here by name so that pytest finds them in this module.
 redis_server = redis_fixtures.redis_server
@@ -30,7 +30,6 @@ redis_url = redis_fixtures.redis_url
 own_redis_server = redis_fixtures.own_redis_server
 
 SCOPE = Scope("kit", "alice")
-SPAWN = multiprocessing.get_context("spawn")
 
 scopes = st.builds(Scope, st.text(max_size=8), st.text(max_size=8))
 
@@ -211,72 +210,22 @@ async def test_sync_client_store_serves_async_calls_from_a_thread(redis_url: str
 def test_threads_share_one_store_without_losing_or_mixing_records(redis_url: str) -> None:
     """Eight threads writing and reading one store: every record under its own key."""
     store = RedisStore(redis_url)
-    errors: list[str] = []
-
-    def work(tid: int) -> None:
-        for n in range(25):
-            batch = {f"t{tid}:{n}:{j}": {"key": f"t{tid}:{n}:{j}"} for j in range(20)}
-            store.put_many(SCOPE, batch)
-            got = store.get_many(SCOPE, [*batch, f"t{(tid + 1) % 8}:{n}:0"])
-            errors.extend(k for k in batch if got.get(k) != {"key": k})
-            errors.extend(k for k, v in got.items() if v != {"key": k})
-
-    threads = [threading.Thread(target=work, args=(t,)) for t in range(8)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    keys = [f"t{t}:{n}:{j}" for t in range(8) for n in range(25) for j in range(20)]
-    final = store.get_many(SCOPE, keys)
-    assert errors == []
-    assert len(final) == len(keys)
-    assert all(v == {"key": k} for k, v in final.items())
-
-
-def _process_worker(url: str, wid: int, batches: int) -> list[str]:
-    """Write batches through a fresh RedisStore, read each back and a neighbour's."""
-    store = RedisStore(url)
-    problems: list[str] = []
-    for n in range(batches):
-        batch = {f"p{wid}:{n}:{j}": {"key": f"p{wid}:{n}:{j}"} for j in range(25)}
-        store.put_many(SCOPE, batch)
-        got = store.get_many(SCOPE, [*batch, f"p{(wid + 1) % 4}:{n}:3"])
-        problems.extend(k for k in batch if got.get(k) != {"key": k})
-        problems.extend(k for k, v in got.items() if v != {"key": k})
-    store.close()
-    return problems
+    assert run_threads(store, SCOPE, batches=25, size=20) == []
+    assert misplaced(store, SCOPE, written_keys("t", 8, 25, 20)) == []
 
 
 def test_processes_share_one_server_without_losing_or_mixing_records(redis_url: str) -> None:
     """Four spawned processes on one Redis: a handle made in one resolves in all."""
-    with SPAWN.Pool(4) as pool:
-        results = pool.starmap(_process_worker, [(redis_url, w, 40) for w in range(4)])
-    assert results == [[], [], [], []]
-    keys = [f"p{w}:{n}:{j}" for w in range(4) for n in range(40) for j in range(25)]
-    final = RedisStore(redis_url).get_many(SCOPE, keys)
-    assert len(final) == len(keys)
-    assert all(v == {"key": k} for k, v in final.items())
+    assert run_processes(partial(RedisStore, redis_url), SCOPE, batches=40, size=25) == []
+    assert misplaced(RedisStore(redis_url), SCOPE, written_keys("p", 4, 40, 25)) == []
 
 
 # -- outage through a real Toolkit ---------------------------------------------------------
 
 
-def _logs_toolkit(url: str) -> tuple[Toolkit, Any]:
-    kit = Toolkit("logs", store=RedisStore(url))
-
-    @kit.tool
-    @summarize_with_handle(key="id")
-    @paginate(limit=3)
-    def search_logs(query: str) -> list[dict[str, Any]]:
-        """Search the logs."""
-        return [{"id": i, "message": f"{query} #{i}", "tenant": "t-9"} for i in range(12)]
-
-    return kit, search_logs
-
-
 def test_redis_outage_degrades_and_recovers(own_redis_server: RedisServer) -> None:
     """Server stopped mid-run: tools still answer (degraded); restarted: handles work again."""
-    kit, _ = _logs_toolkit(own_redis_server.url)
+    kit = logs_toolkit(RedisStore(own_redis_server.url))
     before = kit.call("search_logs", '{"query": "timeout"}')
     assert not before.is_error
     assert '"id":0' in before.text
@@ -299,7 +248,7 @@ def test_redis_outage_degrades_and_recovers(own_redis_server: RedisServer) -> No
 
 async def test_redis_outage_degrades_async_tools_too(own_redis_server: RedisServer) -> None:
     """The asyncio path degrades and recovers like the sync one."""
-    kit, _ = _logs_toolkit(own_redis_server.url)
+    kit = logs_toolkit(RedisStore(own_redis_server.url))
     assert '"id":0' in (await kit.acall("search_logs", '{"query": "q"}')).text
     own_redis_server.stop()
     during = await kit.acall("search_logs", '{"query": "q"}')

@@ -6,8 +6,8 @@ import multiprocessing
 import os
 import signal
 import sqlite3
-import threading
 import time
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -15,13 +15,20 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from slimtools import Toolkit, paginate, session, summarize_with_handle
+from slimtools import session
 from slimtools.errors import ConfigurationError, StoreUnavailableError
 from slimtools.handles import Scope
 from slimtools.stores import SQLiteStore
+from tests.store_fixtures import (
+    SPAWN,
+    logs_toolkit,
+    misplaced,
+    run_processes,
+    run_threads,
+    written_keys,
+)
 
 SCOPE = Scope("kit")
-SPAWN = multiprocessing.get_context("spawn")
 
 
 class FakeClock:
@@ -194,52 +201,16 @@ def test_more_keys_than_one_select_takes(tmp_path: Path) -> None:
 def test_threads_write_and_read_without_losing_or_mixing_records(tmp_path: Path) -> None:
     """Eight threads writing and reading at once: every record lands under its own key."""
     store = SQLiteStore(tmp_path / "h.db")
-    errors: list[str] = []
-
-    def work(tid: int) -> None:
-        for n in range(30):
-            batch = {f"t{tid}:{n}:{j}": {"key": f"t{tid}:{n}:{j}"} for j in range(20)}
-            store.put_many(SCOPE, batch)
-            got = store.get_many(SCOPE, [*batch, f"t{(tid + 1) % 8}:{n}:0"])
-            errors.extend(k for k in batch if got.get(k) != {"key": k})
-            errors.extend(k for k, v in got.items() if v != {"key": k})
-
-    threads = [threading.Thread(target=work, args=(t,)) for t in range(8)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    keys = [f"t{t}:{n}:{j}" for t in range(8) for n in range(30) for j in range(20)]
-    final = store.get_many(SCOPE, keys)
-    assert (errors, len(final)) == ([], len(keys))
-    assert all(v == {"key": k} for k, v in final.items())
-
-
-def _process_worker(path: str, wid: int, batches: int) -> list[str]:
-    """Write ``batches`` batches and read each back, and a neighbour's; return problems."""
-    store = SQLiteStore(path)
-    problems: list[str] = []
-    for n in range(batches):
-        batch = {f"p{wid}:{n}:{j}": {"key": f"p{wid}:{n}:{j}"} for j in range(25)}
-        store.put_many(SCOPE, batch)
-        got = store.get_many(SCOPE, [*batch, f"p{(wid + 1) % 4}:{n}:3"])
-        problems.extend(k for k in batch if got.get(k) != {"key": k})
-        problems.extend(k for k, v in got.items() if v != {"key": k})
-    store.close()
-    return problems
+    assert run_threads(store, SCOPE, batches=30, size=20) == []
+    assert misplaced(store, SCOPE, written_keys("t", 8, 30, 20)) == []
 
 
 def test_processes_share_one_file_without_losing_or_mixing_records(tmp_path: Path) -> None:
     """Four spawned processes writing and reading one file: no lost or crossed records."""
     path = str(tmp_path / "h.db")
     SQLiteStore(path).close()
-    with SPAWN.Pool(4) as pool:
-        results = pool.starmap(_process_worker, [(path, w, 40) for w in range(4)])
-    assert results == [[], [], [], []]
-    keys = [f"p{w}:{n}:{j}" for w in range(4) for n in range(40) for j in range(25)]
-    final = SQLiteStore(path).get_many(SCOPE, keys)
-    assert len(final) == len(keys)
-    assert all(v == {"key": k} for k, v in final.items())
+    assert run_processes(partial(SQLiteStore, path), SCOPE, batches=40, size=25) == []
+    assert misplaced(SQLiteStore(path), SCOPE, written_keys("p", 4, 40, 25)) == []
 
 
 def test_a_forked_child_opens_its_own_connection(tmp_path: Path) -> None:
@@ -311,20 +282,9 @@ def test_sigkill_mid_write_leaves_every_returned_batch_readable(
 def test_toolkits_sharing_a_file_resolve_each_others_handles(tmp_path: Path) -> None:
     """A handle surfaced by one worker's Toolkit resolves in another's (same name and file)."""
 
-    def build() -> Toolkit:
-        kit = Toolkit("logs", store=f"sqlite:///{tmp_path}/shared.db")
-
-        @kit.tool
-        @summarize_with_handle(key="id")
-        @paginate(limit=2)
-        def search_logs(query: str) -> list[dict[str, Any]]:
-            """Search the logs."""
-            return [{"id": i, "message": f"{query} {i}", "secret": "s"} for i in range(5)]
-
-        return kit
-
-    writer, reader = build(), build()
+    url = f"sqlite:///{tmp_path}/shared.db"
+    writer, reader = logs_toolkit(url), logs_toolkit(url)
     writer.call("search_logs", '{"query": "boom"}')
-    assert '"secret":"s"' in reader.get_record(1)
+    assert '"tenant":"t-9"' in reader.get_record(1)
     with session("someone-else"):
-        assert '"secret"' not in reader.get_record(1)
+        assert '"tenant"' not in reader.get_record(1)
