@@ -23,6 +23,7 @@ from typing import Any
 
 import orjson
 
+from benchmarks._data import ROWS, log_row
 from slimtools import Scope, Toolkit, paginate, project_fields, summarize_with_handle
 from slimtools._json import dumps
 from slimtools.handles import HandleStore, MemoryStore
@@ -30,24 +31,6 @@ from slimtools.stores import SQLiteStore
 from tests.redis_fixtures import launch
 
 SCOPE = Scope("bench")
-
-
-def _row(i: int) -> dict[str, Any]:
-    return {
-        "id": i,
-        "time": f"10-24 03:{i % 60:02d}:{i % 59:02d}",
-        "level": ("ERROR", "WARN", "INFO")[i % 3],
-        "message": f"upstream timeout connecting to auth-service, attempt {i}; " + "detail " * 20,
-        "tenant": "acme-prod-7731",
-        "trace_id": f"4bf92f3577b34da6a3ce929d0e0e{i:06d}",
-        "host": f"ip-10-0-{i % 250}-17.ec2.internal",
-        "pod": f"auth-proxy-7d9c-{i % 999:03d}",
-        "latency_ms": i * 7 % 3000,
-        "status": 504,
-    }
-
-
-ROWS = [_row(i) for i in range(10_000)]
 
 
 def _timings(fn: Callable[[int], Any], calls: int, warmup: int = 3) -> list[float]:
@@ -141,7 +124,7 @@ def bench_snapshot(factories: dict[str, Callable[[], HandleStore]]) -> None:
 
 
 def _envelope(i: int) -> dict[str, Any]:
-    return {f"r:search_logs:{i}:{j}": _row(j) for j in range(100)}
+    return {f"r:search_logs:{i}:{j}": log_row(j) for j in range(100)}
 
 
 def _measure(store: HandleStore, calls: int, *, naive: bool) -> tuple[list[float], list[float]]:

@@ -7,6 +7,7 @@ part: how the tools reach the model and how the model's calls come back.
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from pydantic import BaseModel
@@ -44,6 +45,23 @@ kit = Toolkit("github")
 def search_issues(query: str) -> list[dict[str, Any]]:
     """Search the repository's issues by title."""
     return [issue for issue in ISSUES if query in issue["title"]]
+
+
+def openai_script(turn: int, last_output: str) -> tuple[str, dict[str, Any]] | None:
+    """The OpenAI examples' scripted model: its call at each turn (``None``: answer and stop).
+
+    It searches, reads page 2 as the hint says, then expands the first issue of the page it
+    was just sent (``last_output``, the text of the latest tool result). With strict tools
+    (the default) the model sends ``null`` for the optional arguments.
+    """
+    if turn == 1:
+        return "search_issues", {"query": "crash", "page": None, "limit": None}
+    if turn == 2:
+        return "search_issues", {"query": "crash", "page": 2, "limit": None}
+    if turn == 3:
+        number = json.loads(last_output)["briefs"][0]["number"]
+        return "get_record", {"handle": number, "source": None, "page": None}
+    return None
 
 
 def preview(text: str) -> str:

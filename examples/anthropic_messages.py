@@ -13,7 +13,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from _issues import kit, preview  # search_issues over 20 fake issues, slimmed (see _issues.py)
+# kit: search_issues over 20 fake issues, slimmed (see _issues.py)
+from _issues import kit, preview
 from anthropic.types import Message
 
 from slimtools.adapters.anthropic import anthropic_tools, tool_result_message

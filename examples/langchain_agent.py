@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from _logs import kit, signature  # search_logs over 12 fake log rows, slimmed (see _logs.py)
+# kit: search_logs over 12 fake log rows, slimmed (see _logs.py)
+from _logs import kit, signature
 from langchain.agents import create_agent
 from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage

@@ -12,7 +12,8 @@ import asyncio
 import json
 import sys
 
-from _logs import kit, signature  # search_logs over 12 fake log rows, slimmed (see _logs.py)
+# kit: search_logs over 12 fake log rows, slimmed (see _logs.py)
+from _logs import kit, signature
 from mcp import Client
 
 from slimtools.adapters.mcp import to_mcp_server

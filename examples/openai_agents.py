@@ -12,7 +12,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from _issues import kit, preview  # search_issues over 20 fake issues, slimmed (see _issues.py)
+# kit: search_issues over 20 fake issues, slimmed (see _issues.py)
+from _issues import kit, preview
 from agents import Agent, RunConfig, Runner
 from agents.testing import ModelCall, ModelStep, ScriptedModel, assistant_message, function_call
 

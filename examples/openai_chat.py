@@ -14,22 +14,11 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from _issues import kit, preview  # search_issues over 20 fake issues, slimmed (see _issues.py)
+# kit: search_issues over 20 fake issues, slimmed; its scripted model's turns (_issues.py)
+from _issues import kit, openai_script, preview
 from openai.types.chat import ChatCompletion
 
 from slimtools.adapters.openai import chat_tool_messages, chat_tools
-
-
-def next_call(turn: int, messages: list[Any]) -> tuple[str, dict[str, Any]] | None:
-    """The scripted model's decision at each turn (``None``: answer in text and stop)."""
-    if turn == 1:  # strict tools: the model sends null for the optional arguments
-        return "search_issues", {"query": "crash", "page": None, "limit": None}
-    if turn == 2:
-        return "search_issues", {"query": "crash", "page": 2, "limit": None}
-    if turn == 3:  # expand the first issue of the page it was just sent
-        number = json.loads(messages[-1]["content"])["briefs"][0]["number"]
-        return "get_record", {"handle": number, "source": None, "page": None}
-    return None
 
 
 class ScriptedChat:
@@ -39,7 +28,7 @@ class ScriptedChat:
 
     def create(self, *, model: str, messages: list[Any], tools: list[Any]) -> ChatCompletion:
         self.turn += 1
-        call = next_call(self.turn, messages)
+        call = openai_script(self.turn, last_output=messages[-1].get("content", ""))
         message: dict[str, Any] = {"role": "assistant", "content": "Issue 109 crashes on start."}
         if call is not None:
             function = {"name": call[0], "arguments": json.dumps(call[1])}

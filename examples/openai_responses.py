@@ -12,22 +12,11 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from _issues import kit, preview  # search_issues over 20 fake issues, slimmed (see _issues.py)
+# kit: search_issues over 20 fake issues, slimmed; its scripted model's turns (_issues.py)
+from _issues import kit, openai_script, preview
 from openai.types.responses import Response
 
 from slimtools.adapters.openai import response_tool_outputs, response_tools
-
-
-def next_call(turn: int, items: list[Any]) -> tuple[str, dict[str, Any]] | None:
-    """The scripted model's decision at each turn (``None``: answer in text and stop)."""
-    if turn == 1:  # strict tools: the model sends null for the optional arguments
-        return "search_issues", {"query": "crash", "page": None, "limit": None}
-    if turn == 2:
-        return "search_issues", {"query": "crash", "page": 2, "limit": None}
-    if turn == 3:  # expand the first issue of the page it was just sent
-        number = json.loads(items[-1]["output"])["briefs"][0]["number"]
-        return "get_record", {"handle": number, "source": None, "page": None}
-    return None
 
 
 class ScriptedResponses:
@@ -37,7 +26,7 @@ class ScriptedResponses:
 
     def create(self, *, model: str, input: list[Any], tools: list[Any]) -> Response:
         self.turn += 1
-        call = next_call(self.turn, input)
+        call = openai_script(self.turn, last_output=input[-1].get("output", ""))
         text = {"type": "output_text", "text": "Issue 109 crashes on start.", "annotations": []}
         item: dict[str, Any] = {"type": "message", "id": "m", "role": "assistant",
                                 "status": "completed", "content": [text]}  # fmt: skip

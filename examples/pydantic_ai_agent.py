@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import json
 
-from _issues import kit, preview  # search_issues over 20 fake issues, slimmed (see _issues.py)
+# kit: search_issues over 20 fake issues, slimmed (see _issues.py)
+from _issues import kit, preview
 from pydantic_ai import Agent
 from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCallPart, ToolReturnPart
 from pydantic_ai.models.function import AgentInfo, FunctionModel

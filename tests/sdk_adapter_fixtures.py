@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -15,7 +16,6 @@ from pydantic import BaseModel
 from slimtools import Toolkit, paginate, project_fields, summarize_with_handle
 
 ROOT = Path(__file__).resolve().parents[1]
-EXAMPLES = ROOT / "examples"
 
 TICKETS = [
     {
@@ -68,6 +68,15 @@ class Untrusted:
     is_error: bool
     says: str
 
+    @property
+    def object_arguments(self) -> dict[str, Any] | None:
+        """The arguments when they are a JSON object, the only kind some frameworks carry."""
+        try:
+            value = json.loads(self.arguments)
+        except ValueError:
+            return None
+        return value if isinstance(value, dict) else None
+
 
 UNTRUSTED = [
     Untrusted("malformed-json", "search_tickets", '{"query": "timeout"', True, "JSON"),
@@ -80,6 +89,9 @@ UNTRUSTED = [
     Untrusted("tool-raises", "explode", '{"reason": "disk on fire"}', True, "disk on fire"),
 ]
 """Every case returns a result the model can act on; none raises out of the agent loop."""
+
+OBJECT_CASES = [case for case in UNTRUSTED if case.object_arguments is not None]
+"""The cases a framework that carries arguments as a JSON object (LangChain, MCP) can send."""
 
 
 def first_brief_id(envelope_text: str) -> Any:

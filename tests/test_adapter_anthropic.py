@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import runpy
 from typing import Any
 
 import anthropic
@@ -14,7 +13,6 @@ from pydantic import TypeAdapter
 
 from slimtools.adapters.anthropic import anthropic_tools, atool_result_message, tool_result_message
 from tests.sdk_adapter_fixtures import (
-    EXAMPLES,
     UNTRUSTED,
     first_brief_id,
     import_error_without,
@@ -134,12 +132,6 @@ def test_round_trip_through_the_real_sdk_client():
     assert reply is not None
     [block] = reply["content"]
     assert json.loads(block["content"])["page"] == 2  # type: ignore[index]
-
-
-def test_anthropic_example_runs_offline(capsys):
-    """examples/anthropic_messages.py runs without network and shows get_record's output."""
-    runpy.run_path(str(EXAMPLES / "anthropic_messages.py"), run_name="__main__")
-    assert "get_record" in capsys.readouterr().out
 
 
 def test_missing_framework_raises_an_import_error_naming_the_extra():

@@ -9,7 +9,6 @@ here also proves that the published schema describes the envelope as emitted.
 from __future__ import annotations
 
 import json
-import runpy
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
@@ -21,7 +20,7 @@ from mcp.server.mcpserver import MCPServer
 from slimtools import ConfigurationError, Toolkit
 from slimtools.adapters.mcp import to_mcp_server
 from tests.langchain_mcp_fixtures import LOGS, make_log_kit
-from tests.sdk_adapter_fixtures import EXAMPLES, UNTRUSTED, import_error_without, make_kit
+from tests.sdk_adapter_fixtures import OBJECT_CASES, import_error_without, make_kit
 
 MODES = ["auto", "legacy"]
 
@@ -119,24 +118,12 @@ async def test_an_async_tool_with_generated_handles_round_trips():
     assert json.loads(record.content[0].text) == LOGS[2]
 
 
-def object_arguments(text: str) -> dict[str, Any] | None:
-    """The case's arguments when they are a JSON object (MCP carries arguments as one)."""
-    try:
-        value = json.loads(text)
-    except ValueError:
-        return None
-    return value if isinstance(value, dict) else None
-
-
-DICT_CASES = [c for c in UNTRUSTED if object_arguments(c.arguments) is not None]
-
-
 @pytest.mark.parametrize("mode", MODES)
-@pytest.mark.parametrize("case", DICT_CASES, ids=[c.id for c in DICT_CASES])
+@pytest.mark.parametrize("case", OBJECT_CASES, ids=[c.id for c in OBJECT_CASES])
 async def test_untrusted_arguments_come_back_as_results(case, mode):
     """Bad calls give results the model can act on, isError set when the call failed."""
     async with connect(to_mcp_server(make_kit("mcp-untrusted")), mode) as client:
-        result = await client.call_tool(case.tool, object_arguments(case.arguments))
+        result = await client.call_tool(case.tool, case.object_arguments)
     assert result.is_error is case.is_error
     assert case.says in result.content[0].text
     if not case.is_error:
@@ -249,16 +236,6 @@ async def test_client_validation_is_live_so_passing_calls_prove_the_schema():
     async with connect(server) as client:
         with pytest.raises(RuntimeError, match="nope"):
             await client.call_tool("search_logs", {"query": "timeout"})
-
-
-def test_mcp_example_prints_each_round(capsys):
-    """examples/mcp_server.py runs offline and shows what the model reads each round."""
-    runpy.run_path(str(EXAMPLES / "mcp_server.py"), run_name="__main__")
-    out = capsys.readouterr().out
-    assert "search_logs(query: string, page: integer = 1, limit: integer = 3)" in out
-    assert '"total":12' in out
-    assert '"page":2' in out
-    assert '"tenant":"acme-prod' in out
 
 
 def test_missing_framework_raises_an_import_error_naming_the_extra():

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import runpy
 from typing import Any
 
 import pytest
@@ -13,7 +12,6 @@ from agents.testing import ModelCall, ModelStep, ScriptedModel, assistant_messag
 import slimtools
 from slimtools.adapters.openai_agents import to_agents_tools
 from tests.sdk_adapter_fixtures import (
-    EXAMPLES,
     UNTRUSTED,
     first_brief_id,
     import_error_without,
@@ -109,12 +107,6 @@ async def test_untrusted_arguments_reach_the_model_and_the_run_goes_on(case):
     )
     assert case.says in _last_output(model.calls[1])
     assert result.final_output == "ok"
-
-
-def test_openai_agents_example_runs_offline(capsys):
-    """examples/openai_agents.py runs without network and shows get_record's output."""
-    runpy.run_path(str(EXAMPLES / "openai_agents.py"), run_name="__main__")
-    assert "get_record" in capsys.readouterr().out
 
 
 async def test_a_session_bound_around_the_run_scopes_the_handles():
