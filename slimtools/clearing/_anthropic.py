@@ -13,11 +13,12 @@ from collections.abc import Collection, Mapping
 from typing import Any
 
 from slimtools.clearing._codec import (
-    OTHER,
     Decoded,
+    ListedCalls,
     RawResult,
     compact,
     content_text,
+    context,
     decoded,
     get,
     make_call,
@@ -39,11 +40,12 @@ def _text(blocks: list[Any]) -> str:
     )
 
 
-class AnthropicCodec:
+class AnthropicCodec(ListedCalls):
     """Reads and rewrites Anthropic Messages API messages."""
 
     name = "anthropic"
     run_turns = False
+    calls_field = "content"
 
     def decode(self, message: Any) -> Decoded:
         """Describe one Anthropic message."""
@@ -51,9 +53,7 @@ class AnthropicCodec:
         content = get(message, "content")
         if not isinstance(content, list):
             text = content_text(content)[0]
-            if role == "assistant":
-                return decoded(True, text)
-            return decoded(False, text) if text else OTHER
+            return decoded(True, text) if role == "assistant" else context(text)
         if role == "assistant":
             calls = compact(
                 make_call(get(b, "id"), get(b, "name"), get(b, "input"))
@@ -89,27 +89,10 @@ class AnthropicCodec:
         """The user message with the audited tool_result contents back."""
         return self.replace_results(message, originals)
 
-    def blank_inputs(self, message: Any, call_ids: Collection[str]) -> Any:
-        """The assistant message with those tool_use blocks' ``input`` set to ``{}``."""
-        blocks = [
-            updated(b, input={}) if get(b, "type") == "tool_use" and get(b, "id") in call_ids else b
-            for b in _blocks(message)
-        ]
-        return updated(message, content=blocks)
+    def is_call(self, entry: Any, call_ids: Collection[str]) -> bool:
+        """A ``tool_use`` block with one of those ids."""
+        return get(entry, "type") == "tool_use" and get(entry, "id") in call_ids
 
-    def input_snapshot(self, message: Any, call_id: str) -> Any:
-        """The original tool_use blocks of that call: ``[[index, block], ...]``."""
-        return [
-            [i, b]
-            for i, b in enumerate(_blocks(message))
-            if get(b, "type") == "tool_use" and get(b, "id") == call_id
-        ]
-
-    def restore_inputs(self, message: Any, snapshots: Mapping[str, Any]) -> Any:
-        """The assistant message with the audited tool_use blocks back."""
-        blocks = list(_blocks(message))
-        for snapshot in snapshots.values():
-            for i, block in snapshot:
-                if 0 <= int(i) < len(blocks):
-                    blocks[int(i)] = block
-        return updated(message, content=blocks)
+    def blank_entry(self, entry: Any) -> Any:
+        """The block with ``input`` ``{}``."""
+        return updated(entry, input={})

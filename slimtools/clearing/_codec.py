@@ -8,7 +8,8 @@ see these records; all knowledge of a wire format lives in one small codec modul
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping, Sequence
+from itertools import chain
 from typing import Any, NamedTuple, Protocol
 
 import orjson
@@ -223,3 +224,86 @@ def compact(items: Iterable[RawCall | RawResult | None]) -> tuple[Any, ...]:
 def one(item: RawCall | RawResult | None) -> tuple[Any, ...]:
     """``compact`` for a single item (the common case: one result per message)."""
     return () if item is None else (item,)
+
+
+def result_message(result: RawResult | None) -> Decoded:
+    """A message that carries one tool result and nothing else billed besides it."""
+    found: Decoded = new_tuple(Decoded, (False, "", (), () if result is None else (result,)))
+    return found
+
+
+def context(text: str) -> Decoded:
+    """A message that is neither model output nor tool traffic (a user or system message)."""
+    return decoded(False, text) if text else OTHER
+
+
+def put_back(entries: Any, originals: Iterable[Sequence[Any]]) -> list[Any]:
+    """A copy of the list ``entries`` with each audited ``(index, entry)`` put back.
+
+    An index past the end is skipped: the message may have been edited since the audit.
+    """
+    out = list(entries or ())
+    for index, entry in originals:
+        if 0 <= int(index) < len(out):
+            out[int(index)] = entry
+    return out
+
+
+class WholeMessageResults:
+    """The result side of formats where a tool result is a whole message (slot 0) and one
+    field holds its content: OpenAI Chat (``content``), OpenAI Responses (``output``) and
+    LangChain (``content``)."""
+
+    result_field = "content"
+
+    def replace_results(self, message: Any, texts: Mapping[int, str]) -> Any:
+        """The result message with its content replaced."""
+        return updated(message, **{self.result_field: texts[0]})
+
+    def result_content(self, message: Any, slot: int) -> Any:
+        """The result message's content (a str or a list of parts), as stored."""
+        return get(message, self.result_field)
+
+    def restore_results(self, message: Any, originals: Mapping[int, Any]) -> Any:
+        """The result message with its audited content back."""
+        return updated(message, **{self.result_field: originals[0]})
+
+
+class ListedCalls:
+    """The input side of formats where a model message lists its calls in one field:
+    OpenAI Chat (``tool_calls`` entries) and Anthropic (``tool_use`` blocks of ``content``).
+
+    A subclass names the field and says which entries are calls and how one is blanked;
+    audits snapshot the calls' entries as ``[[index, entry], ...]``.
+    """
+
+    calls_field = "tool_calls"
+
+    def is_call(self, entry: Any, call_ids: Collection[str]) -> bool:
+        """Whether ``entry`` is a call with one of those ids."""
+        raise NotImplementedError
+
+    def blank_entry(self, entry: Any) -> Any:
+        """A copy of a call entry with its arguments emptied (still valid JSON)."""
+        raise NotImplementedError
+
+    def _entries(self, message: Any) -> Sequence[Any]:
+        entries = get(message, self.calls_field)
+        return entries if isinstance(entries, (list, tuple)) else ()
+
+    def blank_inputs(self, message: Any, call_ids: Collection[str]) -> Any:
+        """The model message with those calls' arguments emptied."""
+        entries = [
+            self.blank_entry(e) if self.is_call(e, call_ids) else e for e in self._entries(message)
+        ]
+        return updated(message, **{self.calls_field: entries})
+
+    def input_snapshot(self, message: Any, call_id: str) -> Any:
+        """The original entries of that call: ``[[index, entry], ...]``."""
+        ids = (call_id,)
+        return [[i, e] for i, e in enumerate(self._entries(message)) if self.is_call(e, ids)]
+
+    def restore_inputs(self, message: Any, snapshots: Mapping[str, Any]) -> Any:
+        """The model message with the audited entries of those calls back."""
+        originals = chain.from_iterable(snapshots.values())
+        return updated(message, **{self.calls_field: put_back(self._entries(message), originals)})

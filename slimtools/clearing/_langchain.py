@@ -16,21 +16,24 @@ from typing import Any
 from slimtools.clearing._codec import (
     OTHER,
     Decoded,
+    WholeMessageResults,
     compact,
     content_text,
-    decoded,
+    context,
     get,
     make_call,
     make_result,
     new_tuple,
     one,
+    put_back,
+    result_message,
 )
 
 _TOOL = frozenset({"tool", "ToolMessageChunk"})
 _AI = frozenset({"ai", "AIMessageChunk"})
 
 
-class LangChainCodec:
+class LangChainCodec(WholeMessageResults):
     """Reads and rewrites ``langchain_core.messages`` objects."""
 
     name = "langchain"
@@ -48,15 +51,16 @@ class LangChainCodec:
         if kind in _TOOL:
             meta = fields.get("response_metadata")
             editing = meta.get("context_editing") if meta and isinstance(meta, dict) else None
-            result = make_result(
-                fields.get("tool_call_id"),
-                fields.get("name"),
-                content,
-                0,
-                is_error=fields.get("status") == "error",
-                cleared=isinstance(editing, dict) and bool(editing.get("cleared")),
+            return result_message(
+                make_result(
+                    fields.get("tool_call_id"),
+                    fields.get("name"),
+                    content,
+                    0,
+                    is_error=fields.get("status") == "error",
+                    cleared=isinstance(editing, dict) and bool(editing.get("cleared")),
+                )
             )
-            return new_tuple(Decoded, (False, "", (), () if result is None else (result,)))
         text = content if isinstance(content, str) else content_text(content)[0]
         if kind in _AI:
             calls = fields.get("tool_calls")
@@ -72,19 +76,7 @@ class LangChainCodec:
                     for tc in _calls(message)
                 )
             return new_tuple(Decoded, (True, text, found, ()))
-        return decoded(False, text) if text else OTHER
-
-    def replace_results(self, message: Any, texts: Mapping[int, str]) -> Any:
-        """The ToolMessage with its content replaced (same id and tool_call_id)."""
-        return message.model_copy(update={"content": texts[0]})
-
-    def result_content(self, message: Any, slot: int) -> Any:
-        """The ToolMessage's content (a str or a list of blocks)."""
-        return message.content
-
-    def restore_results(self, message: Any, originals: Mapping[int, Any]) -> Any:
-        """The ToolMessage with its original content back."""
-        return message.model_copy(update={"content": originals[0]})
+        return context(text)
 
     def blank_inputs(self, message: Any, call_ids: Collection[str]) -> Any:
         """Empty the arguments in tool_calls, additional_kwargs and content blocks."""
@@ -165,16 +157,8 @@ def _rewrite(message: Any, entries: Mapping[str, Any]) -> Any:
     for where, changes in plan.items():
         if where == "additional_kwargs":
             kwargs = dict(message.additional_kwargs)
-            kwargs["tool_calls"] = _patched(kwargs.get("tool_calls"), changes)
+            kwargs["tool_calls"] = put_back(kwargs.get("tool_calls"), changes.items())
             update[where] = kwargs
         else:
-            update[where] = _patched(getattr(message, where), changes)
+            update[where] = put_back(getattr(message, where), changes.items())
     return message.model_copy(update=update) if update else message
-
-
-def _patched(seq: Any, changes: Mapping[int, Any]) -> list[Any]:
-    out = list(seq or ())
-    for i, entry in changes.items():
-        if 0 <= i < len(out):
-            out[i] = entry
-    return out

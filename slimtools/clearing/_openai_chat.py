@@ -7,19 +7,22 @@ so blanking them writes ``"{}"``.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping
+from collections.abc import Collection
 from typing import Any
 
 from slimtools.clearing._codec import (
-    OTHER,
     Decoded,
+    ListedCalls,
     RawCall,
+    WholeMessageResults,
     compact,
     content_text,
+    context,
     decoded,
     get,
     make_call,
     make_result,
+    result_message,
     updated,
 )
 
@@ -34,17 +37,7 @@ def _call(entry: Any) -> RawCall | None:
     return None
 
 
-def _blank(entry: Any) -> Any:
-    function = get(entry, "function")
-    if function is not None:
-        return updated(entry, function=updated(function, arguments="{}"))
-    custom = get(entry, "custom")
-    if custom is not None:
-        return updated(entry, custom=updated(custom, input=""))
-    return entry
-
-
-class OpenAIChatCodec:
+class OpenAIChatCodec(WholeMessageResults, ListedCalls):
     """Reads and rewrites OpenAI Chat Completions messages."""
 
     name = "openai_chat"
@@ -55,49 +48,27 @@ class OpenAIChatCodec:
         role = get(message, "role")
         content = get(message, "content")
         if role == "tool":
-            result = make_result(
-                get(message, "tool_call_id"), get(message, "name"), content, 0, is_error=False
+            return result_message(
+                make_result(
+                    get(message, "tool_call_id"), get(message, "name"), content, 0, is_error=False
+                )
             )
-            return decoded(False, "", (), compact([result]))
         text = content_text(content)[0]
         if role == "assistant":
             calls = compact(_call(entry) for entry in get(message, "tool_calls") or ())
             return decoded(True, text, calls)
-        return decoded(False, text) if text else OTHER
+        return context(text)
 
-    def replace_results(self, message: Any, texts: Mapping[int, str]) -> Any:
-        """The tool message with its content replaced."""
-        return updated(message, content=texts[0])
+    def is_call(self, entry: Any, call_ids: Collection[str]) -> bool:
+        """Every ``tool_calls`` entry is a call; this one if its id is among those."""
+        return get(entry, "id") in call_ids
 
-    def result_content(self, message: Any, slot: int) -> Any:
-        """The tool message's content (a str or a list of text parts)."""
-        return get(message, "content")
-
-    def restore_results(self, message: Any, originals: Mapping[int, Any]) -> Any:
-        """The tool message with its original content back."""
-        return updated(message, content=originals[0])
-
-    def blank_inputs(self, message: Any, call_ids: Collection[str]) -> Any:
-        """The assistant message with those calls' ``arguments`` set to ``"{}"``."""
-        calls = [
-            _blank(entry) if get(entry, "id") in call_ids else entry
-            for entry in get(message, "tool_calls") or ()
-        ]
-        return updated(message, tool_calls=calls)
-
-    def input_snapshot(self, message: Any, call_id: str) -> Any:
-        """The original ``tool_calls`` entries of that call: ``[[index, entry], ...]``."""
-        return [
-            [i, entry]
-            for i, entry in enumerate(get(message, "tool_calls") or ())
-            if get(entry, "id") == call_id
-        ]
-
-    def restore_inputs(self, message: Any, snapshots: Mapping[str, Any]) -> Any:
-        """The assistant message with the audited ``tool_calls`` entries back."""
-        calls = list(get(message, "tool_calls") or ())
-        for snapshot in snapshots.values():
-            for i, entry in snapshot:
-                if 0 <= int(i) < len(calls):
-                    calls[int(i)] = entry
-        return updated(message, tool_calls=calls)
+    def blank_entry(self, entry: Any) -> Any:
+        """The entry with ``arguments`` ``"{}"`` (custom tools: an empty ``input``)."""
+        function = get(entry, "function")
+        if function is not None:
+            return updated(entry, function=updated(function, arguments="{}"))
+        custom = get(entry, "custom")
+        if custom is not None:
+            return updated(entry, custom=updated(custom, input=""))
+        return entry

@@ -12,14 +12,16 @@ from collections.abc import Collection, Mapping
 from typing import Any
 
 from slimtools.clearing._codec import (
-    OTHER,
     Decoded,
-    compact,
+    WholeMessageResults,
     content_text,
+    context,
     decoded,
     get,
     make_call,
     make_result,
+    one,
+    result_message,
     updated,
 )
 
@@ -36,47 +38,32 @@ def _is_model_item(kind: Any) -> bool:
     )
 
 
-class OpenAIResponsesCodec:
+class OpenAIResponsesCodec(WholeMessageResults):
     """Reads and rewrites OpenAI Responses items."""
 
     name = "openai_responses"
     run_turns = True
+    result_field = "output"
 
     def decode(self, message: Any) -> Decoded:
         """Describe one Responses item."""
         kind = get(message, "type")
         if kind in _OUTPUTS:
-            result = make_result(
-                get(message, "call_id"), None, get(message, "output"), 0, is_error=False
+            output = get(message, "output")
+            return result_message(
+                make_result(get(message, "call_id"), None, output, 0, is_error=False)
             )
-            return decoded(False, "", (), compact([result]))
-        if kind == "function_call":
-            call = make_call(
-                get(message, "call_id"), get(message, "name"), get(message, "arguments")
-            )
-            return decoded(True, calls=compact([call]))
-        if kind == "custom_tool_call":
-            args = {"input": get(message, "input")}
+        if kind in _CALLS:  # custom tools send one free-form input instead of JSON arguments
+            custom = kind == "custom_tool_call"
+            args = {"input": get(message, "input")} if custom else get(message, "arguments")
             call = make_call(get(message, "call_id"), get(message, "name"), args)
-            return decoded(True, calls=compact([call]))
+            return decoded(True, calls=one(call))
         role = get(message, "role")
         text = content_text(get(message, "content"))[0]
         if role == "assistant" or (role is None and _is_model_item(kind)):
             # reasoning, web_search_call, ... : model output that starts or continues a turn
             return decoded(True, text)
-        return decoded(False, text) if text else OTHER
-
-    def replace_results(self, message: Any, texts: Mapping[int, str]) -> Any:
-        """The output item with its ``output`` replaced."""
-        return updated(message, output=texts[0])
-
-    def result_content(self, message: Any, slot: int) -> Any:
-        """The output item's ``output`` (a str or a list of input parts)."""
-        return get(message, "output")
-
-    def restore_results(self, message: Any, originals: Mapping[int, Any]) -> Any:
-        """The output item with its original ``output`` back."""
-        return updated(message, output=originals[0])
+        return context(text)
 
     def blank_inputs(self, message: Any, call_ids: Collection[str]) -> Any:
         """The call item with ``arguments`` ``"{}"`` (custom tools: empty ``input``)."""
