@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 import re
 from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
@@ -128,8 +129,9 @@ class ClearingPolicy:
     trigger_tool_uses: int | None = None
     clear_at_least: int | None = None
     batch_turns: int = 1
-    exclude_tools: frozenset[str] = frozenset()
-    clear_tool_inputs: bool | frozenset[str] = False
+    # Any set of names is accepted ({"create_issue"}); it is stored as a frozenset.
+    exclude_tools: AbstractSet[str] = frozenset()
+    clear_tool_inputs: bool | AbstractSet[str] = False
     retention: Mapping[str, int | None] = field(default_factory=lambda: dict(DEFAULT_RETENTION))
     tool_retention: Mapping[str, int | None] = field(default_factory=dict)
     categories: Mapping[str, str] = field(default_factory=dict)

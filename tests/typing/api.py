@@ -145,3 +145,16 @@ def use_stores_and_helpers() -> None:
     assert_type(clip_text("long text", 5), str)
     counter: slimtools.TokenCounter = len
     assert counter("abc") == 3
+
+
+def use_clearing_and_ledger(history: list[dict[str, Any]]) -> None:
+    """Clearing, its report and the ledger, as a user's agent loop calls them."""
+    policy = slimtools.ClearingPolicy(keep_turns=2, keep_head=200, exclude_tools={"create_issue"})
+    assert_type(slimtools.clear_stale_results(history, policy), list[Any])
+    cleared, report = slimtools.clear_with_report(history, policy)
+    assert_type(report.cleared_tool_uses, int)
+    clearer = slimtools.Clearer(slimtools.ClearingPolicy.for_toolkit(kit, batch_turns=5))
+    assert_type(clearer.clear(cleared), list[Any])
+    assert_type(slimtools.ClearingPolicy.from_anthropic(), slimtools.ClearingPolicy)
+    assert_type(slimtools.tool_result_bill(20, 5_000), list[tuple[int, int, int]])
+    assert_type(slimtools.TokenLedger.measure(history, policy), slimtools.TokenLedger)
