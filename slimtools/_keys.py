@@ -7,7 +7,23 @@ import hashlib
 from collections.abc import Mapping
 from typing import Any
 
-from slimtools._json import dumps, dumps_str
+import orjson
+
+from slimtools._json import _default, dumps, dumps_str
+
+
+def encode(value: Any) -> bytes:
+    """``slimtools._json.dumps(value)``, about twice as fast for string-keyed data.
+
+    ``dumps`` always passes ``OPT_NON_STR_KEYS``, which sends every dict key down orjson's
+    slow path. Trying without it first yields the same bytes; a value that needs the option
+    (a non-string key) or a fallback (a huge int, a lone surrogate) raises here and is
+    encoded by ``dumps``. Used on every call: sizing records, the envelope's JSON.
+    """
+    try:
+        return orjson.dumps(value, default=_default)
+    except (orjson.JSONEncodeError, TypeError, ValueError):
+        return dumps(value)
 
 
 def record_key(tool: str, handle: str) -> str:
@@ -39,6 +55,8 @@ def make_handle(value: Any) -> str:
 
 def normalize_handle(value: Any) -> str | None:
     """The canonical string of a handle as a model may send it (``3`` == ``"3"``)."""
+    if type(value) is int:  # the usual id, checked first (a bool is not exactly an int)
+        return str(value)
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, int):

@@ -13,7 +13,7 @@ from typing import Any, Generic, TypeVar
 import orjson
 from pydantic import BaseModel, ConfigDict, Field
 
-from slimtools._json import dumps
+from slimtools._keys import encode
 
 BriefT = TypeVar("BriefT")
 
@@ -59,7 +59,7 @@ class Envelope(BaseModel, Generic[BriefT]):
 
     def to_json(self) -> bytes:
         """Compact UTF-8 JSON bytes (non-ASCII kept as is: escapes cost tokens)."""
-        return dumps(self.as_dict())
+        return encode(self.as_dict())
 
     def __str__(self) -> str:
         return self.to_json().decode("utf-8")
@@ -68,6 +68,67 @@ class Envelope(BaseModel, Generic[BriefT]):
         """``as_dict`` with every value reduced to plain JSON types (for structured output)."""
         result: dict[str, Any] = orjson.loads(self.to_json())
         return result
+
+
+_object_setattr = object.__setattr__
+_FIELD_NAMES = frozenset(ENVELOPE_KEYS)
+
+
+def _constructs_plainly(cls: type[BaseModel]) -> bool:
+    """True when ``model_construct`` of ``cls`` only fills the four instance slots.
+
+    That holds for a model without ``model_post_init``, extra fields or private attributes
+    whose fields are exactly the envelope keys (checked once, at import).
+    """
+    return (
+        not cls.__pydantic_post_init__
+        and not cls.__pydantic_root_model__
+        and not cls.__private_attributes__
+        and cls.model_config.get("extra") in (None, "ignore")
+        and tuple(cls.model_fields) == ENVELOPE_KEYS
+    )
+
+
+_PLAIN_CONSTRUCT = _constructs_plainly(Envelope)
+
+
+def make_envelope(
+    total: int,
+    briefs: list[Any],
+    hint: str,
+    *,
+    page: int | None = None,
+    handle: str | None = None,
+    text: str | None = None,
+) -> Envelope[Any]:
+    """An ``Envelope`` from values the pipeline built itself (trusted: no validation).
+
+    The same instance ``Envelope.model_construct`` returns given all six fields, built
+    directly: ``model_construct`` walks every field's aliases and defaults, which costs
+    about four times as much, on every tool call. Falls back to ``model_construct`` when
+    a pydantic release or a change to ``Envelope`` breaks the assumptions above.
+    """
+    if not _PLAIN_CONSTRUCT:
+        return Envelope.model_construct(
+            total=total, briefs=briefs, hint=hint, page=page, handle=handle, text=text
+        )
+    env: Envelope[Any] = Envelope.__new__(Envelope)
+    _object_setattr(
+        env,
+        "__dict__",
+        {
+            "total": total,
+            "briefs": briefs,
+            "hint": hint,
+            "page": page,
+            "handle": handle,
+            "text": text,
+        },
+    )
+    _object_setattr(env, "__pydantic_fields_set__", set(_FIELD_NAMES))
+    _object_setattr(env, "__pydantic_extra__", None)
+    _object_setattr(env, "__pydantic_private__", None)
+    return env
 
 
 def is_envelope_dict(value: object) -> bool:

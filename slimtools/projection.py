@@ -95,17 +95,30 @@ def clip_text(text: str, max_chars: int, marker: str = "…") -> str:
     """
     if len(text) <= max_chars:
         return text
-    cut = max(0, max_chars - len(marker))
-    while cut > 0 and _splits(text, cut):
-        cut -= 1
-    if 0 < cut < len(text) and text[cut - 1].isalnum() and text[cut].isalnum():
-        space = text.rfind(" ", max(0, cut - _WORD_BACKOFF), cut)
+    cut = max_chars - len(marker)
+    if cut <= 0:
+        return marker
+    # Every check below reads only ``text[: cut + 1]``. When that part is ASCII (most log
+    # lines, URLs, code) the only pair a cut can split is "\r\n": there are no combining
+    # marks, joiners, surrogates or flags, so one comparison replaces the grapheme walk.
+    if text[: cut + 1].isascii():
+        if text[cut - 1] == "\r" and text[cut] == "\n":
+            cut -= 1
+    else:
+        while cut > 0 and _splits(text, cut):
+            cut -= 1
+    if cut > 0 and text[cut - 1].isalnum() and text[cut].isalnum():
+        low = cut - _WORD_BACKOFF  # (plain comparisons: ``max`` costs more than the search)
+        space = text.rfind(" ", low if low > 0 else 0, cut)
         if space > 0:
             cut = space
     return text[:cut].rstrip() + marker
 
 
 _SCALARS = (str, int, float, bool)
+# The JSON scalars a flat projection copies without any further check (exact types: a str
+# subclass or an enum takes the general path).
+_PLAIN = frozenset({str, int, float, bool, type(None)})
 
 
 def _is_compound(value: Any) -> bool:
@@ -128,19 +141,23 @@ def _is_scalar_annotation(annotation: Any) -> bool:
     return annotation in _SCALARS
 
 
-def _project_flat(
-    fields: tuple[tuple[str, Any, Clip | None, Any, bool], ...], record: dict[Any, Any]
-) -> dict[str, Any]:
+_FlatField = tuple[str, Any, Clip | None, Any, bool]
+
+
+def _project_flat(fields: tuple[_FlatField, ...], record: dict[Any, Any]) -> dict[str, Any]:
+    """``Projection.project`` of a dict record under a flat allowlist (the hot path)."""
     brief: dict[str, Any] = {}
+    get = record.get
     for out, key, clip, default, scalar in fields:
-        value = record.get(key, default)
-        if value is _MISSING:
-            continue
-        if scalar and type(value) not in _SCALARS and value is not None and _is_compound(value):
-            continue
-        if clip is not None and type(value) is str and len(value) > clip.max_chars:
-            value = clip_text(value, clip.max_chars, clip.marker)
-        brief[out] = value
+        value = get(key, default)
+        # Branch on the exact type first: a JSON scalar (nearly every value) needs neither
+        # the missing-field nor the compound-value check, only a possible clip.
+        if type(value) in _PLAIN:
+            if clip is not None and type(value) is str and len(value) > clip.max_chars:
+                value = clip_text(value, clip.max_chars, clip.marker)
+            brief[out] = value
+        elif value is not _MISSING and not (scalar and _is_compound(value)):
+            brief[out] = value
     return brief
 
 
@@ -241,6 +258,13 @@ class Projection:
                 value = clip_text(value, field.clip.max_chars, field.clip.marker)
             brief[field.out] = value
         return brief
+
+    def project_many(self, records: Sequence[Any]) -> list[dict[str, Any]]:
+        """``[self.project(r) for r in records]``, with dict records on the flat fast path."""
+        flat = self._flat
+        if flat is None:
+            return [self.project(r) for r in records]
+        return [_project_flat(flat, r) if type(r) is dict else self.project(r) for r in records]
 
     def _project_nested(self, value: Any) -> Any:
         if isinstance(value, (list, tuple)):
