@@ -6,6 +6,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from slimtools._keys import args_digest, snapshot_key
 from slimtools.projection import Projection
 from slimtools.tokens import TokenCounter, count_tokens
 
@@ -57,13 +58,27 @@ class SlimConfig:
         return SlimConfig(**parts)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Call:
-    """One tool call as the pipeline sees it: who, with which arguments, which page."""
+    """One tool call as the pipeline sees it: who, with which arguments, which page.
+
+    Not ``frozen`` (though never changed): one is made per tool call, and a frozen
+    dataclass's ``__init__`` costs three times as much.
+    """
 
     tool: str
     companion: str
     args: dict[str, Any]
-    digest: str
+    """The arguments a hint repeats: those given and different from their defaults."""
+    key_args: dict[str, Any]
+    """Every argument with its default filled in: what identifies the query's snapshot."""
     page: Any = 1
     limit: Any = None
+
+    def snapshot_key(self) -> str:
+        """Store key of this query's page-1 snapshot.
+
+        Computed on demand, not per call: hashing the arguments is wasted on the calls
+        that neither read nor write a snapshot (a result that fits on one page).
+        """
+        return snapshot_key(self.tool, args_digest(self.key_args))

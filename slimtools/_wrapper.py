@@ -13,14 +13,13 @@ from __future__ import annotations
 import inspect
 import types
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Annotated, Any
 
 import wrapt
 from pydantic import Field
 
 from slimtools._config import Call, SlimConfig
-from slimtools._keys import args_digest
 from slimtools._pipeline import Invoke, Load, Step, run
 from slimtools.envelope import Envelope
 from slimtools.errors import ConfigurationError
@@ -47,6 +46,11 @@ class SlimState:
     drops_first: bool
     is_async: bool
     toolkit: Toolkit | None = None
+    # Derived once here rather than on every call (see ``_call_of``):
+    bound_positional: tuple[str, ...] = ()
+    """``positional`` as a bound call fills it (without ``self``/``cls`` when dropped)."""
+    key_defaults: dict[str, Any] = field(default_factory=dict)
+    """``defaults`` without ``self``/``cls``: the base of every snapshot key."""
 
     def kit(self) -> Toolkit:
         """The toolkit this tool keeps its handles in (the default one when unregistered)."""
@@ -136,6 +140,7 @@ def _make_state(
             f"summarize_with_handle(key={key!r}) names a field that project_fields drops; "
             f"allowlist it (fields: {fields})"
         )
+    drops_first = is_method_like or isinstance(original, classmethod)
     return SlimState(
         cfg=cfg,
         original=original,
@@ -143,9 +148,11 @@ def _make_state(
         positional=positional,
         var_positional=var_pos,
         defaults=defaults,
-        drops_first=is_method_like or isinstance(original, classmethod),
+        drops_first=drops_first,
         is_async=inspect.iscoroutinefunction(func),
         toolkit=toolkit,
+        bound_positional=positional[1:] if drops_first else positional,
+        key_defaults={k: v for k, v in defaults.items() if k not in ("self", "cls")},
     )
 
 
@@ -195,39 +202,35 @@ class _SlimWrapper(_SIGNED):  # type: ignore[misc]
 
 
 def _call_of(
-    state: SlimState, instance: Any, args: tuple[Any, ...], kwargs: dict[str, Any]
+    state: SlimState,
+    kit: Toolkit,
+    instance: Any,
+    args: tuple[Any, ...],
+    kwargs: dict[str, Any],
 ) -> tuple[Call, dict[str, Any]]:
     """Split the model-facing ``page``/``limit`` off and describe the call for hints and keys."""
-    kwargs = dict(kwargs)
     page: Any = 1
     limit: Any = None
-    if state.cfg.paging is not None:
-        page = kwargs.pop("page", 1)
-        limit = kwargs.pop("limit", state.cfg.paging.limit)
-    names = state.positional[1:] if state.drops_first and instance is not None else state.positional
+    paging = state.cfg.paging
+    if paging is not None:
+        limit = paging.limit
+        if "page" in kwargs or "limit" in kwargs:  # copied only when there is something to pop
+            kwargs = dict(kwargs)
+            page = kwargs.pop("page", 1)
+            limit = kwargs.pop("limit", limit)
+    names = state.bound_positional if instance is not None else state.positional
     explicit = dict(zip(names, args, strict=False))
     if len(args) > len(names) and state.var_positional:
         explicit[state.var_positional] = list(args[len(names) :])
     explicit.update(kwargs)
-    shown = {
-        k: v
-        for k, v in explicit.items()
-        if k not in state.defaults or _differs(state.defaults[k], v)
-    }
-    full = {**{k: v for k, v in state.defaults.items() if k not in ("self", "cls")}, **explicit}
+    defaults = state.defaults
+    shown = {k: v for k, v in explicit.items() if k not in defaults or _differs(defaults[k], v)}
+    key_args = {**state.key_defaults, **explicit}
     if instance is not None:
         # Two objects' methods are different queries: without this, page 2 of
         # ``b.search("x")`` would be read from the snapshot of ``a.search("x")``.
-        full["\0instance"] = _identity(instance)
-    kit = state.kit()
-    call = Call(
-        tool=state.name,
-        companion=kit.companion_name,
-        args=shown,
-        digest=args_digest(full),
-        page=page,
-        limit=limit,
-    )
+        key_args["\0instance"] = _identity(instance)
+    call = Call(state.name, kit.companion_name, shown, key_args, page, limit)
     return call, kwargs
 
 
@@ -253,8 +256,9 @@ def _sync_shell(state: SlimState) -> Callable[..., Any]:
     def shell(
         wrapped: Callable[..., Any], instance: Any, args: tuple[Any, ...], kwargs: dict[str, Any]
     ) -> Any:
-        call, rest = _call_of(state, instance, args, kwargs)
-        return drive_sync(run(state.cfg, call), lambda: wrapped(*args, **rest), state.kit())
+        kit = state.kit()
+        call, rest = _call_of(state, kit, instance, args, kwargs)
+        return drive_sync(run(state.cfg, call), lambda: wrapped(*args, **rest), kit)
 
     return shell
 
@@ -263,8 +267,9 @@ def _async_shell(state: SlimState) -> Callable[..., Any]:
     def shell(
         wrapped: Callable[..., Any], instance: Any, args: tuple[Any, ...], kwargs: dict[str, Any]
     ) -> Any:
-        call, rest = _call_of(state, instance, args, kwargs)
-        return drive_async(run(state.cfg, call), lambda: wrapped(*args, **rest), state.kit())
+        kit = state.kit()
+        call, rest = _call_of(state, kit, instance, args, kwargs)
+        return drive_async(run(state.cfg, call), lambda: wrapped(*args, **rest), kit)
 
     return shell
 
