@@ -1,0 +1,162 @@
+"""The core's speed shortcuts give exactly what the general code they bypass gives."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from slimtools import Toolkit, paginate, project_fields, summarize_with_handle
+from slimtools._json import dumps
+from slimtools._keys import encode, normalize_handle
+from slimtools.envelope import Envelope, make_envelope
+from slimtools.handles import MemoryStore, Scope, _sizes, approx_size
+from slimtools.projection import _WORD_BACKOFF, _splits, clip_text
+from tests.strategies import texts
+
+
+def _reference_clip(text: str, max_chars: int, marker: str = "…") -> str:
+    """clip_text as first written: the grapheme walk for every text, ASCII included."""
+    if len(text) <= max_chars:
+        return text
+    cut = max(0, max_chars - len(marker))
+    while cut > 0 and _splits(text, cut):
+        cut -= 1
+    if 0 < cut < len(text) and text[cut - 1].isalnum() and text[cut].isalnum():
+        space = text.rfind(" ", max(0, cut - _WORD_BACKOFF), cut)
+        if space > 0:
+            cut = space
+    return text[:cut].rstrip() + marker
+
+
+mostly_ascii = st.lists(st.sampled_from([*"ab1 .\r\n\t", "é", "\u0301", "😀", "🇫🇷"])).map("".join)
+markers = st.sampled_from(["…", "...", "", "[cut]"])
+
+
+@given(text=mostly_ascii | texts, limit=st.integers(min_value=0, max_value=40), marker=markers)
+def test_clip_text_matches_the_grapheme_walk(text, limit, marker):
+    """The ASCII shortcut of clip_text cuts exactly where the grapheme walk cuts."""
+    assert clip_text(text, limit, marker) == _reference_clip(text, limit, marker)
+
+
+def test_clip_text_keeps_a_crlf_pair_whole():
+    """An ASCII cut between "\\r" and "\\n" moves before the pair."""
+    assert clip_text("ab\r\ncd", 4) == "ab…"
+
+
+json_like = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers(min_value=-(2**70), max_value=2**70)
+    | st.floats(allow_nan=False)
+    | st.text()
+    | st.decimals(allow_nan=False, allow_infinity=False)
+    | st.frozensets(st.integers(), max_size=3),
+    lambda inner: (
+        st.lists(inner, max_size=4)
+        | st.dictionaries(st.text(max_size=4) | st.integers(), inner, max_size=4)
+    ),
+    max_leaves=12,
+)
+
+
+@given(value=json_like)
+def test_encode_gives_the_bytes_of_dumps(value):
+    """encode is dumps: non-string keys, huge ints and fallback types included."""
+    assert encode(value) == dumps(value)
+
+
+def test_encode_of_a_lone_surrogate_falls_back_like_dumps():
+    """A lone surrogate takes dumps's replacement path."""
+    assert encode({"a": "x\ud800"}) == dumps({"a": "x\ud800"})
+
+
+def _slots(env: Envelope[Any]) -> tuple[Any, ...]:
+    return (
+        type(env),
+        env.__dict__,
+        env.__pydantic_fields_set__,
+        env.__pydantic_extra__,
+        env.__pydantic_private__,
+    )
+
+
+@given(
+    total=st.integers(min_value=0),
+    page=st.none() | st.integers(min_value=2),
+    handle=st.none() | st.text(max_size=8),
+    text=st.none() | st.text(max_size=8),
+)
+def test_make_envelope_builds_what_model_construct_builds(total, page, handle, text):
+    """make_envelope leaves every instance slot as Envelope.model_construct does."""
+    briefs = [{"id": 1}]
+    fast = make_envelope(total, briefs, "h", page=page, handle=handle, text=text)
+    slow = Envelope.model_construct(
+        total=total, briefs=briefs, hint="h", page=page, handle=handle, text=text
+    )
+    assert _slots(fast) == _slots(slow)
+    assert (fast == slow, str(fast), fast.jsonable()) == (True, str(slow), slow.jsonable())
+
+
+def test_a_made_envelope_copies_and_updates_like_a_model():
+    """model_copy(update=...) works on a made envelope (its fields set is a real set)."""
+    env = make_envelope(3, [], "h")
+    assert env.model_copy(update={"total": 4}).total == 4
+    assert env.model_fields_set == set(Envelope.model_fields)
+
+
+@given(value=st.integers())
+def test_an_int_handle_is_its_decimal_text(value):
+    """The int shortcut of normalize_handle gives the decimal text, as the model sends it."""
+    assert normalize_handle(value) == str(value)
+
+
+def test_a_bool_handle_is_not_taken_for_an_int():
+    """``True`` is not ``1``: bools keep their own handle text."""
+    assert (normalize_handle(True), normalize_handle(False)) == ("true", "false")
+
+
+@given(
+    values=st.lists(st.dictionaries(st.text(max_size=3), st.integers()) | st.text(), max_size=20)
+)
+def test_batch_sizes_share_one_encoding_and_size_texts_alone(values):
+    """Records share the average of one encoding; texts and lists are sized one by one."""
+    sizes = _sizes(values)
+    records = [v for v in values if isinstance(v, dict)]
+    each = len(dumps(records)) // len(records) + 1 if records else 0
+    assert sizes == [approx_size(v) if isinstance(v, str) else each for v in values]
+
+
+def test_put_many_refuses_only_the_oversized_keys_in_order():
+    """Refused keys come back in the batch's order; the rest are stored and counted."""
+    store = MemoryStore(max_bytes=40)
+    refused = store.put_many(Scope("k"), {"a": "x" * 50, "b": "ok", "c": "y" * 60})
+    assert refused == ["a", "c"]
+    assert store.get_many(Scope("k"), ["a", "b", "c"]) == {"b": "ok"}
+    assert store.nbytes == approx_size("ok")
+
+
+def test_snapshot_is_written_only_for_results_longer_than_a_page():
+    """A result that fits on page 1 writes no snapshot; a longer one writes exactly one."""
+    kit_store = MemoryStore()
+    kit = Toolkit("fast", store=kit_store)
+    rows = [{"id": i} for i in range(5)]
+
+    @kit.tool
+    @summarize_with_handle(key="id")
+    @paginate(limit=10)
+    @project_fields(["id"])
+    def short() -> list[dict[str, int]]:
+        return rows
+
+    @kit.tool
+    @paginate(limit=2)
+    def long() -> list[dict[str, int]]:
+        return rows
+
+    short()
+    assert not any(key.startswith("s:") for _, key in kit_store._entries)
+    long()
+    assert [key for _, key in kit_store._entries if key.startswith("s:")] != []
+    assert str(long(page=3)) == str(long(page=3))
