@@ -43,13 +43,13 @@ def snapshot_key(tool: str, digest: str) -> str:
 
 def args_digest(args: Mapping[str, Any]) -> str:
     """Stable digest of call arguments (key order does not matter)."""
-    canonical = dumps(dict(sorted(args.items())))
+    canonical = encode(dict(sorted(args.items())))
     return hashlib.blake2b(canonical, digest_size=10).hexdigest()
 
 
 def make_handle(value: Any) -> str:
     """A short handle from content: 8 base32 characters (40 bits) of its hash."""
-    digest = hashlib.blake2b(dumps(value), digest_size=5).digest()
+    digest = hashlib.blake2b(encode(value), digest_size=5).digest()
     return base64.b32encode(digest).decode("ascii").lower()
 
 

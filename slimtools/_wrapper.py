@@ -10,6 +10,7 @@ methods, classmethods and staticmethods work; they report a signature with the a
 
 from __future__ import annotations
 
+import functools
 import inspect
 import types
 from collections.abc import Awaitable, Callable
@@ -56,10 +57,17 @@ class SlimState:
         """The toolkit this tool keeps its handles in (the default one when unregistered)."""
         if self.toolkit is not None:
             return self.toolkit
-        from slimtools.toolkit import default_toolkit
+        kit = _default_toolkit()
+        kit.notice(self)  # every call: a test or a reset may have cleared its registry
+        return kit
 
-        default_toolkit.notice(self)
-        return default_toolkit
+
+@functools.cache
+def _default_toolkit() -> Toolkit:
+    """``slimtools.toolkit.default_toolkit``, imported once (the modules import each other)."""
+    from slimtools.toolkit import default_toolkit
+
+    return default_toolkit
 
 
 def slim_state(fn: Any) -> SlimState | None:
@@ -224,7 +232,11 @@ def _call_of(
         explicit[state.var_positional] = list(args[len(names) :])
     explicit.update(kwargs)
     defaults = state.defaults
-    shown = {k: v for k, v in explicit.items() if k not in defaults or _differs(defaults[k], v)}
+    shown = (
+        {k: v for k, v in explicit.items() if k not in defaults or _differs(defaults[k], v)}
+        if defaults
+        else explicit  # (neither dict is changed afterwards, so they may be one)
+    )
     key_args = {**state.key_defaults, **explicit}
     if instance is not None:
         # Two objects' methods are different queries: without this, page 2 of

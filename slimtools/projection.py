@@ -101,8 +101,9 @@ def clip_text(text: str, max_chars: int, marker: str = "…") -> str:
     # Every check below reads only ``text[: cut + 1]``. When that part is ASCII (most log
     # lines, URLs, code) the only pair a cut can split is "\r\n": there are no combining
     # marks, joiners, surrogates or flags, so one comparison replaces the grapheme walk.
-    if text[: cut + 1].isascii():
-        if text[cut - 1] == "\r" and text[cut] == "\n":
+    # (``text.isascii()`` is a flag lookup; the slice is only made for non-ASCII text.)
+    if text.isascii() or text[: cut + 1].isascii():
+        if text[cut] == "\n" and text[cut - 1] == "\r":
             cut -= 1
     else:
         while cut > 0 and _splits(text, cut):

@@ -114,6 +114,7 @@ class Toolkit:
         self._specs: dict[str, ToolSpec] = {}
         self._handle_tools: dict[str, SlimState] = {}
         self._lock = threading.Lock()
+        self._scope: Scope | None = None
 
     def __repr__(self) -> str:
         return f"Toolkit({self.name!r}, tools={[s.name for s in self.tools]})"
@@ -257,7 +258,12 @@ class Toolkit:
 
     def scope(self) -> Scope:
         """The scope of handles made or read now: this toolkit and the bound session."""
-        return Scope(self.name, current_session() or self.default_session)
+        session_id = current_session() or self.default_session
+        last = self._scope
+        # Reused while the session stays the same (every call of a tool builds one).
+        if last is None or last.session != session_id or last.toolkit != self.name:
+            last = self._scope = Scope(self.name, session_id)
+        return last
 
     def load(self, keys: list[str]) -> Any:
         """Read from the store, or ``UNAVAILABLE`` (logged) when it fails."""
