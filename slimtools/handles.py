@@ -91,6 +91,9 @@ def approx_size(value: Any) -> int:
     return len(encode(value))
 
 
+_SIZED_ALONE = (str, list, tuple)
+
+
 def _sizes(values: Sequence[Any]) -> list[int]:
     """Approximate sizes of ``values``, in order.
 
@@ -106,9 +109,6 @@ def _sizes(values: Sequence[Any]) -> list[int]:
         each if type(v) is dict or not isinstance(v, _SIZED_ALONE) else approx_size(v)
         for v in values
     ]
-
-
-_SIZED_ALONE = (str, list, tuple)
 
 
 @dataclass(slots=True)
@@ -174,10 +174,16 @@ class MemoryStore:
                     refused.append(key)
                     continue
                 full_key = (scope, key)
-                old = entries.pop(full_key, None)
-                if old is not None:
-                    change -= old.size
-                entries[full_key] = _Entry(value, size, expires)
+                entry = entries.get(full_key)
+                if entry is None:
+                    entries[full_key] = _Entry(value, size, expires)
+                else:
+                    # A key written again (the same page asked for again) is updated in
+                    # place: dropping and re-adding it costs twice as much, and churns the
+                    # dict's table into resizes.
+                    change -= entry.size
+                    entry.value, entry.size, entry.expires_at = value, size, expires
+                    entries.move_to_end(full_key)
                 change += size
             self._bytes += change
             self._evict()
