@@ -10,6 +10,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import statistics
 from pathlib import Path
@@ -19,7 +20,15 @@ import orjson
 from pydantic import AliasChoices, BaseModel, Field
 
 from benchmarks._timing import SHARED_DATA, best_seconds
-from slimtools import Clip, Toolkit, count_tokens, paginate, project_fields, summarize_with_handle
+from slimtools import (
+    Clip,
+    MemoryStore,
+    Toolkit,
+    count_tokens,
+    paginate,
+    project_fields,
+    summarize_with_handle,
+)
 
 ROWS = [
     {
@@ -122,6 +131,26 @@ def search_logs(query: str) -> list[dict[str, Any]]:
     return ROWS
 
 
+# New queries: each call asks something not asked in the last 63 calls, so every handle and
+# the snapshot are new keys (the store's insert path), and the store, bounded below what 64
+# calls write, evicts as many entries as it adds: the steady state of a long session.
+FRESH_QUERIES = 64
+FRESH_RESULTS = [
+    [{**r, "id": r["id"] + 100_000 * (n + 1)} for r in ROWS[:20]] + ROWS[20:]
+    for n in range(FRESH_QUERIES)
+]
+fresh_kit = Toolkit("bench-fresh", store=MemoryStore(max_items=1_000))
+
+
+@fresh_kit.tool
+@summarize_with_handle(key="id")
+@paginate(limit=20)
+@project_fields(LogBrief)
+def search_new(query: int) -> list[dict[str, Any]]:
+    """Search the logs (a different result per query)."""
+    return FRESH_RESULTS[query]
+
+
 def tiny_raw(query: str) -> list[dict[str, Any]]:
     return ROWS[:3]
 
@@ -137,6 +166,8 @@ def bench_decorated_vs_handwritten() -> None:
     kept2 = best_seconds(lambda: handwritten_keeping("timeout", 2))
     slim = best_seconds(lambda: search_logs("timeout").to_json())
     page2 = best_seconds(lambda: search_logs("timeout", page=2).to_json())
+    queries = itertools.cycle(range(FRESH_QUERIES))
+    fresh = best_seconds(lambda: search_new(next(queries)).to_json())
     print("1. 10,000 rows, page of 20, 4 fields, handles in memory")
     print(f"   a. hand-written (slice + dict comprehension + orjson):  {base * 1e6:8.1f} us")
     print(
@@ -150,6 +181,10 @@ def bench_decorated_vs_handwritten() -> None:
     print(
         f"   decorated, page 2 (from the snapshot):   {page2 * 1e6:8.1f} us  "
         f"ratio {page2 / base:.2f}x vs a, {page2 / kept2:.2f}x vs b page 2"
+    )
+    print(
+        f"   decorated, page 1 of a new query each call (new keys, store evicting): "
+        f"{fresh * 1e6:.1f} us"
     )
 
 
