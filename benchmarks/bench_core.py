@@ -19,6 +19,7 @@ from typing import Annotated, Any
 import orjson
 from pydantic import AliasChoices, BaseModel, Field
 
+from benchmarks._data import ROWS
 from benchmarks._timing import SHARED_DATA, best_seconds
 from slimtools import (
     Clip,
@@ -29,22 +30,6 @@ from slimtools import (
     project_fields,
     summarize_with_handle,
 )
-
-ROWS = [
-    {
-        "id": i,
-        "time": f"10-24 03:{i % 60:02d}:{i % 59:02d}",
-        "level": ("ERROR", "WARN", "INFO")[i % 3],
-        "message": f"upstream timeout connecting to auth-service, attempt {i}; " + "detail " * 20,
-        "tenant": "acme-prod-7731",
-        "trace_id": f"4bf92f3577b34da6a3ce929d0e0e{i:06d}",
-        "host": f"ip-10-0-{i % 250}-17.ec2.internal",
-        "pod": f"auth-proxy-7d9c-{i % 999:03d}",
-        "latency_ms": i * 7 % 3000,
-        "status": 504,
-    }
-    for i in range(10_000)
-]
 
 
 class LogBrief(BaseModel):
