@@ -61,6 +61,12 @@ def _public_attributes(value: Any) -> dict[str, Any] | None:
 def dumps(value: Any) -> bytes:
     """Encode ``value`` as compact UTF-8 JSON (non-ASCII as is); never raises."""
     try:
+        # Without OPT_NON_STR_KEYS first: the option sends every dict key down orjson's slow
+        # path, and string-keyed data (nearly all of it) encodes to the same bytes without.
+        return orjson.dumps(value, default=_default)
+    except (orjson.JSONEncodeError, TypeError, ValueError):
+        pass
+    try:
         return orjson.dumps(value, default=_default, option=_OPTIONS)
     except (orjson.JSONEncodeError, TypeError, ValueError):
         return orjson.dumps(_sanitize(value, 0, set()), option=_OPTIONS)

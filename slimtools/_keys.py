@@ -7,23 +7,7 @@ import hashlib
 from collections.abc import Mapping
 from typing import Any
 
-import orjson
-
-from slimtools._json import _default, dumps, dumps_str
-
-
-def encode(value: Any) -> bytes:
-    """``slimtools._json.dumps(value)``, about twice as fast for string-keyed data.
-
-    ``dumps`` always passes ``OPT_NON_STR_KEYS``, which sends every dict key down orjson's
-    slow path. Trying without it first yields the same bytes; a value that needs the option
-    (a non-string key) or a fallback (a huge int, a lone surrogate) raises here and is
-    encoded by ``dumps``. Used on every call: sizing records, the envelope's JSON.
-    """
-    try:
-        return orjson.dumps(value, default=_default)
-    except (orjson.JSONEncodeError, TypeError, ValueError):
-        return dumps(value)
+from slimtools._json import dumps, dumps_str
 
 
 def record_key(tool: str, handle: str) -> str:
@@ -43,13 +27,13 @@ def snapshot_key(tool: str, digest: str) -> str:
 
 def args_digest(args: Mapping[str, Any]) -> str:
     """Stable digest of call arguments (key order does not matter)."""
-    canonical = encode(dict(sorted(args.items())))
+    canonical = dumps(dict(sorted(args.items())))
     return hashlib.blake2b(canonical, digest_size=10).hexdigest()
 
 
 def make_handle(value: Any) -> str:
     """A short handle from content: 8 base32 characters (40 bits) of its hash."""
-    digest = hashlib.blake2b(encode(value), digest_size=5).digest()
+    digest = hashlib.blake2b(dumps(value), digest_size=5).digest()
     return base64.b32encode(digest).decode("ascii").lower()
 
 

@@ -13,7 +13,7 @@ from typing import Any, Generic, TypeVar
 import orjson
 from pydantic import BaseModel, ConfigDict, Field
 
-from slimtools._keys import encode
+from slimtools._json import dumps
 
 BriefT = TypeVar("BriefT")
 
@@ -59,7 +59,7 @@ class Envelope(BaseModel, Generic[BriefT]):
 
     def to_json(self) -> bytes:
         """Compact UTF-8 JSON bytes (non-ASCII kept as is: escapes cost tokens)."""
-        return encode(self.as_dict())
+        return dumps(self.as_dict())
 
     def __str__(self) -> str:
         return self.to_json().decode("utf-8")

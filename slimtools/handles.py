@@ -16,7 +16,7 @@ from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple, Protocol, runtime_checkable
 
-from slimtools._keys import encode
+from slimtools._json import dumps
 
 DEFAULT_SESSION = "default"
 """The session every toolkit uses when none is bound, so that processes sharing a durable
@@ -87,8 +87,8 @@ def approx_size(value: Any) -> int:
     if isinstance(value, (list, tuple)) and len(value) > _SAMPLE:
         n = len(value)
         sample = [value[i * n // _SAMPLE] for i in range(_SAMPLE)]
-        return int(len(encode(sample)) * n / _SAMPLE)
-    return len(encode(value))
+        return int(len(dumps(sample)) * n / _SAMPLE)
+    return len(dumps(value))
 
 
 _SIZED_ALONE = (str, list, tuple)
@@ -104,7 +104,7 @@ def _sizes(values: Sequence[Any]) -> list[int]:
     # ``type(v) is dict`` first: a plain dict is the usual record, and the isinstance check
     # against three types costs three times as much.
     small = [v for v in values if type(v) is dict or not isinstance(v, _SIZED_ALONE)]
-    each = len(encode(small)) // len(small) + 1 if small else 0
+    each = len(dumps(small)) // len(small) + 1 if small else 0
     return [
         each if type(v) is dict or not isinstance(v, _SIZED_ALONE) else approx_size(v)
         for v in values
