@@ -34,35 +34,53 @@ class Memory:
     time, unlike a hash of a long result), since some servers reuse ids. Keys and values
     are strings, which the garbage collector does not track: a 10,000-turn run leaves no
     container objects behind here to slow down full collections.
+
+    A per-round clearer clears about one result a call, and fingerprinting it right away,
+    cold, cost more than the rest of the write; so the latest clears wait in a short list
+    (holding at most ``_SETTLE_AT`` originals) and are fingerprinted together, warm, when it
+    fills or when the memory is consulted.
     """
 
-    __slots__ = ("blanked", "placeholders")
+    __slots__ = ("_recent", "blanked", "placeholders")
+    _SETTLE_AT = 64
 
     def __init__(self) -> None:
         self.placeholders: dict[str, str] = {}
         self.blanked: set[str] = set()
+        self._recent: list[Pending] = []
 
     def __bool__(self) -> bool:
-        return bool(self.placeholders)
+        return bool(self.placeholders) or bool(self._recent)
 
     @staticmethod
     def _key(raw: RawResult) -> str:
         text = raw.text
         return f"{raw.call_id}\x00{len(text)}\x00{text[:48]}\x00{text[-48:]}"
 
-    def remember(self, raw: RawResult, placeholder: str, *, blanked: bool) -> None:
-        """Record a cleared result (and whether its call's arguments were blanked)."""
-        key = self._key(raw)
-        self.placeholders[key] = placeholder
-        if blanked:
-            self.blanked.add(key)
+    def remember(self, cleared: list[Pending]) -> None:
+        """Record cleared results (their placeholders, and whether arguments were blanked)."""
+        self._recent += cleared
+        if len(self._recent) >= self._SETTLE_AT:
+            self._settle()
+
+    def _settle(self) -> None:
+        key, placeholders = self._key, self.placeholders
+        for pending in self._recent:
+            placeholders[key(pending.raw)] = pending.placeholder
+            if pending.input_saving:
+                self.blanked.add(key(pending.raw))
+        self._recent = []
 
     def knows(self, raw: RawResult) -> bool:
         """Whether this result was cleared before."""
+        if self._recent:
+            self._settle()
         return self._key(raw) in self.placeholders
 
     def recall(self, raw: RawResult) -> tuple[str, bool]:
         """The placeholder it became, and whether its arguments were blanked."""
+        if self._recent:
+            self._settle()
         key = self._key(raw)
         return self.placeholders[key], key in self.blanked
 
@@ -70,11 +88,27 @@ class Memory:
         """Forget everything."""
         self.placeholders.clear()
         self.blanked.clear()
+        self._recent = []
 
 
-@dataclass(slots=True, eq=False)
-class Pending:
-    """A clearable result waiting for its turn, its keep slot, the trigger or the batch."""
+class Forgetful(Memory):
+    """The memory of a clearer called only once (the one-shot functions): there is no
+    later call to stay monotone for, so nothing is kept."""
+
+    __slots__ = ()
+
+    def remember(self, cleared: list[Pending]) -> None:
+        """Keep nothing."""
+
+
+class Pending(NamedTuple):
+    """A clearable result on its way out: waiting for its turn and its keep slot, then,
+    with its placeholder rendered, for the trigger and the batch minimum.
+
+    A named tuple built with ``new_tuple`` at C speed, and rebuilt once when it is made
+    ready: a long pass files one per result, and a slots dataclass's ``__init__`` costs
+    several times more.
+    """
 
     raw: RawResult
     tool: str
@@ -83,9 +117,9 @@ class Pending:
     turn: int
     tokens: int
     eidx: int  # index among results that count toward ``keep``
-    placeholder: str = ""
-    saving: int = 0
-    input_saving: int = 0
+    placeholder: str = ""  # rendered when the result is made ready
+    saving: int = 0  # tokens the placeholder saves
+    input_saving: int = 0  # tokens blanking the call's arguments saves (0: not blanked)
 
 
 @dataclass(slots=True)
@@ -122,36 +156,40 @@ def write_batch(
     """Write the placeholders (and blanked arguments) into ``state.out``; report it.
 
     ``fresh`` results are cleared for the first time and remembered in ``memory``;
-    ``forced`` ones are re-applied after a re-read and not reported again.
+    ``forced`` ones are re-applied after a re-read and not reported again. A per-round
+    clearer writes about one result a call, so the common path allocates little.
     """
     before = state.tokens - state.saved
     if not forced and not fresh:
         return report(0, 0, (), 0, None, before, before)
-    by_position: dict[int, dict[int, str]] = {}
-    blank: dict[int, set[str]] = {}
-    saving = fresh_saving = inputs = 0
+    texts: dict[int, dict[int, str]] = {}  # message position -> result slot -> placeholder
+    blank: dict[int, set[str]] = {}  # message position -> ids of calls to blank
+    saving = 0
     for p in forced + fresh if forced else fresh:
-        texts = by_position.get(p.position)
-        if texts is None:
-            by_position[p.position] = {p.raw.slot: p.placeholder}
+        slots = texts.get(p.position)
+        if slots is None:
+            texts[p.position] = {p.raw.slot: p.placeholder}
         else:
-            texts[p.raw.slot] = p.placeholder
+            slots[p.raw.slot] = p.placeholder
         saving += p.saving + p.input_saving
         if p.input_saving:
             blank.setdefault(p.call.position, set()).add(p.raw.call_id)
-    for p in fresh:
-        fresh_saving += p.saving + p.input_saving
-        memory.remember(p.raw, p.placeholder, blanked=bool(p.input_saving))
-        inputs += bool(p.input_saving)
+    memory.remember(fresh)
     out, replace = state.out, codec.replace_results
-    for position, texts in by_position.items():
-        out[position] = replace(out[position], texts)
-    for position, ids in blank.items():
-        out[position] = codec.blank_inputs(out[position], ids)
+    for position, slots in texts.items():
+        out[position] = replace(out[position], slots)
     state.saved += saving
-    first = min([*by_position, *blank]) if blank else min(by_position)
+    after = before - saving
+    if forced:  # re-applied after a re-read: not reported again
+        saving -= sum(p.saving + p.input_saving for p in forced)
+    inputs = 0
+    if blank:
+        for position, ids in blank.items():
+            out[position] = codec.blank_inputs(out[position], ids)
+        inputs = sum(1 for p in fresh if p.input_saving)
+    first = min([*texts, *blank]) if blank else min(texts)
     call_ids = tuple([p.raw.call_id for p in fresh])
-    return report(len(fresh), fresh_saving, call_ids, inputs, first, before, before - saving)
+    return report(len(fresh), saving, call_ids, inputs, first, before, after)
 
 
 def report(*fields: Any) -> ClearingReport:

@@ -15,7 +15,7 @@ from typing import Any, NamedTuple, Protocol
 import orjson
 
 from slimtools._json import dumps_str
-from slimtools.clearing.placeholder import is_placeholder
+from slimtools.clearing.placeholder import MARKER_PREFIX, is_placeholder
 
 TEXT_BLOCK_TYPES = frozenset({"text", "input_text", "output_text"})
 """Block types whose ``text`` a model reads as plain text (Anthropic, OpenAI, LangChain)."""
@@ -125,6 +125,11 @@ def get(obj: Any, key: str, default: Any = None) -> Any:
 
 def updated(obj: Any, **changes: Any) -> Any:
     """A shallow copy of a dict or pydantic object with ``changes`` applied."""
+    return with_changes(obj, changes)
+
+
+def with_changes(obj: Any, changes: dict[str, Any]) -> Any:
+    """:func:`updated` with the changes as one dict (no keyword packing on hot paths)."""
     if isinstance(obj, dict):
         return {**obj, **changes}
     copy = getattr(obj, "model_copy", None)
@@ -178,9 +183,10 @@ def make_result(
         text, multimodal = content, False
     else:
         text, multimodal = content_text(content)
-    cleared = cleared or (not multimodal and is_placeholder(text))
-    clearable = bool(text) and not multimodal and not cleared
+    if not (cleared or multimodal) and text.startswith(MARKER_PREFIX):
+        cleared = is_placeholder(text)  # only text with the marker can be one
     named = name if isinstance(name, str) else None
+    clearable = text != "" and not (multimodal or cleared)
     result: RawResult = new_tuple(
         RawResult, (call_id, named, text, slot, is_error, cleared, clearable)
     )
@@ -258,7 +264,7 @@ class WholeMessageResults:
 
     def replace_results(self, message: Any, texts: Mapping[int, str]) -> Any:
         """The result message with its content replaced."""
-        return updated(message, **{self.result_field: texts[0]})
+        return with_changes(message, {self.result_field: texts[0]})
 
     def result_content(self, message: Any, slot: int) -> Any:
         """The result message's content (a str or a list of parts), as stored."""
@@ -266,7 +272,7 @@ class WholeMessageResults:
 
     def restore_results(self, message: Any, originals: Mapping[int, Any]) -> Any:
         """The result message with its audited content back."""
-        return updated(message, **{self.result_field: originals[0]})
+        return with_changes(message, {self.result_field: originals[0]})
 
 
 class ListedCalls:
@@ -296,7 +302,7 @@ class ListedCalls:
         entries = [
             self.blank_entry(e) if self.is_call(e, call_ids) else e for e in self._entries(message)
         ]
-        return updated(message, **{self.calls_field: entries})
+        return with_changes(message, {self.calls_field: entries})
 
     def input_snapshot(self, message: Any, call_id: str) -> Any:
         """The original entries of that call: ``[[index, entry], ...]``."""
@@ -306,4 +312,6 @@ class ListedCalls:
     def restore_inputs(self, message: Any, snapshots: Mapping[str, Any]) -> Any:
         """The model message with the audited entries of those calls back."""
         originals = chain.from_iterable(snapshots.values())
-        return updated(message, **{self.calls_field: put_back(self._entries(message), originals)})
+        return with_changes(
+            message, {self.calls_field: put_back(self._entries(message), originals)}
+        )

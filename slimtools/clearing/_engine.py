@@ -27,6 +27,7 @@ from typing import Any
 
 from slimtools.clearing._batch import (
     Call,
+    Forgetful,
     Memory,
     Pending,
     State,
@@ -89,11 +90,22 @@ class Clearer:
         self._untriggered = self.policy.trigger_tokens is None and (
             self.policy.trigger_tool_uses is None
         )
+        self._keeps: dict[str, int | None] = {}  # tool -> turns_to_keep, asked once per tool
+        self._inputs = bool(self.policy.clear_tool_inputs)  # whether any arguments are blanked
         self._constant = constant_placeholder(
             self.policy.placeholder, self.policy.max_placeholder_chars
         )
         self._constant_tokens = self.policy.token_counter(self._constant or "")
         self.last_report = ClearingReport()
+
+    @classmethod
+    def _single_use(
+        cls, policy: ClearingPolicy | None, *, format: str | None, audit: Audit | None
+    ) -> Clearer:
+        """A clearer for exactly one call: it keeps no memory for later calls (there are none)."""
+        clearer = cls(policy, format=format, audit=audit)
+        clearer._memory = Forgetful()
+        return clearer
 
     @property
     def format(self) -> str | None:
@@ -113,20 +125,24 @@ class Clearer:
 
     def clear_with_report(self, history: Sequence[Any]) -> tuple[list[Any], ClearingReport]:
         """:meth:`clear` and a report of what this call cleared (Anthropic's applied_edits)."""
-        codec = self._codec_for(history)
+        codec = self._codec if self._sure and self._codec is not None else self._codec_for(history)
         state = self._state
-        if not self._extends(history):
+        n = state.n
+        # The common case, checked inline: the caller appended to the very same messages.
+        grown = n == 0 or (
+            len(history) >= n and history[0] is state.first and history[n - 1] is state.last
+        )
+        if not grown and not self._extends(history):
             state = self._state = State()
             self._rereading = bool(self._memory)
         start, end = state.n, len(history)
         if end > start:
-            state.out.extend(history[start:])
+            state.out += history[start:]
             self._read(codec, history, start)
             state.n, state.first, state.last = end, history[0], history[-1]
         self._rereading = False
-        report = self._evaluate(codec)
-        self.last_report = report
-        return list(state.out), report
+        report = self.last_report = self._evaluate(codec)
+        return state.out.copy(), report
 
     # -- reading ---------------------------------------------------------------------------
 
@@ -147,9 +163,8 @@ class Clearer:
         return self._codec
 
     def _extends(self, history: Sequence[Any]) -> bool:
+        """Whether ``history`` is the one read so far, grown by appending (or the same)."""
         state = self._state
-        if state.n == 0:
-            return True
         if len(history) < state.n:
             return False
         return self._same(history[0], state.first, state.out[0]) and self._same(
@@ -202,21 +217,26 @@ class Clearer:
     def _file(self, raw: RawResult, position: int, tokens: int, turn: int) -> None:
         """Decide once, at ingestion, when (if ever) this result may be cleared."""
         state = self._state
-        call = state.calls.get(raw.call_id)
         # A result consumes its call: a second result with that id is a duplicate, left as
         # it is (and the engine keeps nothing per answered call but the pending result).
         call = state.calls.pop(raw.call_id, None)
         if call is None:
             return  # orphan or duplicate result: left as it is
         tool = call.name or raw.name or "tool"
-        keep_turns = self.policy.turns_to_keep(tool)
+        keeps = self._keeps
+        keep_turns = (
+            keeps[tool]
+            if tool in keeps
+            else keeps.setdefault(tool, self.policy.turns_to_keep(tool))
+        )
         if keep_turns is None:
             return  # excluded or never-clear: untouched, and not counted toward keep
         eidx = len(state.eligible_turns)
         state.eligible_turns.append(turn)
         if not raw.clearable:
             return  # empty, multimodal or already cleared: counts toward keep, stays
-        pending = Pending(raw, tool, call, position, turn, tokens, eidx)
+        info = (raw, tool, call, position, turn, tokens, eidx, "", 0, 0)
+        pending: Pending = new_tuple(Pending, info)
         if self._rereading and self._memory.knows(raw):
             state.forced.append(pending)  # cleared before the re-read: stays cleared
             return
@@ -233,30 +253,36 @@ class Clearer:
     def _evaluate(self, codec: Codec) -> ClearingReport:
         state, policy = self._state, self.policy
         clock = state.turns - state.turns % policy.batch_turns
-        eligible = state.eligible_turns
-        while state.snapshot < len(eligible) and eligible[state.snapshot] <= clock:
-            state.snapshot += 1
-        for due in range(state.due_done + 1, clock + 1):
-            state.ripe.extend(state.due.pop(due, ()))
-        state.due_done = max(state.due_done, clock)
-        cutoff = state.snapshot - (policy.keep or 0)
-        waiting = []
-        for pending in state.ripe:
-            if pending.eidx < cutoff:
-                self._make_ready(pending)
-            else:
-                waiting.append(pending)
-        state.ripe = waiting
-        batch = self._forced_now() if state.forced else []
+        eligible, snapshot = state.eligible_turns, state.snapshot
+        while snapshot < len(eligible) and eligible[snapshot] <= clock:
+            snapshot += 1
+        state.snapshot = snapshot
+        if clock > state.due_done:
+            for due in range(state.due_done + 1, clock + 1):
+                bucket = state.due.pop(due, None)
+                if bucket is not None:
+                    state.ripe.extend(bucket)
+            state.due_done = clock
+        if state.ripe:
+            cutoff = snapshot - (policy.keep or 0)
+            waiting = []
+            for pending in state.ripe:
+                if pending.eidx < cutoff:
+                    self._make_ready(pending)
+                else:
+                    waiting.append(pending)
+            state.ripe = waiting
+        forced = self._forced_now() if state.forced else []
+        fresh: list[Pending] = []
         if (
             state.ready
             and (self._untriggered or self._triggered())
             and state.ready_saving >= (policy.clear_at_least or 0)
         ):
-            batch_new, state.ready, state.ready_saving = state.ready, [], 0
-        else:
-            batch_new = []
-        return self._apply(codec, batch, batch_new)
+            fresh, state.ready, state.ready_saving = state.ready, [], 0
+        if fresh and self.audit is not None and not self._audited(self.audit, codec, fresh):
+            fresh = []
+        return write_batch(codec, state, forced, fresh, self._memory)
 
     def _forced_now(self) -> list[Pending]:
         """Results cleared before a re-read, now outside the keep window: clear them again."""
@@ -264,15 +290,14 @@ class Clearer:
         now: list[Pending] = []
         later: list[Pending] = []
         for pending in state.forced:
-            old_enough = state.turns - pending.turn >= self.policy.keep_turns
-            (now if old_enough else later).append(pending)
-        state.forced = later
-        for pending in now:
+            if state.turns - pending.turn < self.policy.keep_turns:
+                later.append(pending)
+                continue
             text, blanked = self._memory.recall(pending.raw)
-            pending.placeholder = text
-            pending.saving = pending.tokens - self.policy.token_counter(text)
-            if blanked:
-                pending.input_saving = max(0, pending.call.args_tokens - self._braces)
+            saving = pending.tokens - self.policy.token_counter(text)
+            args_saving = max(0, pending.call.args_tokens - self._braces) if blanked else 0
+            now.append(pending._replace(placeholder=text, saving=saving, input_saving=args_saving))
+        state.forced = later
         return now
 
     def _triggered(self) -> bool:
@@ -289,22 +314,24 @@ class Clearer:
 
     def _make_ready(self, pending: Pending) -> None:
         """Render the placeholder; a result it would not shrink is left alone for good."""
-        policy, raw = self.policy, pending.raw
+        raw, tool, call, position, turn, tokens, eidx, _, _, _ = pending
         if self._constant is not None:
             text, size = self._constant, self._constant_tokens
         else:
             rendered = self._render(pending)
             if rendered is None:
                 return
-            text, size = rendered, policy.token_counter(rendered)
-        saving = pending.tokens - size
+            text, size = rendered, self.policy.token_counter(rendered)
+        saving = tokens - size
         if len(text) >= len(raw.text) or saving <= 0:
             return
-        pending.placeholder, pending.saving = text, saving
-        if policy.clears_inputs_of(pending.tool) and pending.call.args:
-            pending.input_saving = max(0, pending.call.args_tokens - self._braces)
-        self._state.ready.append(pending)
-        self._state.ready_saving += saving + pending.input_saving
+        args_saving = 0
+        if self._inputs and call.args and self.policy.clears_inputs_of(tool):
+            args_saving = max(0, call.args_tokens - self._braces)
+        info = (raw, tool, call, position, turn, tokens, eidx, text, saving, args_saving)
+        state = self._state
+        state.ready.append(new_tuple(Pending, info))
+        state.ready_saving += saving + args_saving
 
     def _render(self, pending: Pending) -> str | None:
         """The placeholder of one result (None when a user template fails: keep it)."""
@@ -336,15 +363,11 @@ class Clearer:
 
     # -- writing ---------------------------------------------------------------------------
 
-    def _apply(self, codec: Codec, forced: list[Pending], fresh: list[Pending]) -> ClearingReport:
-        """Audit the fresh originals, then write the batch (a failed audit defers them)."""
+    def _audited(self, audit: Audit, codec: Codec, fresh: list[Pending]) -> bool:
+        """Audit the fresh originals first; when the sink fails they wait for the next call."""
         state = self._state
-        if (
-            fresh
-            and self.audit is not None
-            and not audit_originals(self.audit, codec, state, fresh)
-        ):
-            state.ready.extend(fresh)
-            state.ready_saving += sum(p.saving + p.input_saving for p in fresh)
-            fresh = []
-        return write_batch(codec, state, forced, fresh, self._memory)
+        if audit_originals(audit, codec, state, fresh):
+            return True
+        state.ready.extend(fresh)
+        state.ready_saving += sum(p.saving + p.input_saving for p in fresh)
+        return False

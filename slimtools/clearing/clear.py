@@ -1,7 +1,7 @@
 """One-shot clearing: the functions most users call.
 
-Both are a fresh :class:`~slimtools.clearing.Clearer`'s first call, so one-shot and
-incremental clearing share a single implementation.
+Both are a fresh :class:`~slimtools.clearing.Clearer`'s first (and only) call, so one-shot
+and incremental clearing share a single implementation.
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ def clear_stale_results(
         A new list in the same format. The input list and its messages are not mutated;
         unchanged messages are shared, replaced ones are copies with the same ids.
     """
-    return Clearer(policy, format=format, audit=audit).clear(history)
+    return Clearer._single_use(policy, format=format, audit=audit).clear(history)
 
 
 def clear_with_report(
@@ -45,4 +45,4 @@ def clear_with_report(
     audit: Audit | None = None,
 ) -> tuple[list[Any], ClearingReport]:
     """:func:`clear_stale_results` and a :class:`ClearingReport` of what it cleared."""
-    return Clearer(policy, format=format, audit=audit).clear_with_report(history)
+    return Clearer._single_use(policy, format=format, audit=audit).clear_with_report(history)
