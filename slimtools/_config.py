@@ -38,6 +38,8 @@ class SlimConfig:
     handles: HandleSpec | None = None
     max_tokens: int | None = None
     counter: TokenCounter = count_tokens
+    items: str | None = None
+    """Dotted path to the record list inside a dict result (``"items"``, ``"data.results"``)."""
 
     def merge(self, other: SlimConfig) -> SlimConfig:
         """Combine two decorators' options; the same option set twice is an error."""
@@ -55,6 +57,11 @@ class SlimConfig:
         budgets = [b for b in (self.max_tokens, other.max_tokens) if b is not None]
         parts["max_tokens"] = min(budgets) if budgets else None
         parts["counter"] = other.counter if other.counter is not count_tokens else self.counter
+        if self.items and other.items and self.items != other.items:
+            raise ConfigurationError(
+                f"items={self.items!r} and items={other.items!r} disagree on where the records are"
+            )
+        parts["items"] = self.items or other.items
         return SlimConfig(**parts)
 
 

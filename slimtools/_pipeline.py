@@ -83,6 +83,18 @@ class _Out:
         )
 
 
+def records_at(result: Any, path: str) -> tuple[Any, list[str]]:
+    """The records at dotted ``path`` inside a dict result, or none and a note saying so."""
+    if not isinstance(result, Mapping):
+        return result, []  # already a list (or text): nothing to dig out
+    value: Any = result
+    for step in path.strip(".").split("."):
+        value = value.get(step) if isinstance(value, Mapping) else None
+        if value is None:
+            return (), [f"the result has no {path!r} list, so nothing was shown"]
+    return value, []
+
+
 def classify(result: Any) -> tuple[str, Any]:
     """Sort a tool result into ``("records", tuple)``, ``("text", str)`` or ``("other", x)``."""
     if isinstance(result, str):
@@ -138,7 +150,11 @@ def run(cfg: SlimConfig, call: Call) -> Step:
             missed = True
     fresh = kind is None
     if fresh:
-        kind, data = classify((yield INVOKE))
+        result = yield INVOKE
+        if cfg.items is not None:
+            result, note = records_at(result, cfg.items)
+            notes.extend(note)
+        kind, data = classify(result)
     if kind == "envelope":
         return data  # type: ignore[no-any-return]
     if kind == "other" and cfg.projection is not None and _has_attributes(data):

@@ -60,15 +60,25 @@ def _decorator(cfg: SlimConfig) -> SlimDecorator:
     return decorate
 
 
-def project_fields(spec: type[BaseModel] | list[str] | tuple[str, ...], /) -> SlimDecorator:
+def _check_items(items: str | None) -> str | None:
+    if items is not None and (not isinstance(items, str) or not items.strip(".")):
+        raise ConfigurationError(f"items= must be a dotted path such as 'items', got {items!r}")
+    return items
+
+
+def project_fields(
+    spec: type[BaseModel] | list[str] | tuple[str, ...], /, *, items: str | None = None
+) -> SlimDecorator:
     """Keep only allowlisted fields of each record (deny by default).
 
     Args:
         spec: a Pydantic model (field names are output names; ``validation_alias`` or
             ``AliasPath`` name the source; ``Annotated[str, Clip(n)]`` clips) or a list of
             field names, dotted for nested ones (``"user.login"``).
+        items: where the records are when the tool returns one dict around them, as a
+            dotted path (``"items"`` for GitHub search, ``"web.results"`` for Brave).
     """
-    cfg = SlimConfig(projection=Projection.from_spec(spec))
+    cfg = SlimConfig(projection=Projection.from_spec(spec), items=_check_items(items))
     return _decorator(cfg)
 
 
@@ -81,6 +91,7 @@ def paginate(
     max_limit: int = ...,
     max_tokens: int | None = ...,
     token_counter: TokenCounter | None = ...,
+    items: str | None = ...,
 ) -> SlimDecorator: ...
 @overload
 def paginate(fn: Callable[P, Coroutine[Any, Any, Any]], /) -> AsyncSlimTool: ...
@@ -94,6 +105,7 @@ def paginate(
     max_limit: int = 100,
     max_tokens: int | None = None,
     token_counter: TokenCounter | None = None,
+    items: str | None = None,
 ) -> Any:
     """Return one page of the result and the exact call for the next.
 
@@ -106,6 +118,7 @@ def paginate(
         max_limit: the largest ``limit`` a caller may ask for; larger ones are capped.
         max_tokens: the serialised envelope never exceeds this many tokens.
         token_counter: counts tokens for ``max_tokens`` (default: ``count_tokens``).
+        items: dotted path to the records inside a dict result (see ``project_fields``).
     """
     for label, value in (("limit", limit), ("max_limit", max_limit)):
         if isinstance(value, bool) or not isinstance(value, int) or value < 1:
@@ -117,6 +130,7 @@ def paginate(
         paging=PageSpec(limit, max_limit),
         max_tokens=max_tokens,
         counter=token_counter or count_tokens,
+        items=_check_items(items),
     )
     deco = _decorator(cfg)
     return deco if fn is None else deco(fn)
@@ -133,6 +147,7 @@ def summarize_with_handle(
     tail: int = ...,
     max_tokens: int | None = ...,
     token_counter: TokenCounter | None = ...,
+    items: str | None = ...,
 ) -> SlimDecorator: ...
 @overload
 def summarize_with_handle(fn: Callable[P, Coroutine[Any, Any, Any]], /) -> AsyncSlimTool: ...
@@ -148,6 +163,7 @@ def summarize_with_handle(
     tail: int = 0,
     max_tokens: int | None = None,
     token_counter: TokenCounter | None = None,
+    items: str | None = None,
 ) -> Any:
     """Give every brief a handle that the toolkit's ``get_record`` expands to the full record.
 
@@ -161,6 +177,7 @@ def summarize_with_handle(
             explicit "N lines omitted" marker between.
         max_tokens: the serialised envelope never exceeds this many tokens.
         token_counter: counts tokens for ``max_tokens`` (default: ``count_tokens``).
+        items: dotted path to the records inside a dict result (see ``project_fields``).
     """
     if key is not None and (not isinstance(key, str) or not key):
         raise ConfigurationError(
@@ -182,6 +199,7 @@ def summarize_with_handle(
         handles=HandleSpec(key=key, fetch=fetch, head=head, tail=tail),
         max_tokens=max_tokens,
         counter=token_counter or count_tokens,
+        items=_check_items(items),
     )
     deco = _decorator(cfg)
     return deco if fn is None else deco(fn)
