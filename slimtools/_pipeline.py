@@ -401,6 +401,8 @@ def _trim(
         )
     elif cfg.paging is not None:
         note += "; ask for a smaller limit"
+    else:  # not paginated: the dropped items have no page to come back on
+        note += f"; narrow the {call.tool} call to see the others"
     trimmed.notes.append(note)
     if out.text is not None:  # the rest call above replaces the page's own "next:"
         tail = [t for t in tail if not t.startswith("next:")]
