@@ -13,6 +13,7 @@ from slimtools.clearing import (
     ClearingPolicy,
     MemoryAudit,
     clear_stale_results,
+    clear_with_report,
     restore,
     view,
 )
@@ -135,6 +136,24 @@ def test_incremental_equals_one_pass_without_trigger(fmt, script, policy):
         out = clearer.clear(history[:end])
     if history:
         assert out == clear_stale_results(history, policy)
+
+
+@fmt_param
+@SETTINGS
+@given(script=turns(), policy=policies)
+def test_round_by_round_reports_add_up_to_the_one_pass_report(fmt, script, policy):
+    """Clearing round by round reports the same clears and savings, in total, as one pass."""
+    policy = policy.replace(trigger_tokens=None, clear_at_least=None)
+    history = render(fmt, script)
+    clearer = Clearer(policy)
+    reports = [clearer.clear_with_report(history[:end])[1] for end in range(1, len(history) + 1)]
+    whole = clear_with_report(history, policy)[1]
+    assert sum(r.cleared_tool_uses for r in reports) == whole.cleared_tool_uses
+    assert sum(r.cleared_input_tokens for r in reports) == whole.cleared_input_tokens
+    assert sum(r.cleared_inputs for r in reports) == whole.cleared_inputs
+    assert sorted(i for r in reports for i in r.cleared_call_ids) == sorted(whole.cleared_call_ids)
+    if reports:
+        assert reports[-1].tokens_after == whole.tokens_after
 
 
 @SETTINGS

@@ -7,6 +7,7 @@ decided batch is audited and written into the output list is decided here.
 from __future__ import annotations
 
 import logging
+from collections import deque
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
@@ -138,8 +139,9 @@ class State:
     calls: dict[str, Call] = field(default_factory=dict)
     eligible_turns: list[int] = field(default_factory=list)
     snapshot: int = 0
-    due: dict[int, list[Pending]] = field(default_factory=dict)
-    due_done: int = -1
+    # Results not yet due, one queue per retention (turns kept): turns only grow, so each
+    # queue is in due order, and a call pops only what fell due (no container per turn).
+    waiting: dict[int, deque[Pending]] = field(default_factory=dict)
     ripe: list[Pending] = field(default_factory=list)
     ready: list[Pending] = field(default_factory=list)
     ready_saving: int = 0
@@ -156,12 +158,42 @@ def write_batch(
     """Write the placeholders (and blanked arguments) into ``state.out``; report it.
 
     ``fresh`` results are cleared for the first time and remembered in ``memory``;
-    ``forced`` ones are re-applied after a re-read and not reported again. A per-round
-    clearer writes about one result a call, so the common path allocates little.
+    ``forced`` ones are re-applied after a re-read and not reported again.
     """
     before = state.tokens - state.saved
-    if not forced and not fresh:
+    if forced or len(fresh) > 1 or (fresh and fresh[0].input_saving):
+        return _write_many(codec, state, forced, fresh, memory, before=before)
+    if not fresh:
         return report(0, 0, (), 0, None, before, before)
+    return _write_one(codec, state, fresh, memory, before=before)
+
+
+def _write_one(
+    codec: Codec, state: State, fresh: list[Pending], memory: Memory, *, before: int
+) -> ClearingReport:
+    """:func:`write_batch` of one fresh result with its arguments kept: what a per-round
+    clearer does nearly every call, without the grouping a batch needs (a test pins it to
+    :func:`_write_many`)."""
+    p = fresh[0]
+    state.out[p.position] = codec.replace_results(
+        state.out[p.position], {p.raw.slot: p.placeholder}
+    )
+    memory.remember(fresh)
+    state.saved += p.saving
+    return report(1, p.saving, (p.raw.call_id,), 0, p.position, before, before - p.saving)
+
+
+def _write_many(
+    codec: Codec,
+    state: State,
+    forced: list[Pending],
+    fresh: list[Pending],
+    memory: Memory,
+    *,
+    before: int,
+) -> ClearingReport:
+    """:func:`write_batch` in general: results grouped by message, so a message holding
+    several (Anthropic) is rebuilt once, then the calls whose arguments are blanked."""
     texts: dict[int, dict[int, str]] = {}  # message position -> result slot -> placeholder
     blank: dict[int, set[str]] = {}  # message position -> ids of calls to blank
     saving = 0

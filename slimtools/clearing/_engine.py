@@ -21,6 +21,7 @@ quadratic in a long run and slides the cache boundary every turn.
 from __future__ import annotations
 
 import logging
+from collections import deque
 from collections.abc import Sequence
 from itertools import islice
 from typing import Any
@@ -240,13 +241,10 @@ class Clearer:
         if self._rereading and self._memory.knows(raw):
             state.forced.append(pending)  # cleared before the re-read: stays cleared
             return
-        due = turn + keep_turns
-        if due <= state.due_done:
-            state.ripe.append(pending)
-        elif due in state.due:
-            state.due[due].append(pending)
-        else:
-            state.due[due] = [pending]
+        queue = state.waiting.get(keep_turns)
+        if queue is None:
+            queue = state.waiting[keep_turns] = deque()
+        queue.append(pending)
 
     # -- deciding --------------------------------------------------------------------------
 
@@ -257,21 +255,20 @@ class Clearer:
         while snapshot < len(eligible) and eligible[snapshot] <= clock:
             snapshot += 1
         state.snapshot = snapshot
-        if clock > state.due_done:
-            for due in range(state.due_done + 1, clock + 1):
-                bucket = state.due.pop(due, None)
-                if bucket is not None:
-                    state.ripe.extend(bucket)
-            state.due_done = clock
+        self._take_due(clock)
         if state.ripe:
             cutoff = snapshot - (policy.keep or 0)
-            waiting = []
-            for pending in state.ripe:
+            # Popped in order from a reversed list, so each result is let go as soon as it
+            # is made ready: a long pass never holds two records of the same result (the
+            # extra allocations tipped 10,000-turn passes into a full collection).
+            ripe, state.ripe = state.ripe, []
+            ripe.reverse()
+            while ripe:
+                pending = ripe.pop()
                 if pending.eidx < cutoff:
                     self._make_ready(pending)
                 else:
-                    waiting.append(pending)
-            state.ripe = waiting
+                    state.ripe.append(pending)
         forced = self._forced_now() if state.forced else []
         fresh: list[Pending] = []
         if (
@@ -283,6 +280,20 @@ class Clearer:
         if fresh and self.audit is not None and not self._audited(self.audit, codec, fresh):
             fresh = []
         return write_batch(codec, state, forced, fresh, self._memory)
+
+    def _take_due(self, clock: int) -> None:
+        """Move the results due by ``clock`` to the ripe list, in due order (then filing)."""
+        due: list[Pending] = []
+        queues = 0
+        for keep_turns, queue in self._state.waiting.items():
+            if queue and queue[0].turn + keep_turns <= clock:
+                queues += 1
+                while queue and queue[0].turn + keep_turns <= clock:
+                    due.append(queue.popleft())
+        if queues > 1:  # results of several retentions fell due: merge them by due turn
+            keeps = self._keeps
+            due.sort(key=lambda p: (p.turn + (keeps[p.tool] or 0), p.eidx))
+        self._state.ripe += due
 
     def _forced_now(self) -> list[Pending]:
         """Results cleared before a re-read, now outside the keep window: clear them again."""
