@@ -68,7 +68,7 @@ def _structured_tool(kit: Toolkit, spec: ToolSpec, session: str | None) -> Struc
         func=run,
         # Only async tools get a coroutine. For a sync tool ``ainvoke`` then runs ``run`` in
         # LangChain's executor (context copied, so a bound session follows), as it does for
-        # any sync tool; ``kit.acall`` would run the sync backend inline and block the loop.
+        # any sync tool, and LangChain's callbacks see the same thread they always do.
         coroutine=arun if spec.is_async else None,
         name=name,
         description=spec.description,
