@@ -265,21 +265,23 @@ class Toolkit:
             last = self._scope = Scope(self.name, session_id)
         return last
 
+    # A store failure of any kind must not fail the tool: each access below degrades to
+    # ``UNAVAILABLE`` (and a logged warning), which the pipeline and get_record word for
+    # the model.
+
     def load(self, keys: list[str]) -> Any:
         """Read from the store, or ``UNAVAILABLE`` (logged) when it fails."""
         try:
             return self.store.get_many(self.scope(), keys)
-        except Exception as exc:  # a store failure must not fail the tool
-            log.warning("slimtools: handle store %r unavailable on read: %s", self.name, exc)
-            return UNAVAILABLE
+        except Exception as exc:
+            return self._unavailable("read", exc)
 
     def save(self, items: dict[str, Any]) -> Any:
         """Write to the store; the refused keys, or ``UNAVAILABLE`` (logged) when it fails."""
         try:
             return list(self.store.put_many(self.scope(), items))
         except Exception as exc:
-            log.warning("slimtools: handle store %r unavailable on write: %s", self.name, exc)
-            return UNAVAILABLE
+            return self._unavailable("write", exc)
 
     async def aload(self, keys: list[str]) -> Any:
         """:meth:`load` through the store's async API when it has one."""
@@ -288,8 +290,7 @@ class Toolkit:
         try:
             return await self.store.aget_many(self.scope(), keys)
         except Exception as exc:
-            log.warning("slimtools: handle store %r unavailable on read: %s", self.name, exc)
-            return UNAVAILABLE
+            return self._unavailable("read", exc)
 
     async def asave(self, items: dict[str, Any]) -> Any:
         """:meth:`save` through the store's async API when it has one."""
@@ -298,8 +299,11 @@ class Toolkit:
         try:
             return list(await self.store.aput_many(self.scope(), items))
         except Exception as exc:
-            log.warning("slimtools: handle store %r unavailable on write: %s", self.name, exc)
-            return UNAVAILABLE
+            return self._unavailable("write", exc)
+
+    def _unavailable(self, action: str, exc: Exception) -> Any:
+        log.warning("slimtools: handle store %r unavailable on %s: %s", self.name, action, exc)
+        return UNAVAILABLE
 
     # the companion ------------------------------------------------------------------
 
@@ -322,17 +326,14 @@ class Toolkit:
         """Asynchronous :meth:`get_record` (uses the store's async API when present)."""
         return render_lookup(await self._lookup_async(handle, source), self, page)[0]
 
-    def _plan(self, handle: Any, source: Any) -> Lookup:
-        return Lookup.plan(self, handle, source)
-
     def _lookup_sync(self, handle: Any, source: Any) -> Lookup:
-        lookup = self._plan(handle, source)
+        lookup = Lookup.plan(self, handle, source)
         if lookup.keys:
             lookup = lookup.with_found(self.load(lookup.keys))
         return lookup.with_live()
 
     async def _lookup_async(self, handle: Any, source: Any) -> Lookup:
-        lookup = self._plan(handle, source)
+        lookup = Lookup.plan(self, handle, source)
         if lookup.keys:
             lookup = lookup.with_found(await self.aload(lookup.keys))
         return await lookup.with_live_async()
@@ -359,12 +360,8 @@ class Toolkit:
         spec, kwargs = prepared
         with self._session(session):
             if spec.name == self.companion_name:
-                text, is_error = render_lookup(
-                    self._lookup_sync(kwargs.get("handle"), kwargs.get("source")),
-                    self,
-                    kwargs.get("page", 1),
-                )
-                return ToolResult(text=text, is_error=is_error, value=None if is_error else text)
+                lookup = self._lookup_sync(kwargs.get("handle"), kwargs.get("source"))
+                return self._companion_result(lookup, kwargs)
             try:
                 value = spec.function(**kwargs)
                 if inspect.isawaitable(value):
@@ -392,8 +389,7 @@ class Toolkit:
         with self._session(session):
             if spec.name == self.companion_name:
                 lookup = await self._lookup_async(kwargs.get("handle"), kwargs.get("source"))
-                text, is_error = render_lookup(lookup, self, kwargs.get("page", 1))
-                return ToolResult(text=text, is_error=is_error, value=None if is_error else text)
+                return self._companion_result(lookup, kwargs)
             try:
                 if spec.is_async:
                     value = await spec.function(**kwargs)
@@ -404,6 +400,11 @@ class Toolkit:
             except Exception as exc:
                 return _failure(spec.name, exc)
         return to_result(value)
+
+    def _companion_result(self, lookup: Lookup, kwargs: dict[str, Any]) -> ToolResult:
+        """get_record's answer as a tool result, flagged as an error when it is one."""
+        text, is_error = render_lookup(lookup, self, kwargs.get("page", 1))
+        return ToolResult(text=text, is_error=is_error, value=None if is_error else text)
 
     def _prepare(self, name: str, arguments: Any) -> tuple[ToolSpec, dict[str, Any]] | ToolResult:
         try:
