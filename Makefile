@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: demo test lint bench clean
+.PHONY: demo test test-fast lint bench clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -27,7 +27,11 @@ lint: $(VENV)/.dev
 	$(BIN)/mypy tests/typing
 
 test: lint
-	$(BIN)/python -m pytest
+	SLIMTOOLS_HYPOTHESIS=full $(BIN)/python -m pytest
+
+# The inner loop: light property profile, no interpreter-spawning tests, no lint.
+test-fast: $(VENV)/.dev
+	$(BIN)/python -m pytest -q -m "not subprocess"
 
 bench: $(VENV)/.dev
 	$(BIN)/python -m benchmarks

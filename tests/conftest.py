@@ -9,12 +9,15 @@ import pytest
 from hypothesis import settings
 
 import slimtools
+from tests._profile import FULL, examples
 from tests.core_helpers import KINDS, build_tool, call_sync
 
 # No per-example deadline: a deadline is a timing assertion, and unit tests make none (speed
-# is measured in benchmarks/). Slow CI machines would otherwise fail at random.
-settings.register_profile("slimtools", deadline=None)
-settings.load_profile("slimtools")
+# is measured in benchmarks/). Slow CI machines would otherwise fail at random. The light
+# profile (the default outside ``make test``) tries fewer examples: see tests/_profile.py.
+settings.register_profile("full", deadline=None)
+settings.register_profile("light", deadline=None, max_examples=examples(100))
+settings.load_profile("full" if FULL else "light")
 
 
 @pytest.fixture(params=KINDS, scope="session")

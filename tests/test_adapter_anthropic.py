@@ -134,6 +134,7 @@ def test_round_trip_through_the_real_sdk_client():
     assert json.loads(block["content"])["page"] == 2  # type: ignore[index]
 
 
+@pytest.mark.subprocess
 def test_missing_framework_raises_an_import_error_naming_the_extra():
     """Without the Anthropic SDK, importing the adapter says which extra to install."""
     assert "pip install 'slimtools[anthropic]'" in import_error_without(

@@ -270,6 +270,7 @@ def test_a_bound_session_flows_into_agent_runs():
     assert theirs.status == "error"
 
 
+@pytest.mark.subprocess
 def test_missing_framework_raises_an_import_error_naming_the_extra():
     """Without the LangChain, importing the adapter says which extra to install."""
     stderr = import_error_without("langchain_core", "slimtools.adapters.langchain")

@@ -238,6 +238,7 @@ async def test_client_validation_is_live_so_passing_calls_prove_the_schema():
             await client.call_tool("search_logs", {"query": "timeout"})
 
 
+@pytest.mark.subprocess
 def test_missing_framework_raises_an_import_error_naming_the_extra():
     """Without the MCP SDK, importing the adapter says which extra to install."""
     stderr = import_error_without("mcp", "slimtools.adapters.mcp")

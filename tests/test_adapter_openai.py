@@ -355,6 +355,7 @@ def test_responses_round_trip_through_the_real_sdk_client():
     assert "999" in item["output"]
 
 
+@pytest.mark.subprocess
 def test_missing_framework_raises_an_import_error_naming_the_extra():
     """Without the OpenAI SDK, importing the adapter says which extra to install."""
     assert "pip install 'slimtools[openai]'" in import_error_without(

@@ -138,6 +138,7 @@ def test_to_agents_tools_session_scopes_the_handles():
     assert kit.call("get_record", {"handle": 1}, session="alice").is_error
 
 
+@pytest.mark.subprocess
 def test_missing_framework_raises_an_import_error_naming_the_extra():
     """Without the Agents SDK, importing the adapter says which extra to install."""
     assert "pip install 'slimtools[openai-agents]'" in import_error_without(

@@ -135,6 +135,7 @@ def test_a_session_bound_around_the_run_scopes_the_handles():
     assert kit.call("get_record", {"handle": 1}).is_error
 
 
+@pytest.mark.subprocess
 def test_missing_framework_raises_an_import_error_naming_the_extra():
     """Without the Pydantic AI, importing the adapter says which extra to install."""
     assert "pip install 'slimtools[pydantic-ai]'" in import_error_without(

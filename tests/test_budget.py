@@ -9,6 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from slimtools import Toolkit, count_tokens, paginate, project_fields, summarize_with_handle
+from tests._profile import examples
 from tests.core_helpers import KINDS, build_tool, call_sync, next_call
 from tests.strategies import LogBrief, graphemes
 
@@ -21,7 +22,7 @@ rows_strategy = st.lists(
 ).map(lambda rows: [{"id": i, **row} for i, row in enumerate(rows)])
 
 
-@settings(max_examples=80, deadline=None)
+@settings(max_examples=examples(80), deadline=None)
 @given(
     rows=rows_strategy,
     budget=st.integers(1, 600),
@@ -40,7 +41,7 @@ def test_an_envelope_with_briefs_never_exceeds_its_budget(rows, budget, limit, h
         assert count_tokens(str(env)) <= budget
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(rows=rows_strategy, budget=st.integers(150, 600), limit=st.integers(1, 20))
 def test_following_the_budget_hint_resumes_exactly_after_the_last_brief(rows, budget, limit):
     """Walking pages through the hints' calls shows every record once, in order."""

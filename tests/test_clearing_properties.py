@@ -17,10 +17,11 @@ from slimtools.clearing import (
     restore,
     view,
 )
+from tests._profile import examples
 from tests.strategies_clearing import FORMATS, policies, render, turns
 
 SETTINGS = settings(
-    max_examples=60,
+    max_examples=examples(60),
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )

@@ -44,6 +44,7 @@ EXPECTED = {
 }
 
 
+@pytest.mark.subprocess
 @pytest.mark.parametrize("path", EXAMPLES, ids=[p.name for p in EXAMPLES])
 def test_example_runs_offline_and_prints_its_story(path: Path) -> None:
     """The example exits 0 and prints the lines that show its point."""

@@ -19,6 +19,7 @@ from pydantic import Field
 
 from slimtools.adapters.langgraph import ClearingMiddleware, ClearingNode, replaced_messages
 from slimtools.clearing import ClearingPolicy, clear_stale_results, is_placeholder
+from tests._profile import examples
 from tests.strategies_clearing import policies, render, turns
 
 ROUNDS = 6
@@ -311,7 +312,7 @@ def test_clearing_failure_passes_history_through(monkeypatch, caplog):
     assert "clearing failed" in caplog.text
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=examples(40), deadline=None)
 @given(turns(), policies)
 def test_node_update_merged_by_add_messages_equals_clearing(neutral, policy):
     """add_messages(state, node update) is exactly clear_stale_results(state): in place."""

@@ -17,6 +17,7 @@ from slimtools.ledger import (
     tool_result_bill,
 )
 from slimtools.transcripts import load_transcripts
+from tests._profile import examples
 from tests._shared import shared_data
 from tests.strategies_clearing import FORMATS, policies, render, turns
 
@@ -211,7 +212,7 @@ histories = st.lists(
 )
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(histories, st.booleans())
 def test_cache_accounting_adds_up(spec, clear):
     """Reads + writes = input every round; without clearing nothing breaks."""
@@ -232,7 +233,7 @@ def test_cache_accounting_adds_up(spec, clear):
     assert ledger.summary.rounds == len(spec)
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=examples(40), deadline=None)
 @given(turns(), st.sampled_from(FORMATS), policies)
 def test_ledger_invariants_in_every_format(neutral, fmt, policy):
     """One row per turn; reads + writes = input; clearing never raises residency."""

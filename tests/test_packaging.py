@@ -9,6 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 import slimtools
 
 FRAMEWORKS = ("langchain", "langchain_core", "langgraph", "mcp", "openai", "anthropic")
@@ -16,6 +18,8 @@ FRAMEWORKS += ("pydantic_ai", "agents", "redis")
 
 PROBE = """
 import json, sys
+import pytest
+
 import slimtools
 print(json.dumps(sorted(name.split(".")[0] for name in sys.modules)))
 """
@@ -32,11 +36,13 @@ def _modules_after_import() -> set[str]:
     return set(json.loads(out.stdout))
 
 
+@pytest.mark.subprocess
 def test_importing_slimtools_pulls_in_no_framework():
     """LangChain, LangGraph, MCP, OpenAI, Anthropic, Pydantic AI, Agents SDK, Redis stay out."""
     assert _modules_after_import().isdisjoint(FRAMEWORKS)
 
 
+@pytest.mark.subprocess
 def test_importing_slimtools_needs_only_pydantic_wrapt_and_orjson():
     """The third-party top-level modules loaded are the three dependencies (and their own)."""
     loaded = _modules_after_import()
@@ -60,6 +66,7 @@ def test_the_package_is_marked_typed():
     assert (Path(slimtools.__file__).parent / "py.typed").is_file()
 
 
+@pytest.mark.subprocess
 def test_the_typed_api_example_runs():
     """``tests/typing/api.py`` (checked by mypy) also runs: the API it types is the real one."""
     namespace = runpy.run_path(str(Path(__file__).parent / "typing" / "api.py"))

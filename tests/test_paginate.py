@@ -13,6 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from slimtools import ConfigurationError, Toolkit, paginate
+from tests._profile import examples
 from tests.core_helpers import KINDS, build_tool, call_sync, next_call
 
 ROWS = [{"id": i, "msg": f"m{i}"} for i in range(12)]
@@ -113,7 +114,7 @@ def _walks(draw: st.DrawFn) -> tuple[list[int], int, int, str]:
     return ids, limit, seed, draw(st.sampled_from(KINDS))
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(walk=_walks())
 def test_walking_all_pages_yields_every_record_once_despite_reordering(walk):
     """Pages come from a page-1 snapshot, so a backend that reorders loses and repeats nothing."""

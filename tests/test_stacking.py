@@ -24,6 +24,7 @@ from slimtools import (
     project_fields,
     summarize_with_handle,
 )
+from tests._profile import examples
 from tests.core_helpers import KINDS, build_tool, call_sync
 from tests.strategies import LogBrief
 
@@ -48,7 +49,7 @@ def _results(order: tuple[str, ...], kind: str) -> list[str]:
     ]
 
 
-@settings(max_examples=30, deadline=None)
+@settings(max_examples=examples(30), deadline=None)
 @given(order=st.permutations(list(DECORATORS)), kind=st.sampled_from(KINDS))
 def test_any_stacking_order_gives_the_same_envelope(order, kind):
     """Every order of the three decorators gives the same pages and the same records."""

@@ -29,6 +29,7 @@ from slimtools.errors import ConfigurationError
 from slimtools.handles import AsyncHandleStore, HandleStore, MemoryStore, Scope
 from slimtools.stores import LangGraphStore, RedisStore, SQLiteStore, open_store
 from tests import redis_fixtures
+from tests._profile import examples
 
 # The shared fixtures, bound here by name so that pytest finds them in this module.
 redis_server = redis_fixtures.redis_server
@@ -278,7 +279,9 @@ def test_many_records_in_one_batch_each_under_its_own_key(harness: Harness) -> N
 
 
 @settings(
-    max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+    max_examples=examples(25),
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture],
 )
 @given(
     items=st.dictionaries(
@@ -336,7 +339,9 @@ def test_byte_bound_is_never_exceeded(bounded: Harness) -> None:
 
 
 @settings(
-    max_examples=20, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+    max_examples=examples(20),
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture],
 )
 @given(
     sizes=st.lists(st.integers(min_value=0, max_value=3_000), min_size=1, max_size=60),

@@ -19,6 +19,7 @@ from slimtools import session
 from slimtools.errors import ConfigurationError, StoreUnavailableError
 from slimtools.handles import Scope
 from slimtools.stores import SQLiteStore
+from tests._profile import examples
 from tests.store_fixtures import (
     SPAWN,
     logs_toolkit,
@@ -108,7 +109,9 @@ def test_ttl_is_shared_by_stores_on_one_file(tmp_path: Path) -> None:
 
 
 @settings(
-    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+    max_examples=examples(40),
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture],
 )
 @given(
     ops=st.lists(

@@ -20,6 +20,7 @@ from slimtools import (
     summarize_with_handle,
 )
 from slimtools._json import to_jsonable
+from tests._profile import examples
 from tests.core_helpers import KINDS, build_tool, call_sync, next_call
 from tests.strategies import RECORD_FORMS, LogBrief, extras, json_scalars, log_rows
 
@@ -160,7 +161,7 @@ ids = st.lists(
 )
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(
     rows=st.lists(
         st.builds(lambda extra, v: {**extra, "v": v}, extras(), json_scalars), max_size=12
@@ -327,7 +328,7 @@ def test_a_short_record_has_no_page_two():
 
 
 @given(rows=log_rows)
-@settings(max_examples=30, deadline=None)
+@settings(max_examples=examples(30), deadline=None)
 def test_log_rows_handles_resolve(rows):
     """The design article's log rows: every surfaced id expands to its row."""
     kit = Toolkit("logs")

@@ -8,6 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from slimtools import Toolkit, paginate, project_fields, summarize_with_handle
+from tests._profile import examples
 from tests.core_helpers import build_tool, call_sync
 
 FILE = "\n".join(f"line {i}" for i in range(1, 51))
@@ -125,7 +126,7 @@ def test_an_empty_text_is_zero_lines():
     assert (env.total, env.text) == (0, "")
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=examples(40), deadline=None)
 @given(
     lines=st.lists(
         st.text(st.characters(exclude_categories=("Cs",), exclude_characters="\n\r")),
