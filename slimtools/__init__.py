@@ -30,7 +30,7 @@ from slimtools.decorators import paginate, project_fields, summarize_with_handle
 from slimtools.envelope import Envelope
 from slimtools.errors import ConfigurationError, SlimtoolsError, StoreUnavailableError
 from slimtools.handles import AsyncHandleStore, HandleStore, MemoryStore, Scope
-from slimtools.ledger import CacheRates, LedgerRow, LedgerSummary, TokenLedger, tool_result_bill
+from slimtools.ledger import LedgerRow, LedgerSummary, TokenLedger, tool_result_bill
 from slimtools.projection import Clip, clip_text
 from slimtools.stores import SQLiteStore, open_store
 from slimtools.tokens import TokenCounter, count_tokens
@@ -40,7 +40,6 @@ __all__ = [
     "AsyncHandleStore",
     "Audit",
     "AuditRecord",
-    "CacheRates",
     "CallView",
     "Clearer",
     "ClearingPolicy",

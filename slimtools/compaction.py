@@ -64,6 +64,16 @@ class CompactionPolicy:
         if self.reserved < 0 or self.keep_turns < 0:
             raise ConfigurationError("reserved and keep_turns must be >= 0")
 
+    @property
+    def limit(self) -> int | None:
+        """The largest history, in tokens, that crosses no threshold (None: no threshold)."""
+        limits = []
+        if self.history_fraction is not None:
+            limits.append(int(self.history_fraction * self.window))
+        if self.min_free_fraction is not None:
+            limits.append(int(self.window * (1 - self.min_free_fraction)) - self.reserved)
+        return max(0, min(limits)) if limits else None
+
     def should_compact(self, history_tokens: int) -> bool:
         """Whether a history of ``history_tokens`` tokens crosses a threshold."""
         if self.history_fraction is not None and history_tokens > self.history_fraction * (
@@ -77,8 +87,10 @@ class CompactionPolicy:
 def history_tokens(
     history: Sequence[Any], counter: TokenCounter = count_tokens, format: str | None = None
 ) -> int:
-    """Billed tokens of ``history`` (content, call names and arguments, result texts)."""
-    return sum(counter(text) for text in view(history, format=format).message_texts)
+    """Billed tokens of ``history`` (content, call names and arguments, result texts), each
+    piece counted alone, as the clearer and the ledger count them."""
+    pieces = view(history, format=format).message_pieces
+    return sum(counter(piece) for parts in pieces for piece in parts)
 
 
 def compact(
@@ -156,7 +168,10 @@ class ContextPipeline:
         compaction: when to compact and what to keep.
         summarize: your summariser (see :data:`Summarizer`).
         clearing: the clearing policy; True (default) for :class:`ClearingPolicy` ()'s
-            defaults, False to turn the first stage off (compaction alone).
+            defaults, False to turn the first stage off (compaction alone). Unless the
+            policy sets its own ``max_context_tokens``, it gets the compaction threshold
+            (``compaction.limit``): before a history would be compacted, whatever is
+            clearable is cleared, whatever the cache economics say.
         format: the history format; detected when None.
         audit: a sink receiving each original tool result before it is cleared.
     """
@@ -176,6 +191,8 @@ class ContextPipeline:
         self._clearer: Clearer | None = None
         if clearing is not False:
             policy = clearing if isinstance(clearing, ClearingPolicy) else ClearingPolicy()
+            if policy.max_context_tokens is None and compaction.limit is not None:
+                policy = policy.replace(max_context_tokens=max(1, compaction.limit))
             self._clearer = Clearer(policy, format=format, audit=audit)
         self.compactions = 0
 

@@ -13,11 +13,12 @@ both columns, with and without caching, optionally clearing before each call.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass
 from typing import Any, TypeAlias
 
 from slimtools.clearing import Clearer, ClearingPolicy, detect_format, view
+from slimtools.clearing.pricing import DEFAULT_PRICING, CachePricing, pricing_of
 from slimtools.tokens import TokenCounter, count_tokens
 
 ClearFn: TypeAlias = Callable[[list[Any]], Sequence[Any]]
@@ -58,14 +59,6 @@ def format_bill(rows: Iterable[tuple[int, int, int]]) -> str:
 
 
 @dataclass(frozen=True, slots=True)
-class CacheRates:
-    """Price of cached input relative to plain input (Anthropic: reads 0.1x, 5-min writes 1.25x)."""
-
-    read: float = 0.1
-    write: float = 1.25
-
-
-@dataclass(frozen=True, slots=True)
 class LedgerRow:
     """One model call of a replayed run.
 
@@ -103,7 +96,8 @@ class LedgerSummary:
         cache_read: input tokens read from the cache over the run.
         cache_write: input tokens written to the cache over the run.
         billed_cached: the cached bill in plain-input-token equivalents,
-            ``cache_read * rates.read + cache_write * rates.write``, rounded.
+            ``cache_read * pricing.read + cache_write * pricing.write``, rounded (equal to
+            ``billed`` when the ledger models no caching).
         cache_breaks: calls whose cached prefix was broken by a rewrite.
     """
 
@@ -134,14 +128,17 @@ class TokenLedger:
     what each call saw). ``rows`` holds one :class:`LedgerRow` per call, ``summary`` the
     totals, ``table()`` a readable rendering.
 
-    Caching is modelled as Anthropic's automatic prefix caching with a breakpoint on the last
-    message of every call, calls close enough together for the cache to live, and no minimum
-    cacheable length: each call reads the longest prefix of messages it shares with the
-    previous call's prompt and writes the rest.
+    Caching is modelled as prefix caching with a breakpoint on the last message of every
+    call (Anthropic's automatic caching; OpenAI and Gemini cache prefixes by themselves),
+    calls close enough together for the cache to live, and no minimum cacheable length: each
+    call reads the longest prefix of messages it shares with the previous call's prompt and
+    writes the rest. ``pricing`` prices the two (``None``: no caching, every token at the
+    input price). A message's tokens are the sum of its billed pieces (content, each call,
+    each result), each counted alone, as the clearer counts them.
     """
 
     rows: tuple[LedgerRow, ...]
-    rates: CacheRates = field(default_factory=CacheRates)
+    pricing: CachePricing | None = DEFAULT_PRICING
 
     @classmethod
     def measure(
@@ -152,7 +149,7 @@ class TokenLedger:
         clear: ClearFn | None = None,
         counter: TokenCounter = count_tokens,
         format: str | None = None,
-        rates: CacheRates | None = None,
+        cache: CachePricing | str | None = DEFAULT_PRICING,
     ) -> TokenLedger:
         """Replay ``history`` as it grew, one model call per round, and account each call.
 
@@ -167,20 +164,25 @@ class TokenLedger:
             clear: any other clearing step before each call (wins over ``policy``).
             counter: token counter for every message.
             format: the history format; detected when None.
-            rates: cache prices relative to plain input.
+            cache: the cache prices (a ``CachePricing``, a preset name such as
+                ``"openai"``, or None for no caching); Anthropic's 5-minute prices by default.
         """
         fmt = format or detect_format(history)
         if clear is None and policy is not None:
             clear = Clearer(policy, format=fmt).clear
-        reader = _Reader(fmt)
+        reader = _Reader(fmt, counter)
         messages = list(history)
         original = [reader.bill(m) for m in messages]
         starts = _round_starts(original, runs=fmt == "openai_responses")
         if clear is None:
-            snapshots: Iterable[Snapshot] = (_snapshot(original[:p]) for p in starts)
+            calls: Iterable[tuple[Sequence[_Bill], int]] = ((original[:p], 0) for p in starts)
         else:
-            snapshots = _cleared_snapshots(messages, starts, clear, reader, original)
-        return cls.from_snapshots(snapshots, counter=counter, rates=rates)
+            calls = _cleared_calls(messages, starts, clear, reader, original)
+        rows = _rows_of(
+            (bills, sum(t for b in bills for t in b.result_tokens), cleared)
+            for bills, cleared in calls
+        )
+        return cls(rows, pricing_of(cache))
 
     @classmethod
     def from_snapshots(
@@ -188,42 +190,31 @@ class TokenLedger:
         snapshots: Iterable[Snapshot],
         *,
         counter: TokenCounter = count_tokens,
-        rates: CacheRates | None = None,
+        cache: CachePricing | str | None = DEFAULT_PRICING,
     ) -> TokenLedger:
-        """Account a run from what each model call saw, in order."""
+        """Account a run from what each model call saw, in order (each text counted whole)."""
         memo: dict[str, int] = {}
 
-        def tokens(text: str) -> int:
+        def bill(text: str) -> _Bill:
             found = memo.get(text)
             if found is None:
                 found = memo[text] = counter(text)
-            return found
+            return _Bill(text, (), False, found, ())
 
-        rows: list[LedgerRow] = []
-        previous: Sequence[str] = ()
-        for n, snap in enumerate(snapshots, start=1):
-            per_message = [tokens(t) for t in snap.message_texts]
-            shared = _shared_prefix(previous, snap.message_texts)
-            read = sum(per_message[:shared])
-            rows.append(
-                LedgerRow(
-                    round=n,
-                    input_tokens=sum(per_message),
-                    tool_tokens=sum(tokens(t) for t in snap.result_texts),
-                    cache_read=read,
-                    cache_write=sum(per_message) - read,
-                    cache_broken=shared < len(previous),
-                    cleared=snap.cleared,
-                )
-            )
-            previous = snap.message_texts
-        return cls(tuple(rows), rates or CacheRates())
+        def calls() -> Iterator[tuple[list[_Bill], int, int]]:
+            for snap in snapshots:
+                results = sum(bill(t).tokens for t in snap.result_texts)
+                yield [bill(t) for t in snap.message_texts], results, snap.cleared
+
+        return cls(_rows_of(calls()), pricing_of(cache))
 
     @property
     def summary(self) -> LedgerSummary:
         """Totals over the run (all zero for a run without model calls)."""
         read = sum(r.cache_read for r in self.rows)
         write = sum(r.cache_write for r in self.rows)
+        pricing = self.pricing
+        cached = read + write if pricing is None else pricing.cost(read, write)
         return LedgerSummary(
             rounds=len(self.rows),
             resident_end=self.rows[-1].tool_tokens if self.rows else 0,
@@ -231,7 +222,7 @@ class TokenLedger:
             billed=sum(r.input_tokens for r in self.rows),
             cache_read=read,
             cache_write=write,
-            billed_cached=round(read * self.rates.read + write * self.rates.write),
+            billed_cached=round(cached),
             cache_breaks=sum(r.cache_broken for r in self.rows),
         )
 
@@ -261,11 +252,12 @@ class TokenLedger:
         return self.table()
 
 
-def _shared_prefix(previous: Sequence[str], current: Sequence[str]) -> int:
+def _shared_prefix(previous: Sequence[_Bill], current: Sequence[_Bill]) -> int:
     """Number of leading messages identical in both prompts."""
     n = min(len(previous), len(current))
     for i in range(n):
-        if previous[i] is not current[i] and previous[i] != current[i]:
+        a, b = previous[i], current[i]
+        if a is not b and a.text != b.text:
             return i
     return n
 
@@ -283,25 +275,33 @@ def round_starts(history: Sequence[Any], format: str | None = None) -> list[int]
 
 @dataclass(frozen=True, slots=True)
 class _Bill:
-    """The billed text of one message and the texts of the tool results it carries."""
+    """One message as billed: its text (to compare prompts), tokens, and tool results."""
 
     text: str
     results: tuple[str, ...]
     model_output: bool
+    tokens: int
+    result_tokens: tuple[int, ...]
 
 
 class _Reader:
-    """Reads messages one at a time through the clearing core's public ``view``."""
+    """Reads and counts messages one at a time through the clearing core's public ``view``."""
 
-    def __init__(self, fmt: str) -> None:
+    def __init__(self, fmt: str, counter: TokenCounter = count_tokens) -> None:
         self.format = fmt
+        self.counter = counter
 
     def bill(self, message: Any) -> _Bill:
         seen = view([message], format=self.format)
+        count = self.counter
+        pieces = seen.message_pieces[0]
+        results = tuple(r.text for r in seen.results)
         return _Bill(
             text=seen.message_texts[0],
-            results=tuple(r.text for r in seen.results),
+            results=results,
             model_output=seen.turns == 1,
+            tokens=sum(count(p) for p in pieces),
+            result_tokens=tuple(count(t) if t else 0 for t in results),
         )
 
 
@@ -318,22 +318,39 @@ def _round_starts(bills: Sequence[_Bill], *, runs: bool) -> list[int]:
     return starts
 
 
-def _snapshot(bills: Sequence[_Bill], cleared: int = 0) -> Snapshot:
-    return Snapshot(
-        message_texts=[b.text for b in bills],
-        result_texts=[t for b in bills for t in b.results],
-        cleared=cleared,
-    )
+def _rows_of(calls: Iterable[tuple[Sequence[_Bill], int, int]]) -> tuple[LedgerRow, ...]:
+    """Ledger rows from each call's prompt bills, resident tool tokens and cleared count."""
+    rows: list[LedgerRow] = []
+    previous: Sequence[_Bill] = ()
+    for n, (bills, tool_tokens, cleared) in enumerate(calls, start=1):
+        shared = _shared_prefix(previous, bills)
+        read = sum(b.tokens for b in bills[:shared])
+        total = sum(b.tokens for b in bills)
+        rows.append(
+            LedgerRow(
+                round=n,
+                input_tokens=total,
+                tool_tokens=tool_tokens,
+                cache_read=read,
+                cache_write=total - read,
+                cache_broken=shared < len(previous),
+                cleared=cleared,
+            )
+        )
+        previous = bills
+    return tuple(rows)
 
 
-def _cleared_snapshots(
+def _cleared_calls(
     history: list[Any],
     starts: Sequence[int],
     clear: ClearFn,
     reader: _Reader,
     original: Sequence[_Bill],
-) -> Iterable[Snapshot]:
-    """Clear each round's prompt and read it, decoding only messages not seen before.
+) -> Iterator[tuple[list[_Bill], int]]:
+    """Each round's cleared prompt as bills, with the number of results shown cleared.
+
+    Only messages not seen before are decoded.
 
     Clearers share unchanged message objects with their input, so a message identical (by
     identity) to the original or to last round's is not decoded again; this keeps a long
@@ -359,4 +376,4 @@ def _cleared_snapshots(
                     a != b for a, b in zip(bill.results, original[i].results, strict=False)
                 )
         previous, previous_bills = prompt, bills
-        yield _snapshot(bills, cleared)
+        yield bills, cleared

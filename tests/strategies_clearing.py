@@ -246,4 +246,8 @@ policies = st.builds(
     tool_retention=st.dictionaries(
         st.sampled_from(TOOLS), st.none() | st.integers(0, 4), max_size=2
     ),
+    cache=st.sampled_from([None, "anthropic", "openai", "anthropic-1h"]),
+    expected_calls=st.none() | st.integers(1, 12),
+    payback_horizon=st.none() | st.integers(1, 8),
+    max_context_tokens=st.none() | st.integers(1, 4000),
 )

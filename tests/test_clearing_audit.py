@@ -21,7 +21,7 @@ from slimtools.clearing import (
 from tests.strategies_clearing import FORMATS, Call, Res, Turn, big, render, script
 
 fmt_param = pytest.mark.parametrize("fmt", FORMATS)
-FLAT = ClearingPolicy(retention={}, infer_categories=False)
+FLAT = ClearingPolicy(cache=None, retention={}, infer_categories=False)
 INPUTS = FLAT.replace(clear_tool_inputs=True)
 
 

@@ -14,7 +14,7 @@ from slimtools.clearing import (
 from tests.strategies_clearing import FORMATS, IMAGE, Call, Res, Turn, big, render, script
 
 fmt_param = pytest.mark.parametrize("fmt", FORMATS)
-FLAT = ClearingPolicy(retention={}, infer_categories=False)  # only keep_turns applies
+FLAT = ClearingPolicy(cache=None, retention={}, infer_categories=False)  # only keep_turns applies
 
 
 def cleared(history, policy=FLAT):
@@ -88,7 +88,7 @@ def test_excluded_tools_inside_the_keep_window_are_untouched(fmt):
 def test_never_clear_category_is_untouched(fmt):
     """Task input data (retention None) is never cleared."""
     history = render(fmt, script("load_dataset", "t", "t", "t"))
-    policy = ClearingPolicy(keep_turns=0, categories={"load_dataset": "input"})
+    policy = ClearingPolicy(cache=None, keep_turns=0, categories={"load_dataset": "input"})
     assert cleared(history, policy)[0] is False
 
 
@@ -96,7 +96,7 @@ def test_never_clear_category_is_untouched(fmt):
 def test_retention_per_category(fmt):
     """Search results go before reads, and writes outlive both (defaults, section 5)."""
     history = render(fmt, script("web_search", "read_file", "create_issue", *["t"] * 2))
-    policy = ClearingPolicy(retention={"search": 2, "read": 4, "write": None})
+    policy = ClearingPolicy(cache=None, retention={"search": 2, "read": 4, "write": None})
     assert cleared(history, policy) == [True, False, False, False, False]
     history = render(fmt, script("web_search", "read_file", "create_issue", *["t"] * 4))
     assert cleared(history, policy) == [True, True, False, True, True, False, False]
@@ -104,7 +104,7 @@ def test_retention_per_category(fmt):
 
 def token_total(history):
     """The history's tokens as the engine counts them."""
-    return clear_with_report(history, ClearingPolicy(keep_turns=99))[1].tokens_before
+    return clear_with_report(history, ClearingPolicy(cache=None, keep_turns=99))[1].tokens_before
 
 
 @fmt_param

@@ -11,7 +11,7 @@ from slimtools.clearing._view import get_codec
 from tests.strategies_clearing import FORMATS, Turn, render, script
 
 fmt_param = pytest.mark.parametrize("fmt", FORMATS)
-FLAT = ClearingPolicy(retention={}, infer_categories=False)
+FLAT = ClearingPolicy(cache=None, retention={}, infer_categories=False)
 
 
 def rounds(fmt, n_turns, tools=("t",)):

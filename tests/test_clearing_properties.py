@@ -129,8 +129,8 @@ def test_incremental_clearing_is_monotone(fmt, script, policy, persisted):
 @SETTINGS
 @given(script=turns(), policy=policies)
 def test_incremental_equals_one_pass_without_trigger(fmt, script, policy):
-    """Without trigger or clear_at_least, clearing round by round ends where one pass does."""
-    policy = policy.replace(trigger_tokens=None, clear_at_least=None)
+    """Without cache model, trigger or minimum, clearing round by round ends where one pass does."""
+    policy = policy.replace(trigger_tokens=None, clear_at_least=None, cache=None)
     history = render(fmt, script)
     clearer = Clearer(policy)
     for end in range(1, len(history) + 1):
@@ -144,7 +144,7 @@ def test_incremental_equals_one_pass_without_trigger(fmt, script, policy):
 @given(script=turns(), policy=policies)
 def test_round_by_round_reports_add_up_to_the_one_pass_report(fmt, script, policy):
     """Clearing round by round reports the same clears and savings, in total, as one pass."""
-    policy = policy.replace(trigger_tokens=None, clear_at_least=None)
+    policy = policy.replace(trigger_tokens=None, clear_at_least=None, cache=None)
     history = render(fmt, script)
     clearer = Clearer(policy)
     reports = [clearer.clear_with_report(history[:end])[1] for end in range(1, len(history) + 1)]

@@ -54,7 +54,7 @@ def test_toolkit_handles_survive_clearing_and_resolve(fmt):
     assert not result.is_error
     first = Turn((Call("c1", "search_logs", {"query": "timeout"}, Res(result.text)),), user="go")
     history = render(fmt, [first, *script("bash", "bash", "bash")[1:]])
-    policy = ClearingPolicy.for_toolkit(kit)
+    policy = ClearingPolicy.for_toolkit(kit, cache=None)
     text = view(clear_stale_results(history, policy)).results[0].text
     handles = re.search(r"Handles: (.*)", text).group(1).split(", ")
     assert handles[:3] == ["1", "2", "3"]
@@ -68,7 +68,9 @@ def test_toolkit_input_category_is_never_cleared():
     data = kit.call("load_dataset", {"name": "sales"}).text
     first = Turn((Call("c1", "load_dataset", {"name": "sales"}, Res(data)),), user="go")
     history = render("anthropic", [first, *script(*["bash"] * 8)[1:]])
-    out = view(clear_stale_results(history, ClearingPolicy.for_toolkit(kit, keep_turns=0)))
+    out = view(
+        clear_stale_results(history, ClearingPolicy.for_toolkit(kit, cache=None, keep_turns=0))
+    )
     assert out.results[0].text == data
     assert all(r.cleared for r in out.results[1:5])
 
@@ -76,7 +78,7 @@ def test_toolkit_input_category_is_never_cleared():
 @pytest.mark.parametrize("fmt", FORMATS)
 def test_clearing_twice_changes_nothing(fmt):
     """Idempotence, per format, with every option on."""
-    policy = ClearingPolicy(keep_turns=1, keep=1, clear_tool_inputs=True, batch_turns=2)
+    policy = ClearingPolicy(cache=None, keep_turns=1, keep=1, clear_tool_inputs=True, batch_turns=2)
     once = clear_stale_results(render(fmt, script(*["bash"] * 7)), policy)
     twice = clear_stale_results(once, policy)
     assert twice == once

@@ -80,7 +80,8 @@ def test_view_message_texts_cover_every_message(fmt):
 @fmt_param
 def test_view_marks_cleared_results(fmt):
     """After clearing, the view reports the old result as cleared."""
-    history = clear_stale_results(render(fmt, script("search_logs", "bash", "bash")))
+    turn_end = ClearingPolicy(cache=None)
+    history = clear_stale_results(render(fmt, script("search_logs", "bash", "bash")), turn_end)
     assert [r.cleared for r in view(history).results] == [True, False, False]
 
 
@@ -127,7 +128,9 @@ def test_long_autonomous_loop_with_one_user_message_still_clears():
     """A single user message followed by many tool rounds is cleared turn by turn."""
     history = render("openai_chat", script(*["bash"] * 10))
     assert sum(1 for m in history if m["role"] == "user") == 1
-    cleared = [r.cleared for r in view(clear_stale_results(history, ClearingPolicy())).results]
+    cleared = [
+        r.cleared for r in view(clear_stale_results(history, ClearingPolicy(cache=None))).results
+    ]
     assert cleared == [True] * 7 + [False] * 3  # bash is a command: 3 turns kept
 
 

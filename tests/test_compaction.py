@@ -197,7 +197,9 @@ def test_pipeline_with_a_custom_clearing_policy():
     for i in range(6):
         add_round(history, i, 4_000)
     pipeline = ContextPipeline(
-        CompactionPolicy(window=1_000_000), FakeSummarizer(), ClearingPolicy(keep_turns=4)
+        CompactionPolicy(window=1_000_000),
+        FakeSummarizer(),
+        ClearingPolicy(cache=None, keep_turns=4),
     )
     assert pipeline.step(history).cleared == 2
     assert pipeline.compactions == 0

@@ -22,6 +22,8 @@ from slimtools.clearing import ClearingPolicy, clear_stale_results, is_placehold
 from tests._profile import examples
 from tests.strategies_clearing import policies, render, turns
 
+TURN_END = ClearingPolicy(cache=None)  # clear whatever is stale: the mechanics under test
+
 ROUNDS = 6
 
 
@@ -107,7 +109,7 @@ def dump(messages: list[BaseMessage], *, renumber: bool = False) -> str:
 def test_node_clears_stale_results_in_a_compiled_graph():
     """After the run, all but the last two turns' results are placeholders."""
     model = ScriptedModel(responses=script())
-    final = build_graph(model, ClearingNode())
+    final = build_graph(model, ClearingNode(TURN_END))
     messages = final.invoke({"messages": [HumanMessage("read all pages")]})["messages"]
     cleared = [is_placeholder(str(m.content)) for m in tool_messages(messages)]
     assert cleared == [True] * (ROUNDS - 2) + [False, False]
@@ -116,9 +118,9 @@ def test_node_clears_stale_results_in_a_compiled_graph():
 def test_node_keeps_ids_and_pairing():
     """Replacements keep message ids and tool_call_ids: nothing appended, nothing lost."""
     model = ScriptedModel(responses=script())
-    messages = build_graph(model, ClearingNode()).invoke({"messages": [HumanMessage("go")]})[
-        "messages"
-    ]
+    messages = build_graph(model, ClearingNode(TURN_END)).invoke(
+        {"messages": [HumanMessage("go")]}
+    )["messages"]
     assert len(messages) == 1 + 2 * ROUNDS + 1
     assert len({m.id for m in messages}) == len(messages)
     calls = [tc["id"] for m in messages if isinstance(m, AIMessage) for tc in m.tool_calls]
@@ -128,7 +130,7 @@ def test_node_keeps_ids_and_pairing():
 def test_model_saw_the_cleared_history():
     """Each model call after round three saw placeholders for the stale results."""
     model = ScriptedModel(responses=script())
-    build_graph(model, ClearingNode()).invoke({"messages": [HumanMessage("go")]})
+    build_graph(model, ClearingNode(TURN_END)).invoke({"messages": [HumanMessage("go")]})
     last_prompt = model.seen[-1]
     assert sum(is_placeholder(str(m.content)) for m in tool_messages(last_prompt)) == ROUNDS - 2
     assert all(not is_placeholder(str(m.content)) for p in model.seen[:3] for m in tool_messages(p))
@@ -136,7 +138,7 @@ def test_model_saw_the_cleared_history():
 
 def test_node_returns_only_replaced_messages():
     """The node's update holds just the rewritten ToolMessages, with their original ids."""
-    node = ClearingNode(ClearingPolicy(keep_turns=1))
+    node = ClearingNode(ClearingPolicy(cache=None, keep_turns=1))
     history: list[BaseMessage] = [HumanMessage("go", id="h")]
     for i in range(3):
         history.append(AIMessage("", id=f"a{i}", tool_calls=[_call(i)]))
@@ -147,7 +149,7 @@ def test_node_returns_only_replaced_messages():
 
 def test_node_update_is_empty_when_nothing_is_stale():
     """A short history gives an empty update (no rewrite, the cache is kept)."""
-    node = ClearingNode()
+    node = ClearingNode(TURN_END)
     history = [HumanMessage("hi", id="h"), AIMessage("hello", id="a")]
     assert node({"messages": history}) == {"messages": []}
 
@@ -155,7 +157,7 @@ def test_node_update_is_empty_when_nothing_is_stale():
 def test_excluded_write_results_survive():
     """Results of an excluded tool are never cleared."""
     model = ScriptedModel(responses=script(tool_name="create_ticket"))
-    policy = ClearingPolicy(exclude_tools={"create_ticket"})
+    policy = ClearingPolicy(cache=None, exclude_tools={"create_ticket"})
     messages = build_graph(model, ClearingNode(policy)).invoke({"messages": [HumanMessage("go")]})
     assert not any(is_placeholder(str(m.content)) for m in tool_messages(messages["messages"]))
 
@@ -164,7 +166,7 @@ def test_persisted_clearing_survives_a_checkpoint_round_trip():
     """With InMemorySaver the stored thread holds the placeholders and keeps working."""
     saver = InMemorySaver()
     model = ScriptedModel(responses=[*script(), *script(run="b")])
-    graph = build_graph(model, ClearingNode(), checkpointer=saver)
+    graph = build_graph(model, ClearingNode(TURN_END), checkpointer=saver)
     config = {"configurable": {"thread_id": "t1"}}
     graph.invoke({"messages": [HumanMessage("go")]}, config)
     stored = graph.get_state(config).values["messages"]
@@ -180,7 +182,7 @@ def test_persisted_clearing_survives_a_checkpoint_round_trip():
 
 def test_node_cleared_is_ephemeral():
     """node.cleared() gives the model a cleared copy and leaves the given list alone."""
-    node = ClearingNode(ClearingPolicy(keep_turns=1))
+    node = ClearingNode(ClearingPolicy(cache=None, keep_turns=1))
     history: list[BaseMessage] = [HumanMessage("go", id="h")]
     for i in range(3):
         history.append(AIMessage("", id=f"a{i}", tool_calls=[_call(i)]))
@@ -199,7 +201,7 @@ def test_replaced_messages_uses_identity():
 
 def test_messages_without_ids_are_rebuilt_not_appended():
     """A state without message ids gets a remove-all plus the cleared list."""
-    node = ClearingNode(ClearingPolicy(keep_turns=1))
+    node = ClearingNode(ClearingPolicy(cache=None, keep_turns=1))
     history: list[BaseMessage] = [HumanMessage("go")]
     for i in range(3):
         history.append(AIMessage("", tool_calls=[_call(i)]))
@@ -219,7 +221,7 @@ def agent_run(middleware: ClearingMiddleware, checkpointer=None, rounds: int = R
 
 def test_middleware_ephemeral_model_sees_placeholders_state_does_not():
     """Ephemeral: the model's prompt is cleared, the agent state keeps every original."""
-    model, agent = agent_run(ClearingMiddleware())
+    model, agent = agent_run(ClearingMiddleware(TURN_END))
     result = agent.invoke({"messages": [HumanMessage("go")]})
     assert sum(is_placeholder(str(m.content)) for m in tool_messages(model.seen[-1])) == ROUNDS - 2
     assert not any(is_placeholder(str(m.content)) for m in tool_messages(result["messages"]))
@@ -229,7 +231,7 @@ def test_middleware_ephemeral_state_is_byte_identical():
     """The stored thread equals, byte for byte, a run without the middleware (ids aside)."""
     config = {"configurable": {"thread_id": "same"}}
     dumps = []
-    for middleware in (ClearingMiddleware(), None):
+    for middleware in (ClearingMiddleware(TURN_END), None):
         saver = InMemorySaver()
         model = ScriptedModel(responses=script())
         agent = create_agent(
@@ -244,7 +246,7 @@ def test_middleware_ephemeral_never_writes_a_checkpoint_with_placeholders():
     """No checkpoint of an ephemeral run ever stores a cleared result."""
     saver = InMemorySaver()
     config = {"configurable": {"thread_id": "e"}}
-    model, agent = agent_run(ClearingMiddleware(), checkpointer=saver)
+    model, agent = agent_run(ClearingMiddleware(TURN_END), checkpointer=saver)
     agent.invoke({"messages": [HumanMessage("go")]}, config)
     snapshots = list(agent.get_state_history(config))
     assert len(snapshots) > ROUNDS
@@ -269,14 +271,14 @@ def test_middleware_persisted_writes_placeholders_through_checkpoints():
 
 async def test_middleware_async_path_clears_too():
     """ainvoke goes through awrap_model_call and clears the same way."""
-    model, agent = agent_run(ClearingMiddleware())
+    model, agent = agent_run(ClearingMiddleware(TURN_END))
     await agent.ainvoke({"messages": [HumanMessage("go")]})
     assert sum(is_placeholder(str(m.content)) for m in tool_messages(model.seen[-1])) == ROUNDS - 2
 
 
 def test_middleware_keeps_one_clearer_per_thread():
     """Two threads through one middleware do not disturb each other."""
-    middleware = ClearingMiddleware()
+    middleware = ClearingMiddleware(TURN_END)
     saver = InMemorySaver()
     model = ScriptedModel(responses=[*script(), *script(run="b")])
     agent = create_agent(model, [lorem_page], middleware=[middleware], checkpointer=saver)
@@ -305,7 +307,7 @@ def test_clearing_failure_passes_history_through(monkeypatch, caplog):
         raise RuntimeError("bug")
 
     monkeypatch.setattr(Clearer, "clear", boom)
-    model, agent = agent_run(ClearingMiddleware())
+    model, agent = agent_run(ClearingMiddleware(TURN_END))
     result = agent.invoke({"messages": [HumanMessage("go")]})
     assert result["messages"][-1].content == "all done"
     assert not any(is_placeholder(str(m.content)) for m in tool_messages(model.seen[-1]))

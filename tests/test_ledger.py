@@ -9,8 +9,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from slimtools.clearing import ClearingPolicy, view
+from slimtools.clearing.pricing import CachePricing
 from slimtools.ledger import (
-    CacheRates,
     Snapshot,
     TokenLedger,
     format_bill,
@@ -108,7 +108,7 @@ def test_clearing_lowers_resident_tokens_and_breaks_the_cache():
 
 def test_cleared_count_is_reported_per_round():
     """Each row says how many results the model saw as cleared."""
-    rows = TokenLedger.measure(chat_history(8, "z" * 3_000), ClearingPolicy()).rows
+    rows = TokenLedger.measure(chat_history(8, "z" * 3_000), ClearingPolicy(cache=None)).rows
     assert rows[0].cleared == 0
     assert rows[-1].cleared == 8 - 2  # all but the last two turns' results
 
@@ -116,8 +116,8 @@ def test_cleared_count_is_reported_per_round():
 def test_batched_clearing_breaks_the_cache_less_often():
     """batch_turns=5 moves the cleared prefix once per five turns instead of every turn."""
     history = chat_history(30, "w" * 4_000)
-    every_turn = TokenLedger.measure(history, ClearingPolicy()).summary
-    batched = TokenLedger.measure(history, ClearingPolicy(batch_turns=5)).summary
+    every_turn = TokenLedger.measure(history, ClearingPolicy(cache=None)).summary
+    batched = TokenLedger.measure(history, ClearingPolicy(cache=None, batch_turns=5)).summary
     assert batched.cache_breaks < every_turn.cache_breaks
     assert batched.cache_breaks <= 30 // 5 + 1
 
@@ -134,9 +134,9 @@ def test_clear_callable_sees_the_growing_history():
     assert seen == [1, 3, 5, 7]
 
 
-def test_cached_bill_uses_the_rates():
-    """billed_cached = reads * read rate + writes * write rate."""
-    ledger = TokenLedger.measure(chat_history(5), rates=CacheRates(read=0.5, write=2.0))
+def test_cached_bill_uses_the_pricing():
+    """billed_cached = reads * read price + writes * write price."""
+    ledger = TokenLedger.measure(chat_history(5), cache=CachePricing(read=0.5, write=2.0))
     s = ledger.summary
     assert s.billed_cached == round(s.cache_read * 0.5 + s.cache_write * 2.0)
     assert s.cache_read + s.cache_write == s.billed
@@ -190,7 +190,7 @@ def test_langchain_history_is_measured():
     for i in range(5):
         history.append(AIMessage("", tool_calls=[{"id": f"t{i}", "name": "weather", "args": {}}]))
         history.append(ToolMessage("data " * 500, tool_call_id=f"t{i}"))
-    ledger = TokenLedger.measure(history, ClearingPolicy())
+    ledger = TokenLedger.measure(history, ClearingPolicy(cache=None))
     assert ledger.summary.rounds == 5
     assert ledger.rows[-1].cleared == 2
 
@@ -203,8 +203,9 @@ def test_real_transcript_clearing_shrinks_what_stays_resident():
     plain = TokenLedger.measure(run.messages).summary
     cleared = TokenLedger.measure(run.messages, ClearingPolicy()).summary
     assert plain.rounds == cleared.rounds == 33
-    assert cleared.resident_end < plain.resident_end / 2
+    assert cleared.resident_end < plain.resident_end * 0.7
     assert cleared.billed < plain.billed
+    assert cleared.billed_cached < plain.billed_cached
 
 
 histories = st.lists(

@@ -18,8 +18,6 @@ FRAMEWORKS += ("pydantic_ai", "agents", "redis")
 
 PROBE = """
 import json, sys
-import pytest
-
 import slimtools
 print(json.dumps(sorted(name.split(".")[0] for name in sys.modules)))
 """

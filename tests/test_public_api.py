@@ -50,7 +50,7 @@ def test_slimtools_error_is_the_base_of_every_slimtools_exception():
 
 def test_clear_with_report_returns_a_clearing_report_of_what_went():
     """The report counts the cleared tool uses and names their call ids."""
-    _, report = clear_with_report(_chat_history(5), ClearingPolicy(keep_turns=2))
+    _, report = clear_with_report(_chat_history(5), ClearingPolicy(keep_turns=2, cache=None))
     assert isinstance(report, ClearingReport)
     assert report.cleared_tool_uses == 3
     assert report.cleared_call_ids == ("c0", "c1", "c2")

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 from slimtools.clearing._codec import Codec, RawResult, new_tuple
+from slimtools.clearing._savings import SavingsIndex
 from slimtools.clearing.audit import Audit, AuditRecord
 from slimtools.clearing.report import ClearingReport
 
@@ -132,9 +133,12 @@ class State:
     first: Any = None
     last: Any = None
     turns: int = 0
+    turn_start: int = 0  # position of the message that started the last turn
     previous_model: bool = False
     tokens: int = 0
+    offsets: list[int] = field(default_factory=list)  # original tokens before each message
     saved: int = 0
+    savings: SavingsIndex = field(default_factory=SavingsIndex)  # saved tokens by position
     tool_uses: int = 0
     calls: dict[str, Call] = field(default_factory=dict)
     eligible_turns: list[int] = field(default_factory=list)
@@ -161,10 +165,15 @@ def write_batch(
     ``forced`` ones are re-applied after a re-read and not reported again.
     """
     before = state.tokens - state.saved
-    if forced or len(fresh) > 1 or (fresh and fresh[0].input_saving):
-        return _write_many(codec, state, forced, fresh, memory, before=before)
-    if not fresh:
+    if not fresh and not forced:
         return report(0, 0, (), 0, None, before, before)
+    add = state.savings.add
+    for p in forced + fresh if forced else fresh:
+        add(p.position, p.saving)
+        if p.input_saving:
+            add(p.call.position, p.input_saving)
+    if forced or len(fresh) > 1 or fresh[0].input_saving:
+        return _write_many(codec, state, forced, fresh, memory, before=before)
     return _write_one(codec, state, fresh, memory, before=before)
 
 

@@ -47,6 +47,7 @@ from slimtools.clearing.placeholder import (
     render_args,
 )
 from slimtools.clearing.policy import ClearingPolicy
+from slimtools.clearing.pricing import calls_ahead, plan_clear
 from slimtools.clearing.report import ClearingReport
 
 logger = logging.getLogger("slimtools.clearing")
@@ -86,7 +87,7 @@ class Clearer:
         self._memory = Memory()
         self._rereading = False
         self._state = State()
-        self._braces = self.policy.token_counter("{}")
+        self._blank_args: dict[str, int] = {}  # tool -> tokens of its call with "{}" arguments
         self._needs = self.policy.placeholder_needs
         self._untriggered = self.policy.trigger_tokens is None and (
             self.policy.trigger_tool_uses is None
@@ -189,7 +190,9 @@ class Clearer:
         state, count, decode = self._state, self.policy.token_counter, codec.decode
         calls, run_turns, file = state.calls, codec.run_turns, self._file
         turns, previous, tokens, uses = state.turns, state.previous_model, state.tokens, 0
+        turn_start, offset = state.turn_start, state.offsets.append
         for position in range(start, len(history)):
+            offset(tokens)
             try:
                 model, text, found_calls, results = decode(history[position])
             except Exception:  # a malformed message must not stop the agent loop
@@ -197,6 +200,7 @@ class Clearer:
                 model, text, found_calls, results = OTHER
             if model and not (run_turns and previous):
                 turns += 1
+                turn_start = position
             previous = model
             if text:
                 tokens += count(text)
@@ -213,6 +217,7 @@ class Clearer:
                 tokens += size
                 file(raw, position, size, turns)
         state.turns, state.previous_model, state.tokens = turns, previous, tokens
+        state.turn_start = turn_start
         state.tool_uses += uses
 
     def _file(self, raw: RawResult, position: int, tokens: int, turn: int) -> None:
@@ -270,13 +275,7 @@ class Clearer:
                 else:
                     state.ripe.append(pending)
         forced = self._forced_now() if state.forced else []
-        fresh: list[Pending] = []
-        if (
-            state.ready
-            and (self._untriggered or self._triggered())
-            and state.ready_saving >= (policy.clear_at_least or 0)
-        ):
-            fresh, state.ready, state.ready_saving = state.ready, [], 0
+        fresh = self._decide() if state.ready else []
         if fresh and self.audit is not None and not self._audited(self.audit, codec, fresh):
             fresh = []
         return write_batch(codec, state, forced, fresh, self._memory)
@@ -306,10 +305,54 @@ class Clearer:
                 continue
             text, blanked = self._memory.recall(pending.raw)
             saving = pending.tokens - self.policy.token_counter(text)
-            args_saving = max(0, pending.call.args_tokens - self._braces) if blanked else 0
+            args_saving = self._args_saving(pending) if blanked else 0
             now.append(pending._replace(placeholder=text, saving=saving, input_saving=args_saving))
         state.forced = later
         return now
+
+    def _decide(self) -> list[Pending]:
+        """Which ready results go now: all, none, or (under a cache price) the cheapest cut.
+
+        The window guard comes first: over ``max_context_tokens``, results go whatever the
+        trigger, ``clear_at_least`` or the cache say. Otherwise the trigger must have fired;
+        without a price model everything ready goes once it saves ``clear_at_least``; with
+        one, :func:`~slimtools.clearing.pricing.plan_clear` picks the results whose saving
+        over the calls ahead outweighs the cache rewrite they cause.
+        """
+        state, policy = self._state, self.policy
+        limit = policy.max_context_tokens
+        over = limit is not None and state.tokens - state.saved > limit
+        if not (over or self._untriggered or self._triggered()):
+            return []
+        pricing = policy.pricing
+        if pricing is None:
+            if not over and state.ready_saving < (policy.clear_at_least or 0):
+                return []
+            fresh, state.ready, state.ready_saving = state.ready, [], 0
+            return fresh
+        ready = sorted(state.ready, key=_first_change)
+        candidates = [(_first_change(p), p.saving + p.input_saving) for p in ready]
+        offsets, savings = state.offsets, state.savings
+        before = savings.before
+
+        def tokens_before(position: int) -> int:
+            return offsets[position] - before(position) if savings else offsets[position]
+
+        need = state.tokens - state.saved - limit if over and limit is not None else 0
+        cut = plan_clear(
+            candidates,
+            tokens_before,
+            state.turn_start,
+            calls_ahead(state.turns, policy.expected_calls, policy.payback_horizon),
+            pricing,
+            at_least=policy.clear_at_least or 0,
+            need=need,
+        )
+        if cut is None:
+            return []
+        fresh, state.ready = ready[cut:], ready[:cut]
+        state.ready_saving = sum(p.saving + p.input_saving for p in state.ready)
+        return fresh
 
     def _triggered(self) -> bool:
         state, policy = self._state, self.policy
@@ -338,11 +381,19 @@ class Clearer:
             return
         args_saving = 0
         if self._inputs and call.args and self.policy.clears_inputs_of(tool):
-            args_saving = max(0, call.args_tokens - self._braces)
+            args_saving = self._args_saving(pending)
         info = (raw, tool, call, position, turn, tokens, eidx, text, saving, args_saving)
         state = self._state
         state.ready.append(new_tuple(Pending, info))
         state.ready_saving += saving + args_saving
+
+    def _args_saving(self, pending: Pending) -> int:
+        """Tokens blanking the call's arguments saves: its billed text against ``name {}``."""
+        name = pending.call.name
+        blank = self._blank_args.get(name)
+        if blank is None:
+            blank = self._blank_args[name] = self.policy.token_counter(f"{name} {{}}")
+        return max(0, pending.call.args_tokens - blank)
 
     def _render(self, pending: Pending) -> str | None:
         """The placeholder of one result (None when a user template fails: keep it)."""
@@ -382,3 +433,10 @@ class Clearer:
         state.ready.extend(fresh)
         state.ready_saving += sum(p.saving + p.input_saving for p in fresh)
         return False
+
+
+def _first_change(pending: Pending) -> int:
+    """The first message clearing this result rewrites (its call's, when arguments blank)."""
+    if pending.input_saving:
+        return min(pending.position, pending.call.position)
+    return pending.position

@@ -74,6 +74,8 @@ class HistoryView:
         results: every tool result in order.
         message_texts: per message, the text a model is billed for (content, tool-call names
             and arguments, result text; not images); as long as the history.
+        message_pieces: the same text per message as its separately counted pieces (the
+            content, each call, each result): what the clearer counts tokens of.
     """
 
     format: str
@@ -81,6 +83,7 @@ class HistoryView:
     calls: list[CallView]
     results: list[ResultView]
     message_texts: list[str]
+    message_pieces: list[tuple[str, ...]]
 
 
 _LOADED: dict[str, Codec] = {}
@@ -162,6 +165,7 @@ def view(history: Sequence[Any], format: str | None = None) -> HistoryView:
     calls: list[CallView] = []
     results: list[ResultView] = []
     texts: list[str] = []
+    pieces: list[tuple[str, ...]] = []
     call_names: dict[str, str] = {}
     turn, previous = 0, False
     for position, message in enumerate(history):
@@ -169,7 +173,9 @@ def view(history: Sequence[Any], format: str | None = None) -> HistoryView:
         if decoded.model_output and not (codec.run_turns and previous):
             turn += 1
         previous = decoded.model_output
-        texts.append("\n".join(decoded.pieces()))
+        parts = tuple(decoded.pieces())
+        pieces.append(parts)
+        texts.append("\n".join(parts))
         for c in decoded.calls:
             call_names[c.id] = c.name  # the latest call with an id (ids may repeat)
             calls.append(CallView(c.id, c.name, c.args, turn, position))
@@ -178,4 +184,4 @@ def view(history: Sequence[Any], format: str | None = None) -> HistoryView:
             results.append(
                 ResultView(r.call_id, name_, r.text, turn, position, r.is_error, r.cleared)
             )
-    return HistoryView(name, turn, calls, results, texts)
+    return HistoryView(name, turn, calls, results, texts, pieces)

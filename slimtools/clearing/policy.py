@@ -1,9 +1,12 @@
 """ClearingPolicy: which stale tool results to clear, when, and what to leave in their place.
 
-Defaults follow the design article's turn-end clearing (section 4): no trigger, no minimum
-batch, clear at every round end, the last two turns untouched, a 200-character head in each
-placeholder; retention per category follows its table (section 5). Anthropic's server-side
-``clear_tool_uses_20250919`` settings map onto the same fields (:meth:`from_anthropic`).
+*What* may be cleared: results older than their retention (per category: search results go
+first, write confirmations late, task input never), outside the last ``keep_turns`` turns and
+``keep`` tool uses, of tools not excluded. *Whether and how much* to clear now: by default
+only what pays for itself under prompt caching (``cache=``, Anthropic's 5-minute prices
+unless told otherwise); with ``cache=None`` everything clearable goes at every round end.
+Anthropic's server-side ``clear_tool_uses_20250919`` settings map onto the same fields
+(:meth:`ClearingPolicy.from_anthropic`).
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ from slimtools.clearing.placeholder import (
     template_needs,
     validate_template,
 )
+from slimtools.clearing.pricing import DEFAULT_HORIZON, DEFAULT_PRICING, CachePricing, pricing_of
 from slimtools.errors import ConfigurationError
 from slimtools.tokens import TokenCounter, count_tokens
 
@@ -94,6 +98,25 @@ def _count(value: Any, name: str, *, optional: bool, minimum: int = 0) -> None:
 class ClearingPolicy:
     """Which stale tool results to clear, when, and what placeholder replaces them.
 
+    **Clearing and prompt caching.** Clearing rewrites history, so the provider's prompt
+    cache serves the next request only up to the first rewritten message and writes the rest
+    again. With ``cache`` set (the default: Anthropic's 5-minute prices, reads 0.1x and
+    writes 1.25x of the input price) a clear is made only when it pays for itself. Clearing
+    ``k`` tokens whose first change has ``S`` cached tokens after it costs
+    ``(write - read) * (S - k)`` once (the cached tokens that stay but must be written
+    again) and saves ``read * k`` on every later request; it pays within
+    ``(write - read) * (S - k) / (read * k)`` requests. The policy counts on
+    ``expected_calls`` minus the calls made when you pass the run's length, and otherwise on
+    the fewer of the calls made so far and ``payback_horizon`` (6): a young run may be about
+    to end, and an agent run of any age may end at any call. Among the clears that pay
+    within that many requests it makes the one with the largest net saving, or none. With
+    the true length, every clear pays for itself, so a run never costs more than without
+    clearing; with the estimate, each clear's expected saving is positive as long as the run
+    is expected to make at least that many more calls. ``max_context_tokens`` overrides the
+    economics: a history over it is cleared whatever the cache says. ``cache=None`` (no
+    caching) clears everything clearable at every round end, the design article's turn-end
+    clearing.
+
     Attributes:
         keep_turns: results of the last ``keep_turns`` turns are never touched.
         keep_head: characters of the original kept in the placeholder, whitespace flattened.
@@ -120,6 +143,16 @@ class ClearingPolicy:
         max_placeholder_chars: upper bound on a placeholder's size.
         refetch_tool: the companion named in placeholders (``get_record``).
         token_counter: counts tokens for triggers, ``clear_at_least`` and reports.
+        cache: the prompt-cache prices that decide whether clearing pays: a
+            :class:`~slimtools.clearing.pricing.CachePricing`, a preset name
+            (``"anthropic"``, ``"anthropic-1h"``, ``"openai"``, ``"gemini"``, ``"none"``) or
+            None for no caching; stored as a ``CachePricing`` or None.
+        expected_calls: the model calls you expect the whole run to make, if you know;
+            otherwise the run so far and ``payback_horizon`` are the estimate (see above).
+        payback_horizon: without ``expected_calls``, the most requests a clear may take to
+            pay for itself (None: as many as the run has made so far).
+        max_context_tokens: clear regardless of trigger, ``clear_at_least`` and cache once
+            the history exceeds this many tokens (what may be cleared still applies).
     """
 
     keep_turns: int = 2
@@ -141,15 +174,23 @@ class ClearingPolicy:
     max_placeholder_chars: int = 1000
     refetch_tool: str = "get_record"
     token_counter: TokenCounter = count_tokens
+    cache: CachePricing | str | None = DEFAULT_PRICING
+    expected_calls: int | None = None
+    payback_horizon: int | None = DEFAULT_HORIZON
+    max_context_tokens: int | None = None
 
     def __post_init__(self) -> None:
         for name in ("keep_turns", "keep_head"):
             _count(getattr(self, name), name, optional=False)
         for name in ("keep", "trigger_tokens", "trigger_tool_uses", "clear_at_least"):
             _count(getattr(self, name), name, optional=True)
+        _count(self.expected_calls, "expected_calls", optional=True, minimum=1)
+        _count(self.payback_horizon, "payback_horizon", optional=True, minimum=1)
+        _count(self.max_context_tokens, "max_context_tokens", optional=True, minimum=1)
         _count(self.batch_turns, "batch_turns", optional=False, minimum=1)
         _count(self.max_placeholder_chars, "max_placeholder_chars", optional=False, minimum=80)
         set_ = object.__setattr__
+        set_(self, "cache", pricing_of(self.cache))
         set_(self, "exclude_tools", _names(self.exclude_tools, "exclude_tools"))
         if not isinstance(self.clear_tool_inputs, bool):
             set_(self, "clear_tool_inputs", _names(self.clear_tool_inputs, "clear_tool_inputs"))
@@ -191,6 +232,11 @@ class ClearingPolicy:
                 for v in (getattr(self, f.name) for f in dataclasses.fields(self))
             )
         )
+
+    @property
+    def pricing(self) -> CachePricing | None:
+        """The cache prices in force (``cache`` resolved), or None for no caching."""
+        return self.cache  # type: ignore[return-value]  # normalised in __post_init__
 
     @property
     def placeholder_needs(self) -> frozenset[str]:
@@ -243,14 +289,20 @@ class ClearingPolicy:
         """A policy with the semantics of Anthropic's ``clear_tool_uses_20250919`` edit.
 
         With no ``edit``: Anthropic's defaults, a trigger at 100,000 input tokens and the
-        3 most recent tool uses kept. Turn windows and category retention are off, as on the
-        server; ``overrides`` (e.g. ``placeholder=``) are applied last.
+        3 most recent tool uses kept. Turn windows, category retention and the cache
+        economics are off (``cache=None``), as on the server, where ``clear_at_least`` is the
+        only cache control; ``overrides`` (e.g. ``placeholder=``) are applied last.
 
         Args:
             edit: the edit dict as sent in ``context_management.edits``.
             overrides: any other policy field.
         """
-        fields: dict[str, Any] = {"keep_turns": 0, "retention": {}, "infer_categories": False}
+        fields: dict[str, Any] = {
+            "keep_turns": 0,
+            "retention": {},
+            "infer_categories": False,
+            "cache": None,
+        }
         fields.update(_anthropic_fields(edit))
         fields.update(overrides)
         return cls(**fields)

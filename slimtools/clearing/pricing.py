@@ -1,0 +1,187 @@
+"""Prompt-cache prices, and the rule that decides whether clearing pays under them.
+
+Clearing rewrites history, and a provider's prompt cache serves only the unchanged prefix of
+the previous request: everything after the first rewritten message is written to the cache
+again. Whether that pays depends on the prices, which :class:`CachePricing` holds relative to
+the uncached input price, and on how many more model calls will read the smaller history.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import Any
+
+from slimtools.errors import ConfigurationError
+
+
+@dataclass(frozen=True, slots=True)
+class CachePricing:
+    """Prompt-cache prices as multiples of the uncached input price.
+
+    Attributes:
+        read: price of an input token served from the cache (a cache hit).
+        write: price of an input token written to the cache (a miss that is then cached);
+            1.0 where writing costs nothing extra.
+        name: a label for reports.
+
+    Presets (``CachePricing.preset(name)``), as the providers' pricing pages gave them in
+    2026:
+
+    - ``"anthropic"``: Anthropic's 5-minute cache, reads 0.1x and writes 1.25x
+      (https://docs.anthropic.com/en/docs/build-with-claude/prompt-caching#pricing).
+      The highest write premium, so the most cautious choice and ``ClearingPolicy``'s
+      default.
+    - ``"anthropic-1h"``: Anthropic's 1-hour cache, reads 0.1x and writes 2x (same page).
+    - ``"openai"``: OpenAI's automatic caching, no write premium; cached input is billed at
+      a tenth of the input price for the GPT-5 family (older models: a quarter to a half)
+      (https://developers.openai.com/api/docs/pricing,
+      https://developers.openai.com/api/docs/guides/prompt-caching).
+    - ``"gemini"``: Gemini's implicit caching, no write premium and a 90% discount on
+      cached tokens (https://ai.google.dev/gemini-api/docs/caching,
+      https://cloud.google.com/vertex-ai/generative-ai/docs/context-cache/context-cache-overview).
+    - ``"none"``: no caching (``preset`` returns ``None``).
+    """
+
+    read: float
+    write: float = 1.0
+    name: str = "custom"
+
+    def __post_init__(self) -> None:
+        for label in ("read", "write"):
+            value = getattr(self, label)
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
+                raise ConfigurationError(
+                    f"CachePricing.{label} must be a number >= 0, got {value!r}"
+                )
+        if self.read > self.write:
+            raise ConfigurationError(
+                f"CachePricing.read ({self.read}) above write ({self.write}): a cache hit "
+                "never costs more than a miss"
+            )
+
+    @property
+    def rewrite(self) -> float:
+        """What re-sending a cached token costs more when a rewrite before it breaks the cache."""
+        return self.write - self.read
+
+    def cost(self, read: int, written: int) -> float:
+        """The price of one request, in uncached-input tokens."""
+        return read * self.read + written * self.write
+
+    @staticmethod
+    def preset(name: str) -> CachePricing | None:
+        """The preset called ``name`` (see the class docstring); ``None`` for ``"none"``."""
+        try:
+            return PRESETS[name]
+        except (KeyError, TypeError):
+            raise ConfigurationError(
+                f"unknown cache preset {name!r}; expected one of {sorted(PRESETS)}"
+            ) from None
+
+
+PRESETS: Mapping[str, CachePricing | None] = MappingProxyType(
+    {
+        "anthropic": CachePricing(read=0.1, write=1.25, name="anthropic"),
+        "anthropic-1h": CachePricing(read=0.1, write=2.0, name="anthropic-1h"),
+        "openai": CachePricing(read=0.1, write=1.0, name="openai"),
+        "gemini": CachePricing(read=0.1, write=1.0, name="gemini"),
+        "none": None,
+    }
+)
+"""Every named price model, ``"none"`` meaning no caching."""
+
+DEFAULT_PRICING = PRESETS["anthropic"]
+
+
+def pricing_of(value: Any) -> CachePricing | None:
+    """A policy's ``cache=`` argument as a price model: a preset name, a model, or None."""
+    if value is None or isinstance(value, CachePricing):
+        return value
+    if isinstance(value, str):
+        return CachePricing.preset(value)
+    raise ConfigurationError(
+        f"cache must be a CachePricing, a preset name ({sorted(PRESETS)}) or None, got {value!r}"
+    )
+
+
+DEFAULT_HORIZON = 6
+"""Model calls within which a clear must pay for itself when the run's length is unknown."""
+
+
+def calls_ahead(turns: int, expected_calls: int | None, horizon: int | None) -> int:
+    """The model calls a history cleared now is expected to serve (the next one included).
+
+    With ``expected_calls`` (the run's total), what is left of it, at least one. Otherwise
+    the fewer of the calls made so far and ``horizon``: a run that has made few calls may
+    be about to end (a run that has lasted ``t`` calls is expected to last about as long
+    again), and whatever its age a run may end at any call (agent tasks finish, users
+    leave), so the saving is not counted past ``horizon`` calls. ``horizon=None`` counts
+    only the run's age.
+    """
+    if expected_calls is not None:
+        return max(1, expected_calls - turns)
+    if horizon is not None:
+        return max(1, min(turns, horizon))
+    return max(1, turns)
+
+
+def plan_clear(
+    candidates: list[tuple[int, int]],
+    tokens_before: Callable[[int], int],
+    cache_end: int,
+    calls: int,
+    pricing: CachePricing,
+    *,
+    at_least: int = 0,
+    need: int = 0,
+) -> int | None:
+    """Which clearable results to clear now: the index of the first one, or ``None``.
+
+    ``candidates`` are ``(position, saving)`` pairs sorted by position: where clearing a
+    result first changes the history, and the tokens it saves. Clearing every candidate from
+    index ``j`` on saves ``k`` tokens and rewrites the cached suffix that starts at the first
+    change: ``S`` tokens of the previous request, after the candidate's position and before
+    ``cache_end``, of which ``S - k`` survive and must be written again instead of read.
+    That costs ``(write - read) * (S - k)`` once and saves ``read * k`` on each of the
+    ``calls`` requests that read the smaller history. The cut with the largest net saving
+    is chosen when it is positive (and saves at least ``at_least``).
+
+    With ``need > 0`` (the history is over the window) the economics give way: the best cut
+    that saves at least ``need`` tokens is chosen whatever it costs, or every candidate when
+    none saves that much.
+
+    Args:
+        candidates: ``(position, saving)`` pairs, sorted by position.
+        tokens_before: ``position -> tokens of the current history before it``.
+        cache_end: the position where the previous request (the cached prefix) ended.
+        calls: requests that will read the cleared history (see :func:`calls_ahead`).
+        pricing: the cache prices.
+        at_least: the smallest saving worth a rewrite (``clear_at_least``).
+        need: tokens that must go now; 0 when the window is not at stake.
+    """
+    if not candidates:
+        return None
+    cached_tokens = tokens_before(cache_end)
+    read, rewrite = pricing.read, pricing.rewrite
+    best: int | None = None
+    best_value = 0.0
+    fallback: int | None = None
+    saved = saved_cached = 0
+    for j in range(len(candidates) - 1, -1, -1):
+        position, saving = candidates[j]
+        saved += saving
+        if position < cache_end:
+            saved_cached += saving
+        suffix = max(0, cached_tokens - tokens_before(position)) if position < cache_end else 0
+        value = read * saved * calls - rewrite * max(0, suffix - saved_cached)
+        if need:
+            if saved >= need and (fallback is None or value > best_value):
+                fallback, best_value = j, value
+            continue
+        if saved >= at_least and value > best_value:
+            best, best_value = j, value
+    if need:
+        return 0 if fallback is None else fallback
+    return best

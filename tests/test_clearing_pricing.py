@@ -1,0 +1,169 @@
+"""Cache prices and the rule that decides whether clearing pays under them."""
+
+from __future__ import annotations
+
+import pytest
+
+from slimtools.clearing import ClearingPolicy
+from slimtools.clearing.pricing import (
+    DEFAULT_HORIZON,
+    PRESETS,
+    CachePricing,
+    calls_ahead,
+    plan_clear,
+)
+from slimtools.errors import ConfigurationError
+
+ANTHROPIC = CachePricing(read=0.1, write=1.25)
+
+
+def flat(tokens_per_message: int):
+    """``tokens_before`` for a history whose messages each hold this many tokens."""
+    return lambda position: position * tokens_per_message
+
+
+def test_presets_carry_the_documented_prices():
+    """Anthropic 5-minute and 1-hour, OpenAI and Gemini, as their pricing pages give them."""
+    assert (PRESETS["anthropic"].read, PRESETS["anthropic"].write) == (0.1, 1.25)
+    assert (PRESETS["anthropic-1h"].read, PRESETS["anthropic-1h"].write) == (0.1, 2.0)
+    assert (PRESETS["openai"].read, PRESETS["openai"].write) == (0.1, 1.0)
+    assert (PRESETS["gemini"].read, PRESETS["gemini"].write) == (0.1, 1.0)
+
+
+def test_the_none_preset_means_no_caching():
+    """``preset("none")`` is None: every token at the input price."""
+    assert CachePricing.preset("none") is None
+
+
+def test_an_unknown_preset_names_the_known_ones():
+    """A typo gets a ConfigurationError listing every preset."""
+    with pytest.raises(ConfigurationError, match="anthropic-1h"):
+        CachePricing.preset("antropic")
+
+
+def test_negative_prices_are_refused():
+    """Prices are multiples of the input price, never negative."""
+    with pytest.raises(ConfigurationError, match="read"):
+        CachePricing(read=-0.1)
+
+
+def test_a_read_dearer_than_a_write_is_refused():
+    """A cache hit never costs more than a miss."""
+    with pytest.raises(ConfigurationError, match="never costs more"):
+        CachePricing(read=1.5, write=1.0)
+
+
+def test_rewrite_is_write_minus_read():
+    """What re-sending a cached token costs more after a rewrite before it."""
+    assert ANTHROPIC.rewrite == pytest.approx(1.15)
+
+
+def test_cost_prices_reads_and_writes():
+    """One request's price in input-token equivalents."""
+    assert ANTHROPIC.cost(1_000, 100) == pytest.approx(100 + 125)
+
+
+def test_policy_defaults_to_anthropic_five_minute_prices():
+    """The most cautious preset (highest write premium) is the default."""
+    assert ClearingPolicy().pricing == PRESETS["anthropic"]
+
+
+def test_policy_takes_a_preset_name():
+    """``cache="openai"`` resolves to the OpenAI preset."""
+    assert ClearingPolicy(cache="openai").cache == PRESETS["openai"]
+
+
+def test_policy_cache_none_means_turn_end_clearing():
+    """``cache=None`` keeps no price model."""
+    assert ClearingPolicy(cache=None).pricing is None
+
+
+def test_policy_refuses_a_cache_of_the_wrong_type():
+    """A number is neither a price model nor a preset name."""
+    with pytest.raises(ConfigurationError, match="cache must be"):
+        ClearingPolicy(cache=0.1)  # type: ignore[arg-type]
+
+
+def test_from_anthropic_mirrors_the_server_without_cache_economics():
+    """Anthropic's server-side edit has no price model: from_anthropic() has none either."""
+    assert ClearingPolicy.from_anthropic().pricing is None
+
+
+@pytest.mark.parametrize("name", ["expected_calls", "payback_horizon", "max_context_tokens"])
+def test_counts_must_be_positive(name):
+    """expected_calls, payback_horizon and max_context_tokens are None or >= 1."""
+    with pytest.raises(ConfigurationError, match=name):
+        ClearingPolicy(**{name: 0})
+
+
+def test_calls_ahead_counts_what_is_left_of_expected_calls():
+    """A run expected to make 20 calls, 12 made, has 8 left (this one included)."""
+    assert calls_ahead(12, 20, DEFAULT_HORIZON) == 8
+
+
+def test_calls_ahead_is_at_least_this_call():
+    """Past the expected length the clear still serves the call about to be made."""
+    assert calls_ahead(30, 20, DEFAULT_HORIZON) == 1
+
+
+def test_calls_ahead_trusts_a_young_run_only_as_far_as_its_age():
+    """Three calls made: three more expected, below the horizon."""
+    assert calls_ahead(3, None, 6) == 3
+
+
+def test_calls_ahead_never_counts_past_the_horizon():
+    """Forty calls made: the saving is counted over six calls only."""
+    assert calls_ahead(40, None, 6) == 6
+
+
+def test_calls_ahead_without_horizon_is_the_runs_age():
+    """``payback_horizon=None``: a run is expected to last as long again."""
+    assert calls_ahead(40, None, None) == 40
+
+
+def test_plan_clears_when_the_saving_outweighs_the_rewrite():
+    """1,000 tokens cleared with 1,100 cached after them pay back in 1.15 calls: clear."""
+    cut = plan_clear([(10, 1_000)], flat(100), cache_end=21, calls=6, pricing=ANTHROPIC)
+    assert cut == 0
+
+
+def test_plan_keeps_when_the_rewrite_outweighs_the_saving():
+    """100 tokens cleared under 10,000 cached tokens would take 1,139 calls to pay back."""
+    cut = plan_clear([(0, 100)], flat(100), cache_end=100, calls=6, pricing=ANTHROPIC)
+    assert cut is None
+
+
+def test_plan_picks_the_cut_with_the_largest_net_saving():
+    """An old small result is left when clearing it would rewrite much more than it saves."""
+    candidates = [(0, 50), (90, 800)]  # a small old result, a big recent one
+    cut = plan_clear(candidates, flat(10), cache_end=100, calls=6, pricing=ANTHROPIC)
+    assert cut == 1
+
+
+def test_plan_respects_clear_at_least():
+    """A cut that pays but saves less than clear_at_least is not made."""
+    cut = plan_clear(
+        [(10, 1_000)], flat(100), cache_end=21, calls=6, pricing=ANTHROPIC, at_least=2_000
+    )
+    assert cut is None
+
+
+def test_plan_clears_whatever_is_needed_under_the_window_guard():
+    """Over the window, the economics give way: the result that frees enough goes."""
+    cut = plan_clear(
+        [(0, 100), (50, 300)], flat(100), cache_end=100, calls=1, pricing=ANTHROPIC, need=250
+    )
+    assert cut == 1  # the recent result alone frees 300 and rewrites less
+
+
+def test_plan_clears_everything_when_nothing_frees_enough():
+    """Over the window with too little clearable: everything clearable goes."""
+    cut = plan_clear(
+        [(0, 100), (50, 300)], flat(100), cache_end=100, calls=1, pricing=ANTHROPIC, need=10**6
+    )
+    assert cut == 0
+
+
+def test_plan_has_nothing_to_do_without_candidates():
+    """No clearable result: no cut."""
+    assert plan_clear([], flat(1), cache_end=0, calls=6, pricing=ANTHROPIC) is None
