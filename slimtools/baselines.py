@@ -89,11 +89,13 @@ def last_n_observations_step(
     as one line.
 
     Raises:
-        ConfigurationError: ``n`` or ``polling`` is not an int >= 1.
+        ConfigurationError: ``n`` or ``polling`` is not an int >= 1, or a tag option is not
+            a collection of strings.
     """
     _check_int("n", n, 1)
     _check_int("polling", polling, 1)
-    remove, keep = frozenset(always_remove_output_for_tags), frozenset(always_keep_output_for_tags)
+    remove = _check_tags("always_remove_output_for_tags", always_remove_output_for_tags)
+    keep = _check_tags("always_keep_output_for_tags", always_keep_output_for_tags)
 
     def step(messages: list[Any]) -> list[Any]:
         fmt = detect_format(messages)
@@ -173,7 +175,10 @@ def tool_output_trimmer_step(trimmer: Any = None) -> Step:
 
     Raises:
         ImportError: the Agents SDK is not installed (``pip install 'slimtools[openai-agents]'``).
+        ConfigurationError: ``trimmer`` is not callable.
     """
+    if trimmer is not None and not callable(trimmer):
+        raise ConfigurationError(f"trimmer must be a ToolOutputTrimmer, got {trimmer!r}")
     try:
         from agents import Agent
         from agents.extensions import ToolOutputTrimmer
@@ -277,6 +282,14 @@ def peer_steps() -> dict[str, Step]:
 def _check_int(name: str, value: Any, minimum: int) -> None:
     if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
         raise ConfigurationError(f"{name} must be an int >= {minimum}, got {value!r}")
+
+
+def _check_tags(name: str, value: Any) -> frozenset[str]:
+    if isinstance(value, (str, bytes)) or not isinstance(value, Collection):
+        raise ConfigurationError(f"{name} must be a collection of tag strings, not {value!r}")
+    if not all(isinstance(tag, str) for tag in value):
+        raise ConfigurationError(f"{name} must hold only strings, got {sorted(map(repr, value))}")
+    return frozenset(value)
 
 
 def _tags(message: Any) -> frozenset[str]:

@@ -145,6 +145,13 @@ def test_swe_agent_rejects_bad_options(kwargs):
         last_n_observations_step(**kwargs)
 
 
+@pytest.mark.parametrize("tags", ["keep_output", None, ["keep_output", 3]])
+def test_swe_agent_rejects_tags_that_are_not_a_collection_of_strings(tags):
+    """A bare string would be read as a set of letters; say so instead."""
+    with pytest.raises(ConfigurationError, match="always_keep_output_for_tags must"):
+        last_n_observations_step(always_keep_output_for_tags=tags)
+
+
 def _raw_text(content: Any) -> str:
     if isinstance(content, str):
         return content
@@ -306,6 +313,12 @@ def test_trimmer_matches_the_sdk_on_the_same_run_as_responses_items(fmt, script,
     assert results(tool_output_trimmer_step(trimmer)(render(fmt, script))) == expected
 
 
+def test_trimmer_rejects_a_trimmer_that_is_not_callable():
+    """The trimmer is checked when the step is built, not at the first model call."""
+    with pytest.raises(ConfigurationError, match="trimmer must be a ToolOutputTrimmer"):
+        tool_output_trimmer_step({"recent_turns": 2})
+
+
 def test_agents_input_items_of_a_chat_history():
     """Roles, calls and outputs become the SDK's item types, outputs traced to their results."""
     history = [
@@ -407,6 +420,21 @@ def test_trimmer_recent_turns_untouched(fmt, script):
     for cid, text in results(history):
         if cid in recent:
             assert out[cid] == text
+
+
+@peer_param
+@pytest.mark.parametrize(
+    "history",
+    [
+        [],
+        [None, 3, "text"],
+        [{"role": "assistant", "tool_calls": "bad"}, {"role": "tool", "content": "x" * 900}],
+        [{"role": "user", "content": [{"type": "tool_result"}]}, {"role": "assistant"}],
+    ],
+)
+def test_peer_passes_malformed_messages_through(peer, history):
+    """Messages no codec can read are context: the step returns them as they are."""
+    assert PEERS[peer]()(list(history)) == history
 
 
 def test_peer_steps_names_the_three_peers():
