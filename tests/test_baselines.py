@@ -33,6 +33,8 @@ SETTINGS = settings(
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )
+# The properties every peer shares run 12 times (3 peers x 4 formats): fewer examples each.
+PEER_SETTINGS = settings(SETTINGS, max_examples=examples(30))
 fmt_param = pytest.mark.parametrize("fmt", FORMATS)
 PEERS = {
     "swe_agent": lambda: last_n_observations_step(5),
@@ -350,7 +352,7 @@ def test_agents_input_has_no_user_item_for_an_anthropic_results_message():
 
 @peer_param
 @fmt_param
-@SETTINGS
+@PEER_SETTINGS
 @given(script=turns(max_turns=14))
 def test_peer_changes_only_result_contents(peer, fmt, script):
     """Same length, same calls and results at the same places; other messages are untouched."""
@@ -370,7 +372,7 @@ def test_peer_changes_only_result_contents(peer, fmt, script):
 
 @peer_param
 @fmt_param
-@SETTINGS
+@PEER_SETTINGS
 @given(script=turns(max_turns=14))
 def test_peer_is_idempotent(peer, fmt, script):
     """Applying a step to its own output changes nothing."""
