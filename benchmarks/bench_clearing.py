@@ -30,10 +30,10 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMe
 from langchain_core.messages.utils import count_tokens_approximately
 
 from benchmarks._timing import SHARED_DATA
-from slimtools.adapters.langchain_baseline import context_editing_step, to_langchain_messages
 from slimtools.clearing import Clearer, ClearingPolicy, clear_stale_results
 from slimtools.compaction import history_tokens
 from slimtools.ledger import LedgerSummary, TokenLedger
+from slimtools.ledger.peers import context_editing_step, to_langchain_messages
 from slimtools.transcripts import load_transcripts
 
 TRIGGER, KEEP, CLEAR_AT_LEAST = 100_000, 3, 50_000

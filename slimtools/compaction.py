@@ -21,7 +21,6 @@ from typing import Any, TypeAlias
 
 from slimtools.clearing import Audit, Clearer, ClearingPolicy, detect_format, view
 from slimtools.errors import ConfigurationError
-from slimtools.ledger import round_starts
 from slimtools.tokens import TokenCounter, count_tokens
 
 logger = logging.getLogger("slimtools.compaction")
@@ -118,7 +117,7 @@ def compact(
     system_end = 0
     while system_end < len(messages) and _is_system(messages[system_end]):
         system_end += 1
-    starts = round_starts(messages, fmt)
+    starts = view(messages, format=fmt).turn_starts
     if keep_turns == 0:
         cut = len(messages)
     elif len(starts) > keep_turns:

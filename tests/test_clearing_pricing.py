@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from slimtools.clearing import ClearingPolicy
+from slimtools.clearing._plan import Candidates
 from slimtools.clearing.pricing import (
     DEFAULT_HORIZON,
     PRESETS,
@@ -13,6 +16,7 @@ from slimtools.clearing.pricing import (
     plan_clear,
 )
 from slimtools.errors import ConfigurationError
+from tests._profile import examples
 
 ANTHROPIC = CachePricing(read=0.1, write=1.25)
 
@@ -167,3 +171,75 @@ def test_plan_clears_everything_when_nothing_frees_enough():
 def test_plan_has_nothing_to_do_without_candidates():
     """No clearable result: no cut."""
     assert plan_clear([], flat(1), cache_end=0, calls=6, pricing=ANTHROPIC) is None
+
+
+_candidates = st.lists(
+    st.tuples(st.integers(0, 60), st.integers(1, 400)), min_size=0, max_size=12
+).map(sorted)
+
+
+@settings(max_examples=examples(300), deadline=None)
+@given(
+    candidates=_candidates,
+    per_message=st.integers(1, 300),
+    cache_end=st.integers(0, 70),
+    calls=st.integers(1, 40),
+    pricing=st.sampled_from([p for p in PRESETS.values() if p is not None]),
+    at_least=st.integers(0, 1_500),
+    need=st.sampled_from([0, 0, 1, 200, 5_000]),
+)
+def test_incremental_candidates_choose_what_plan_clear_chooses(
+    candidates, per_message, cache_end, calls, pricing, at_least, need
+):
+    """The engine's O(log n) planner picks a cut worth exactly what the reference rule picks."""
+    tokens_before = _history(candidates, per_message)
+    reference = plan_clear(
+        candidates, tokens_before, cache_end, calls, pricing, at_least=at_least, need=need
+    )
+    plan = Candidates()
+    for i in sorted(range(len(candidates)), key=lambda i: -i % 3):  # out of order, too
+        position, saving = candidates[i]
+        plan.add(i, position, saving, tokens_before(position))
+    cut = plan.choose(
+        cache_end, tokens_before(cache_end), calls, pricing, at_least=at_least, need=need
+    )
+    assert (cut is None) == (reference is None)
+    if cut is not None and reference is not None:
+        value = _value(candidates, tokens_before, cache_end, calls, pricing)
+        assert value(cut) == pytest.approx(value(reference), abs=1e-6)
+
+
+def _history(candidates, per_message):
+    """``tokens_before`` of a history whose messages hold their candidates' savings and more
+    (a saving never exceeds the tokens of the message it is taken from)."""
+    sizes = [per_message] * 80
+    for position, saving in candidates:
+        sizes[position] += saving
+    starts = [0]
+    for size in sizes:
+        starts.append(starts[-1] + size)
+    return starts.__getitem__
+
+
+def _value(candidates, tokens_before, cache_end, calls, pricing):
+    """The net saving of cutting at ``j``, computed as plan_clear states it."""
+
+    def value(j: int) -> float:
+        cut = candidates[j:]
+        saved = sum(s for _, s in cut)
+        cached = sum(s for p, s in cut if p < cache_end)
+        position = candidates[j][0]
+        suffix = tokens_before(cache_end) - tokens_before(position) if position < cache_end else 0
+        return pricing.read * saved * calls - pricing.rewrite * max(0, suffix - cached)
+
+    return value
+
+
+def test_taking_a_cut_leaves_the_earlier_candidates_ready():
+    """After a cut the remaining candidates keep their prefix sums and can be chosen later."""
+    plan = Candidates()
+    for position in (10, 20, 30):
+        plan.add(position, position, 100, position * 10)
+    assert plan.take(2) == [30]
+    assert len(plan) == 2
+    assert plan.total == 200

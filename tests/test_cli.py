@@ -7,14 +7,14 @@ from pathlib import Path
 
 import pytest
 
-from slimtools.adapters.langchain_baseline import (
+from slimtools.clearing import ClearingPolicy
+from slimtools.cli import build_policy, main
+from slimtools.ledger import TokenLedger
+from slimtools.ledger.peers import (
     context_editing_step,
     langchain_defaults_step,
     to_langchain_messages,
 )
-from slimtools.clearing import ClearingPolicy
-from slimtools.cli import build_policy, main
-from slimtools.ledger import TokenLedger
 from slimtools.transcripts import load_transcripts
 from tests._shared import shared_data
 
@@ -59,50 +59,94 @@ def test_bill_rejects_negative_rounds(capsys):
     assert "must be >= 0" in capsys.readouterr().err
 
 
-def test_report_prints_rows_totals_and_ratios(tmp_path, capsys):
-    """A report lists each transcript, a total and the ratios against no clearing."""
+def _row(out: str, label: str) -> list[str]:
+    """The figures of the row named ``label`` in the TOTAL table."""
+    total = out[out.index("TOTAL") :]
+    line = next(line for line in total.splitlines() if line.startswith(label))
+    return line[48:].split()
+
+
+def test_report_prints_every_strategy_and_a_total(tmp_path, capsys):
+    """A report lists no clearing, the peers and slimtools, totalled over the transcripts."""
     write_run(tmp_path)
     assert main(["report", str(tmp_path)]) == 0
     out = capsys.readouterr().out
-    assert "run.traj" in out
-    assert "TOTAL (1 transcripts)" in out
-    assert "slimtools (default) vs no clearing: resident x" in out
-    assert "langchain defaults" in out
+    assert "TOTAL (1 transcripts): 1 runs, 9 model calls" in out
+    for label in (
+        "no clearing",
+        "langchain ClearToolUsesEdit (defaults)",
+        "langchain ClearToolUsesEdit (30k, keep 3, >=5k)",
+        "swe-agent last 5 observations",
+        "complexity trap (10-turn window)",
+        "slimtools turn-end (cache=None)",
+        "slimtools batched (5 turns, >=2k)",
+        "slimtools (default)",
+    ):
+        assert label in out
 
 
-def test_report_slimtools_column_clears(tmp_path, capsys):
-    """The slimtools column keeps fewer resident tokens than no clearing."""
+def test_report_turn_end_row_clears(tmp_path, capsys):
+    """The turn-end row keeps fewer resident tokens than no clearing."""
     write_run(tmp_path)
     main(["report", str(tmp_path)])
-    row = next(line for line in capsys.readouterr().out.splitlines() if "run.traj" in line)
-    resident = [int(v.replace(",", "")) for v in row.split("|")[1].split()]
-    none, langchain, slimtools = resident
-    assert slimtools < none / 2
-    assert langchain == none  # under LangChain's 100,000-token trigger nothing is cleared
+    out = capsys.readouterr().out
+    none = int(_row(out, "no clearing")[0].replace(",", ""))
+    turn_end = int(_row(out, "slimtools turn-end")[0].replace(",", ""))
+    assert turn_end < none / 2
+    assert _row(out, "langchain ClearToolUsesEdit (defaults)")[0] == _row(out, "no clearing")[0]
+
+
+def test_report_counts_transcripts_that_cost_more(tmp_path, capsys):
+    """The worse column counts transcripts whose cached cost is above no clearing's."""
+    write_run(tmp_path)
+    main(["report", str(tmp_path)])
+    out = capsys.readouterr().out
+    assert _row(out, "no clearing")[-1] == "0/1"
+    assert _row(out, "slimtools turn-end")[-1] == "1/1"
 
 
 def test_report_policy_none_matches_no_clearing(tmp_path, capsys):
-    """--policy none makes the slimtools column equal the no-clearing column."""
+    """--policy none makes the slimtools row equal the no-clearing row."""
     write_run(tmp_path)
-    main(["report", str(tmp_path), "--policy", "none"])
-    row = next(line for line in capsys.readouterr().out.splitlines() if "run.traj" in line)
-    none, _, slimtools = row.split("|")[1].split()
-    assert none == slimtools
+    main(["report", str(tmp_path), "--policy", "none", "--no-peers"])
+    out = capsys.readouterr().out
+    assert _row(out, "slimtools (none)") == _row(out, "no clearing")
 
 
-def test_report_keep_turns_option(tmp_path, capsys):
-    """--keep-turns is shown in the ratio line and applied to the policy."""
+def test_report_options_name_the_policy(tmp_path, capsys):
+    """--keep-turns and --batch-turns are shown in the slimtools row's label."""
     write_run(tmp_path)
-    main(["report", str(tmp_path), "--keep-turns", "4", "--batch-turns", "2"])
+    main(["report", str(tmp_path), "--keep-turns", "4", "--batch-turns", "2", "--no-peers"])
     assert "slimtools (default, keep_turns=4, batch_turns=2)" in capsys.readouterr().out
+
+
+def test_report_cache_option_prices_the_bill(tmp_path, capsys):
+    """--cache openai bills and decides with OpenAI's prices; --cache none bills uncached."""
+    write_run(tmp_path)
+    main(["report", str(tmp_path), "--cache", "openai", "--no-peers"])
+    assert "cache openai (read 0.1x, write 1x)" in capsys.readouterr().out
+    main(["report", str(tmp_path), "--cache", "none", "--no-peers"])
+    out = capsys.readouterr().out
+    assert "cache none" in out
+    billed, cached = _row(out, "no clearing")[3], _row(out, "no clearing")[4]
+    assert billed == cached
+
+
+def test_report_rejects_an_unknown_cache(tmp_path, capsys):
+    """An unknown --cache preset is a usage error naming the presets."""
+    with pytest.raises(SystemExit) as exc:
+        main(["report", str(tmp_path), "--cache", "azure"])
+    assert exc.value.code == 2
+    assert "anthropic-1h" in capsys.readouterr().err
 
 
 def test_build_policy_variants():
     """default, anthropic and none map to the documented policies."""
     assert build_policy("none") is None
     assert build_policy("default", keep_turns=3).keep_turns == 3
-    anthropic = build_policy("anthropic")
-    assert anthropic == ClearingPolicy.from_anthropic()
+    assert build_policy("default", cache="openai").cache == ClearingPolicy(cache="openai").cache
+    assert build_policy("default", cache="none").pricing is None
+    assert build_policy("anthropic") == ClearingPolicy.from_anthropic()
 
 
 def test_report_missing_path_fails_cleanly(capsys):
@@ -118,12 +162,13 @@ def test_report_empty_folder_fails_cleanly(tmp_path, capsys):
 
 
 def test_report_on_shared_transcripts_by_source(capsys):
-    """On the recorded runs the report groups by recorder and totals 265 transcripts."""
-    assert main(["report", str(shared_data() / "transcripts"), "--by", "source"]) == 0
+    """On the recorded runs the report has a table per recorder and a total."""
+    folder = shared_data() / "transcripts"
+    assert main(["report", str(folder), "--by", "source", "--no-peers"]) == 0
     out = capsys.readouterr().out
     for source in ("claude_code", "tau_bench", "swe_agent", "mini_swe_agent"):
-        assert source in out
-    assert "TOTAL (265 transcripts)" in out
+        assert f"{source}: " in out
+    assert f"TOTAL ({len(load_transcripts(folder))} transcripts)" in out
 
 
 def test_langchain_conversion_bills_like_the_original():
@@ -164,7 +209,7 @@ def test_langchain_step_breaks_the_cache_every_call_once_triggered():
 
 def test_without_langchain_the_documented_defaults_are_emulated(monkeypatch):
     """With LangChain missing, the baseline clears all but 3 results past 100k tokens."""
-    import slimtools.adapters.langchain_baseline as baseline
+    import slimtools.ledger.peers as baseline
 
     monkeypatch.setattr(baseline, "has_langchain", lambda: False)
     history: list[dict] = [{"role": "user", "content": "go"}]

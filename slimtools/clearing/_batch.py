@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 from slimtools.clearing._codec import Codec, RawResult, new_tuple
+from slimtools.clearing._plan import Candidates
 from slimtools.clearing._savings import SavingsIndex
 from slimtools.clearing.audit import Audit, AuditRecord
 from slimtools.clearing.report import ClearingReport
@@ -149,6 +150,7 @@ class State:
     ripe: list[Pending] = field(default_factory=list)
     ready: list[Pending] = field(default_factory=list)
     ready_saving: int = 0
+    plan: Candidates = field(default_factory=Candidates)  # cache-aware: ready, by position
     forced: list[Pending] = field(default_factory=list)
 
 

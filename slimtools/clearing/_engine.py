@@ -47,7 +47,7 @@ from slimtools.clearing.placeholder import (
     render_args,
 )
 from slimtools.clearing.policy import ClearingPolicy
-from slimtools.clearing.pricing import calls_ahead, plan_clear
+from slimtools.clearing.pricing import calls_ahead
 from slimtools.clearing.report import ClearingReport
 
 logger = logging.getLogger("slimtools.clearing")
@@ -275,7 +275,7 @@ class Clearer:
                 else:
                     state.ripe.append(pending)
         forced = self._forced_now() if state.forced else []
-        fresh = self._decide() if state.ready else []
+        fresh = self._decide() if state.ready or state.plan else []
         if fresh and self.audit is not None and not self._audited(self.audit, codec, fresh):
             fresh = []
         return write_batch(codec, state, forced, fresh, self._memory)
@@ -316,8 +316,9 @@ class Clearer:
         The window guard comes first: over ``max_context_tokens``, results go whatever the
         trigger, ``clear_at_least`` or the cache say. Otherwise the trigger must have fired;
         without a price model everything ready goes once it saves ``clear_at_least``; with
-        one, :func:`~slimtools.clearing.pricing.plan_clear` picks the results whose saving
-        over the calls ahead outweighs the cache rewrite they cause.
+        one, the results wait in ``state.plan`` and the rule of
+        :func:`~slimtools.clearing.pricing.plan_clear` picks the cut whose saving over the
+        calls ahead most outweighs the cache rewrite it causes.
         """
         state, policy = self._state, self.policy
         limit = policy.max_context_tokens
@@ -330,29 +331,27 @@ class Clearer:
                 return []
             fresh, state.ready, state.ready_saving = state.ready, [], 0
             return fresh
-        ready = sorted(state.ready, key=_first_change)
-        candidates = [(_first_change(p), p.saving + p.input_saving) for p in ready]
         offsets, savings = state.offsets, state.savings
-        before = savings.before
 
         def tokens_before(position: int) -> int:
-            return offsets[position] - before(position) if savings else offsets[position]
+            return offsets[position] - savings.before(position) if savings else offsets[position]
 
+        plan = state.plan
+        for pending in sorted(state.ready, key=_first_change):
+            position = _first_change(pending)
+            saving = pending.saving + pending.input_saving
+            plan.add(pending, position, saving, tokens_before(position))
+        state.ready, state.ready_saving = [], 0
         need = state.tokens - state.saved - limit if over and limit is not None else 0
-        cut = plan_clear(
-            candidates,
-            tokens_before,
+        cut = plan.choose(
             state.turn_start,
+            tokens_before(state.turn_start),
             calls_ahead(state.turns, policy.expected_calls, policy.payback_horizon),
             pricing,
             at_least=policy.clear_at_least or 0,
             need=need,
         )
-        if cut is None:
-            return []
-        fresh, state.ready = ready[cut:], ready[:cut]
-        state.ready_saving = sum(p.saving + p.input_saving for p in state.ready)
-        return fresh
+        return [] if cut is None else plan.take(cut)
 
     def _triggered(self) -> bool:
         state, policy = self._state, self.policy

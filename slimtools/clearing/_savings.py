@@ -3,9 +3,9 @@
 The decision needs, for a message position ``p``, how many tokens the current (already
 cleared) history holds before ``p``: the original count up to ``p`` minus what clearing saved
 there. Clears land anywhere (a write confirmation of turn 5 may go after search results of
-turn 20), so the savings live in a Fenwick tree: both an update and a prefix sum cost
-``O(log n)``, and nothing is paid per ingested message (the tree grows by doubling, rebuilt
-from the recorded savings, only when a clear lands past its capacity).
+turn 20), so the savings live in a Fenwick tree: once built, an update and a prefix sum cost
+``O(log n)``. It is built lazily, on the first prefix sum asked for: a one-pass clear asks
+none after it writes, and pays nothing here.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ class SavingsIndex:
     __slots__ = ("_at", "_tree", "total")
 
     def __init__(self) -> None:
-        self._tree: list[int] = []
+        self._tree: list[int] | None = None
         self._at: dict[int, int] = {}
         self.total = 0
 
@@ -26,12 +26,17 @@ class SavingsIndex:
 
     def add(self, position: int, saved: int) -> None:
         """Record ``saved`` more tokens saved in the message at ``position``."""
-        self._at[position] = self._at.get(position, 0) + saved
+        at = self._at
+        at[position] = at.get(position, 0) + saved
         self.total += saved
-        if position >= len(self._tree):
-            self._rebuild(max(64, 2 * (position + 1)))
+        tree = self._tree
+        if tree is None:
             return
-        tree, i, n = self._tree, position, len(self._tree)
+        n = len(tree)
+        if position >= n:
+            self._tree = None  # rebuilt, larger, on the next prefix sum
+            return
+        i = position
         while i < n:
             tree[i] += saved
             i |= i + 1
@@ -39,14 +44,19 @@ class SavingsIndex:
     def before(self, position: int) -> int:
         """Tokens saved in the messages before ``position``."""
         tree = self._tree
-        i = min(position, len(tree)) - 1
+        if tree is None or position > len(tree):
+            tree = self._build(max(position, *self._at) + 1 if self._at else position)
+        i = position - 1
         total = 0
         while i >= 0:
             total += tree[i]
             i = (i & (i + 1)) - 1
         return total
 
-    def _rebuild(self, size: int) -> None:
+    def _build(self, needed: int) -> list[int]:
+        size = 64
+        while size < needed:
+            size *= 2
         tree = [0] * size
         for position, saved in self._at.items():
             tree[position] += saved
@@ -55,3 +65,4 @@ class SavingsIndex:
             if parent < size:
                 tree[parent] += tree[i]
         self._tree = tree
+        return tree

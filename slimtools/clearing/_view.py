@@ -76,6 +76,8 @@ class HistoryView:
             and arguments, result text; not images); as long as the history.
         message_pieces: the same text per message as its separately counted pieces (the
             content, each call, each result): what the clearer counts tokens of.
+        turn_starts: the index of the message that starts each turn (where each model call's
+            output begins), in order; as long as ``turns``.
     """
 
     format: str
@@ -84,6 +86,7 @@ class HistoryView:
     results: list[ResultView]
     message_texts: list[str]
     message_pieces: list[tuple[str, ...]]
+    turn_starts: list[int]
 
 
 _LOADED: dict[str, Codec] = {}
@@ -166,12 +169,14 @@ def view(history: Sequence[Any], format: str | None = None) -> HistoryView:
     results: list[ResultView] = []
     texts: list[str] = []
     pieces: list[tuple[str, ...]] = []
+    starts: list[int] = []
     call_names: dict[str, str] = {}
     turn, previous = 0, False
     for position, message in enumerate(history):
         decoded = safe_decode(codec, message)
         if decoded.model_output and not (codec.run_turns and previous):
             turn += 1
+            starts.append(position)
         previous = decoded.model_output
         parts = tuple(decoded.pieces())
         pieces.append(parts)
@@ -184,4 +189,4 @@ def view(history: Sequence[Any], format: str | None = None) -> HistoryView:
             results.append(
                 ResultView(r.call_id, name_, r.text, turn, position, r.is_error, r.cleared)
             )
-    return HistoryView(name, turn, calls, results, texts, pieces)
+    return HistoryView(name, turn, calls, results, texts, pieces, starts)

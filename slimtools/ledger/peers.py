@@ -15,17 +15,27 @@ does before every model call, so a step called before each call reproduces it ex
   "The Complexity Trap".
 - :func:`tool_output_trimmer_step`: the OpenAI Agents SDK's ``ToolOutputTrimmer``, run
   through the SDK's own class.
-
-LangChain's ``ClearToolUsesEdit`` is replayed by :mod:`slimtools.adapters.langchain_baseline`.
+- :func:`context_editing_step` / :func:`langchain_defaults_step`: LangChain v1's
+  ``ContextEditingMiddleware``, which runs, before *every* model call, a deep copy of the
+  whole history and then ``ClearToolUsesEdit.apply`` on it (Anthropic's defaults: trigger at
+  100,000 tokens counted with ``count_tokens_approximately``, keep the 3 most recent tool
+  results, placeholder ``"[cleared]"``), with LangChain's own classes on the history
+  converted to LangChain messages (:func:`to_langchain_messages`). When LangChain is not
+  installed, :func:`langchain_defaults_step` falls back to the same documented settings
+  applied per call by the slimtools core (``ClearingPolicy.from_anthropic(placeholder=
+  "[cleared]")``, a fresh clearer per call), whose placeholder carries slimtools' short
+  marker and so is a few tokens longer.
 """
 
 from __future__ import annotations
 
+import copy
+import json
 import re
 from collections.abc import Callable, Collection, Sequence
 from typing import Any, TypeAlias
 
-from slimtools.clearing import ResultView, detect_format, view
+from slimtools.clearing import ClearingPolicy, ResultView, clear_stale_results, detect_format, view
 from slimtools.clearing._codec import TEXT_BLOCK_TYPES, get
 from slimtools.clearing._view import get_codec, safe_decode
 from slimtools.errors import ConfigurationError
@@ -33,10 +43,14 @@ from slimtools.errors import ConfigurationError
 __all__ = [
     "OBSERVATION_PLACEHOLDER",
     "Step",
+    "context_editing_step",
+    "has_langchain",
+    "langchain_defaults_step",
     "last_n_observations_step",
     "observation_masking_step",
     "peer_steps",
     "to_agents_input",
+    "to_langchain_messages",
     "tool_output_trimmer_step",
 ]
 
@@ -267,13 +281,142 @@ def peer_steps() -> dict[str, Step]:
     """The peers of issue 8 with their published defaults, by label, for reports and benchmarks.
 
     LangChain's ``ClearToolUsesEdit`` is not here: it replays on LangChain messages, see
-    :func:`slimtools.adapters.langchain_baseline.langchain_defaults_step`.
+    :func:`langchain_defaults_step`.
     """
     return {
         "swe-agent last 5 observations": last_n_observations_step(5),
         "complexity trap, 10-turn window": observation_masking_step(10),
         "agents sdk ToolOutputTrimmer": tool_output_trimmer_step(),
     }
+
+
+# -- LangChain ----------------------------------------------------------------------------
+
+
+def has_langchain() -> bool:
+    """Whether LangChain v1 (``langchain.agents.middleware``) can be imported."""
+    try:
+        import langchain.agents.middleware.context_editing  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def context_editing_step(
+    edit: Any = None, *, deep_copy: bool = True
+) -> Callable[[list[Any]], list[Any]]:
+    """What ``ContextEditingMiddleware(edits=[edit])`` does to the messages of each call.
+
+    Args:
+        edit: a ``ClearToolUsesEdit``; LangChain's defaults when None.
+        deep_copy: copy the history as the middleware does (``copy.deepcopy``). The edit
+            only ever replaces list entries (``model_copy``), so a shallow copy gives the
+            same messages; measuring code uses it to share unchanged message objects.
+
+    Returns:
+        A callable from LangChain messages to the edited copy the model would receive.
+    """
+    try:
+        from langchain.agents.middleware.context_editing import ClearToolUsesEdit
+        from langchain_core.messages.utils import count_tokens_approximately
+    except ImportError as exc:  # pragma: no cover - exercised only without the extra
+        raise ImportError(
+            "LangChain's ClearToolUsesEdit needs: pip install 'slimtools[langchain]'"
+        ) from exc
+    edit = edit if edit is not None else ClearToolUsesEdit()
+
+    def step(messages: list[Any]) -> list[Any]:
+        edited = copy.deepcopy(list(messages)) if deep_copy else list(messages)
+        edit.apply(edited, count_tokens=count_tokens_approximately)
+        return edited
+
+    return step
+
+
+def _fallback_step(messages: list[Any]) -> list[Any]:
+    policy = ClearingPolicy.from_anthropic(placeholder="[cleared]")
+    return clear_stale_results(messages, policy)
+
+
+def langchain_defaults_step(
+    history: Sequence[Any],
+) -> tuple[list[Any], Callable[[list[Any]], list[Any]]]:
+    """The history to replay and the per-call step that reproduces LangChain's defaults.
+
+    With LangChain installed, the history converted to LangChain messages and
+    :func:`context_editing_step`; without it, the history as given and a per-call
+    emulation of the same documented defaults through the slimtools core.
+    """
+    if not has_langchain():
+        return list(history), _fallback_step
+    return to_langchain_messages(history), context_editing_step(deep_copy=False)
+
+
+def to_langchain_messages(history: Sequence[Any], format: str | None = None) -> list[Any]:
+    """Convert an OpenAI Chat or Anthropic history to LangChain messages.
+
+    OpenAI Chat goes through LangChain's own ``convert_to_messages``. Anthropic messages
+    become ``AIMessage`` (text blocks as content, ``tool_use`` as ``tool_calls``; thinking
+    blocks are dropped, as the clearing core does not bill them either) and, for each user
+    message, one ``ToolMessage`` per ``tool_result`` block followed by a ``HumanMessage``
+    for the remaining blocks. LangChain histories are returned as they are.
+    """
+    from langchain_core.messages import convert_to_messages
+
+    fmt = format or detect_format(history)
+    if fmt == "langchain":
+        return list(history)
+    if fmt == "openai_chat":
+        return list(convert_to_messages([_chat_dict(m) for m in history]))
+    if fmt == "anthropic":
+        return [m for message in history for m in _from_anthropic(message)]
+    raise ValueError(f"cannot convert a {fmt} history to LangChain messages")
+
+
+def _chat_dict(message: dict[str, Any]) -> dict[str, Any]:
+    """LangChain wants string content; OpenAI allows None next to tool calls."""
+    if message.get("content") is None:
+        return {**message, "content": ""}
+    return message
+
+
+def _from_anthropic(message: dict[str, Any]) -> list[Any]:
+    from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
+
+    content = message.get("content")
+    blocks = content if isinstance(content, list) else [{"type": "text", "text": content or ""}]
+    text = "\n".join(
+        b["text"] for b in blocks if b.get("type") == "text" and isinstance(b.get("text"), str)
+    )
+    if message.get("role") == "assistant":
+        calls = [
+            {"id": b["id"], "name": b["name"], "args": b.get("input") or {}}
+            for b in blocks
+            if b.get("type") == "tool_use"
+        ]
+        return [AIMessage(content=text, tool_calls=calls)]
+    out: list[Any] = [
+        ToolMessage(
+            content=_result_content(b.get("content")),
+            tool_call_id=b["tool_use_id"],
+            status="error" if b.get("is_error") else "success",
+        )
+        for b in blocks
+        if b.get("type") == "tool_result"
+    ]
+    rest = [b for b in blocks if b.get("type") != "tool_result"]
+    if rest:
+        plain = all(b.get("type") == "text" for b in rest)
+        out.append(HumanMessage(content=text if plain else rest))
+    return out
+
+
+def _result_content(content: Any) -> Any:
+    if content is None:
+        return ""
+    if isinstance(content, (str, list)):
+        return content
+    return json.dumps(content)
 
 
 # -- shared plumbing ---------------------------------------------------------------------

@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeAlias
 
-from slimtools.clearing import Clearer, ClearingPolicy, detect_format, view
+from slimtools.clearing import Clearer, ClearingPolicy, HistoryView, detect_format, view
 from slimtools.clearing.pricing import DEFAULT_PRICING, CachePricing, pricing_of
 from slimtools.tokens import TokenCounter, count_tokens
 
@@ -172,8 +172,9 @@ class TokenLedger:
             clear = Clearer(policy, format=fmt).clear
         reader = _Reader(fmt, counter)
         messages = list(history)
-        original = [reader.bill(m) for m in messages]
-        starts = _round_starts(original, runs=fmt == "openai_responses")
+        seen = view(messages, format=fmt)
+        original = reader.bills(seen)
+        starts = seen.turn_starts
         if clear is None:
             calls: Iterable[tuple[Sequence[_Bill], int]] = ((original[:p], 0) for p in starts)
         else:
@@ -199,7 +200,7 @@ class TokenLedger:
             found = memo.get(text)
             if found is None:
                 found = memo[text] = counter(text)
-            return _Bill(text, (), False, found, ())
+            return _Bill(text, (), found, ())
 
         def calls() -> Iterator[tuple[list[_Bill], int, int]]:
             for snap in snapshots:
@@ -266,11 +267,9 @@ def round_starts(history: Sequence[Any], format: str | None = None) -> list[int]
     """Index of the first message of each model call (each turn) in ``history``.
 
     A model call starts at each assistant message, or at each run of model-output items in
-    the OpenAI Responses format: the clearing core's turn rule, read through its ``view``.
+    the OpenAI Responses format: the clearing core's turn rule, as its ``view`` reports it.
     """
-    fmt = format or detect_format(history)
-    reader = _Reader(fmt)
-    return _round_starts([reader.bill(m) for m in history], runs=fmt == "openai_responses")
+    return view(history, format=format).turn_starts
 
 
 @dataclass(frozen=True, slots=True)
@@ -279,43 +278,38 @@ class _Bill:
 
     text: str
     results: tuple[str, ...]
-    model_output: bool
     tokens: int
     result_tokens: tuple[int, ...]
 
 
 class _Reader:
-    """Reads and counts messages one at a time through the clearing core's public ``view``."""
+    """Counts the billed text of messages read through the clearing core's ``view``."""
 
     def __init__(self, fmt: str, counter: TokenCounter = count_tokens) -> None:
         self.format = fmt
         self.counter = counter
 
-    def bill(self, message: Any) -> _Bill:
-        seen = view([message], format=self.format)
+    def bills(self, seen: HistoryView) -> list[_Bill]:
+        """The bill of every message of a viewed history."""
+        results: list[list[str]] = [[] for _ in seen.message_texts]
+        for r in seen.results:
+            results[r.position].append(r.text)
         count = self.counter
-        pieces = seen.message_pieces[0]
-        results = tuple(r.text for r in seen.results)
-        return _Bill(
-            text=seen.message_texts[0],
-            results=results,
-            model_output=seen.turns == 1,
-            tokens=sum(count(p) for p in pieces),
-            result_tokens=tuple(count(t) if t else 0 for t in results),
-        )
+        return [
+            _Bill(
+                text=text,
+                results=tuple(texts),
+                tokens=sum(count(p) for p in pieces),
+                result_tokens=tuple(count(t) if t else 0 for t in texts),
+            )
+            for text, pieces, texts in zip(
+                seen.message_texts, seen.message_pieces, results, strict=True
+            )
+        ]
 
-
-def _round_starts(bills: Sequence[_Bill], *, runs: bool) -> list[int]:
-    """Index of the first message of each model call (the start of each turn).
-
-    In the OpenAI Responses format one call's output is a run of items (``runs``).
-    """
-    starts, previous = [], False
-    for i, bill in enumerate(bills):
-        if bill.model_output and not (runs and previous):
-            starts.append(i)
-        previous = bill.model_output
-    return starts
+    def bill(self, message: Any) -> _Bill:
+        """The bill of one message (a message a clearing step changed)."""
+        return self.bills(view([message], format=self.format))[0]
 
 
 def _rows_of(calls: Iterable[tuple[Sequence[_Bill], int, int]]) -> tuple[LedgerRow, ...]:

@@ -12,21 +12,21 @@ from agents.run_config import CallModelData, ModelInputData
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from slimtools.baselines import (
+from slimtools.clearing import view
+from slimtools.errors import ConfigurationError
+from slimtools.ledger import TokenLedger, round_starts
+from slimtools.ledger.peers import (
     last_n_observations_step,
     observation_masking_step,
     peer_steps,
     to_agents_input,
     tool_output_trimmer_step,
 )
-from slimtools.clearing import view
-from slimtools.errors import ConfigurationError
-from slimtools.ledger import TokenLedger, round_starts
 from slimtools.transcripts import load_file, load_transcripts
 from tests._profile import examples
 from tests._shared import shared_data
-from tests.strategies_baselines import one_call_turns, without_images
 from tests.strategies_clearing import FORMATS, Call, Res, Turn, render, turns
+from tests.strategies_peers import one_call_turns, without_images
 
 SETTINGS = settings(
     max_examples=examples(60),

@@ -1,0 +1,149 @@
+"""Comparing clearing strategies on recorded runs, per group and in total."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+
+from slimtools.clearing import ClearingPolicy
+from slimtools.ledger import TokenLedger
+from slimtools.ledger.compare import (
+    Strategy,
+    compare,
+    item7_strategies,
+    peer_strategies,
+    slimtools_strategies,
+)
+from slimtools.ledger.peers import has_langchain
+from slimtools.transcripts import load_transcripts
+from tests._shared import shared_data
+
+
+@dataclass
+class Run:
+    name: str
+    source: str
+    format: str
+    messages: list[Any]
+
+
+def run(name: str, source: str, rounds: int, chars: int) -> Run:
+    history: list[dict] = [{"role": "user", "content": "go"}]
+    for i in range(rounds):
+        call = {"id": f"c{i}", "type": "function", "function": {"name": "bash", "arguments": "{}"}}
+        history.append({"role": "assistant", "content": None, "tool_calls": [call]})
+        history.append({"role": "tool", "tool_call_id": f"c{i}", "content": "x" * chars})
+    history.append({"role": "assistant", "content": "done"})
+    return Run(name, source, "openai_chat", history)
+
+
+RUNS = [run("a", "s1", 6, 800), run("b", "s1", 10, 3_000), run("c", "s2", 4, 200)]
+TURN_END = Strategy.policy("turn-end", ClearingPolicy(cache=None))
+NONE = Strategy.policy("no clearing", None)
+
+
+def test_compare_groups_runs_and_totals_them_in_all():
+    """Each group holds its runs; ALL holds every run."""
+    result = compare(RUNS, [NONE, TURN_END])
+    assert result.groups["s1"]["no clearing"].runs == 2
+    assert result.groups["s2"]["no clearing"].runs == 1
+    assert result.groups["ALL"]["no clearing"].runs == 3
+
+
+def test_totals_are_the_sum_of_each_runs_ledger():
+    """Resident, billed and rounds add up the per-run ledger summaries."""
+    result = compare(RUNS, [NONE])
+    summaries = [TokenLedger.measure(r.messages).summary for r in RUNS]
+    totals = result.groups["ALL"]["no clearing"]
+    assert totals.resident_end == sum(s.resident_end for s in summaries)
+    assert totals.billed == sum(s.billed for s in summaries)
+    assert totals.rounds == sum(s.rounds for s in summaries)
+    assert round(totals.cached) == sum(s.billed_cached for s in summaries)
+
+
+def test_worse_counts_runs_dearer_than_no_clearing():
+    """Turn-end clearing under Anthropic prices costs more on the long run than none."""
+    result = compare(RUNS, [NONE, TURN_END])
+    assert result.groups["ALL"]["no clearing"].worse == 0
+    assert result.groups["ALL"]["turn-end"].worse >= 1
+
+
+def test_without_caching_cached_cost_is_the_uncached_bill():
+    """``cache=None`` bills every token at the input price."""
+    totals = compare(RUNS, [NONE], cache=None).groups["ALL"]["no clearing"]
+    assert totals.cached == totals.billed
+
+
+def test_ratio_is_against_no_clearing():
+    """ratio() divides a figure by no clearing's in the same group."""
+    result = compare(RUNS, [NONE, TURN_END])
+    s1 = result.groups["s1"]
+    expected = s1["turn-end"].resident_end / s1["no clearing"].resident_end
+    assert result.ratio("s1", "turn-end", "resident_end") == pytest.approx(expected)
+
+
+def test_custom_grouping():
+    """``group=`` chooses the grouping, e.g. one group per run."""
+    result = compare(RUNS, [NONE], group=lambda r: r.name)
+    assert set(result.groups) == {"a", "b", "c", "ALL"}
+
+
+def test_a_step_strategy_gets_a_fresh_step_per_run():
+    """Strategy.step makes a new step for every run (steps may keep state)."""
+    made: list[int] = []
+
+    def make():
+        made.append(1)
+        return lambda messages: messages
+
+    compare(RUNS, [Strategy.step("identity", make)])
+    assert len(made) == len(RUNS)
+
+
+def test_table_shows_every_strategy_with_ratios():
+    """The table has a line per strategy, ratios against no clearing and worse counts."""
+    text = compare(RUNS, [NONE, TURN_END]).table("ALL")
+    assert "ALL: 3 runs" in text
+    assert "turn-end" in text
+    assert "1.00x" in text
+    assert "/3" in text
+
+
+def test_item7_lists_no_clearing_the_peers_and_slimtools():
+    """The README's comparison: no clearing first, the peers, then slimtools' three ways."""
+    labels = [s.label for s in item7_strategies()]
+    assert labels[0] == "no clearing"
+    assert labels[-3:] == [s.label for s in slimtools_strategies()]
+    assert [s.label for s in peer_strategies()] == labels[1:-3]
+
+
+def test_slimtools_default_uses_the_given_cache():
+    """The default row decides with the prices being billed."""
+    default = slimtools_strategies("openai")[-1]
+    _, policy = default.prepare([], "openai_chat")
+    assert isinstance(policy, ClearingPolicy)
+    assert policy.pricing is not None
+    assert policy.pricing.name == "openai"
+
+
+@pytest.mark.skipif(not has_langchain(), reason="LangChain is not installed")
+def test_langchain_peers_replay_on_langchain_messages():
+    """LangChain's edit runs on the history converted to LangChain messages."""
+    prepare = peer_strategies()[0].prepare
+    history, step = prepare(json.loads(json.dumps(RUNS[1].messages)), "openai_chat")
+    assert type(history[0]).__module__.startswith("langchain_core")
+    assert callable(step)
+
+
+@pytest.mark.shared
+def test_default_is_the_cheapest_on_every_shared_source():
+    """On every recorder's runs the cache-aware default costs no more than any strategy."""
+    runs = load_transcripts(shared_data() / "transcripts")
+    result = compare(runs, item7_strategies())
+    for group, rows in result.groups.items():
+        cheapest = min(t.cached for t in rows.values())
+        assert rows["slimtools default"].cached <= cheapest + 1e-6, group
+        assert rows["slimtools default"].cached <= rows["no clearing"].cached, group
