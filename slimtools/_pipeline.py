@@ -60,6 +60,17 @@ class Save:
 UNAVAILABLE: Any = object()
 """Answer to ``Load``/``Save`` when the store cannot be reached."""
 
+
+class FinalResult:
+    """Base of results a tool returns to answer exactly that, past the pipeline.
+
+    ``slimtools.ToolResult`` is one: a forwarder (the MCP proxy, ``slimtools.wrap``) returns
+    it for what must reach the model untouched, such as an upstream error or an image.
+    """
+
+    __slots__ = ()
+
+
 Step = Generator["Invoke | Load | Save", Any, Envelope[Any]]
 
 
@@ -101,8 +112,8 @@ def classify(result: Any) -> tuple[str, Any]:
         return "text", result
     if isinstance(result, (bytes, bytearray)):
         return "text", bytes(result).decode("utf-8", "replace")
-    if isinstance(result, Envelope):
-        return "envelope", result
+    if isinstance(result, (Envelope, FinalResult)):
+        return "envelope", result  # already final: returned as it is
     if isinstance(result, (list, tuple)):
         # Kept by reference, not copied: a backend that mutates a list after returning it
         # must return a copy for later pages to stay consistent.
