@@ -177,7 +177,9 @@ def run(cfg: SlimConfig, call: Call) -> Step:
     saves: dict[str, Any] = {}
     if fresh and paging is not None:
         size = len(data) if kind == "records" else len(split_lines(data))
-        if size > (limit if page_ok else 0) or page > 1:
+        # A page the budget may trim resumes with a later page: it needs the snapshot too.
+        budgeted = cfg.max_tokens is not None and size > 1
+        if size > (limit if page_ok else 0) or page > 1 or budgeted:
             saves[snap or call.snapshot_key()] = data
         if missed and size > limit:
             # Only a result longer than a page has a page-1 snapshot to miss.

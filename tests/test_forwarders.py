@@ -11,6 +11,8 @@ import asyncio
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from slimtools import (
     ConfigurationError,
@@ -19,6 +21,8 @@ from slimtools import (
     paginate,
     summarize_with_handle,
 )
+from tests._profile import examples
+from tests.core_helpers import next_call
 
 SCHEMA = {
     "type": "object",
@@ -113,3 +117,28 @@ def test_output_schema_replaces_the_envelope_schema():
     schema = {"type": "object", "anyOf": [{"required": ["total"]}, {"required": ["content"]}]}
     kit.tool(_forwarder(ROWS), parameters=SCHEMA, output_schema=schema)
     assert kit.spec("search").output_schema == schema
+
+
+@settings(max_examples=examples(40), deadline=None)
+@given(count=st.integers(2, 30), budget=st.integers(120, 500))
+def test_a_budget_trimmed_page_resumes_from_the_snapshot_without_calling_again(count, budget):
+    """Following the budget's "rest:" calls never calls the tool again and shows every row once."""
+    calls: list[dict[str, Any]] = []
+    rows = [{"id": i, "text": f"row {i} " + "words " * 30} for i in range(count)]
+
+    @paginate(limit=50, max_tokens=budget)
+    def search(**arguments: Any) -> Any:
+        calls.append(arguments)
+        return rows
+
+    kit = Toolkit("fwd")
+    tool = kit.tool(search, parameters=SCHEMA)
+    seen: list[int] = []
+    args: dict[str, Any] | None = {"query": "q"}
+    while args is not None:
+        env = tool(**args)
+        assert env.briefs, env.hint
+        seen += [b["id"] for b in env.briefs]
+        args = next_call(env.hint, "search")
+    assert seen == list(range(count))
+    assert len(calls) == 1
