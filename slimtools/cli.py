@@ -21,6 +21,7 @@ from typing import Any
 from slimtools.adapters.langchain_baseline import has_langchain, langchain_defaults_step
 from slimtools.clearing import ClearingPolicy
 from slimtools.ledger import LedgerSummary, TokenLedger, format_bill, tool_result_bill
+from slimtools.proxy.cli import add_subcommands as add_proxy_subcommands
 from slimtools.transcripts import Transcript, load_transcripts
 
 STRATEGIES = ("none", "langchain", "slimtools")
@@ -178,6 +179,7 @@ def _parser() -> argparse.ArgumentParser:
     bil.add_argument("per_result", type=_natural, metavar="PER_RESULT")
     bil.add_argument("--every", type=_positive, default=5, metavar="N")
     bil.set_defaults(run=bill)
+    add_proxy_subcommands(sub)
     return parser
 
 

@@ -173,7 +173,8 @@ class Toolkit:
                 framework's tool). Parameters the signature declares (``page``/``limit`` of
                 ``@paginate``) are added to it and validated; the rest pass through as sent.
             output_schema: the schema to publish for the tool's results instead of the
-                envelope's (e.g. one that also admits results passed through untouched).
+                envelope's (e.g. one that also admits results passed through untouched);
+                an empty mapping publishes none.
         """
         if fn is None:
             return lambda f: self.tool(

@@ -148,7 +148,9 @@ def _mcp_tool(
             arg_model=_RawArguments,
             # A schema without an output model is published but not re-validated by the
             # server; the client validates structuredContent against it.
-            output_schema=copy.deepcopy(spec.output_schema) if with_output else None,
+            output_schema=copy.deepcopy(spec.output_schema)
+            if with_output and spec.output_schema
+            else None,
         ),
         is_async=spec.is_async,
         context_kwarg=None,
