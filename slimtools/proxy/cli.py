@@ -44,7 +44,7 @@ def _proxy_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--http", metavar="HOST:PORT", help="serve streamable HTTP, not stdio")
     parser.add_argument("--dry-run", metavar="TOOL", help="call TOOL once and compare tokens")
     parser.add_argument("--args", metavar="JSON", default="{}", help="arguments for --dry-run")
-    parser.add_argument("command", nargs=argparse.REMAINDER, help="-- COMMAND [ARGS...]")
+    parser.add_argument("upstream", nargs=argparse.REMAINDER, help="-- COMMAND [ARGS...]")
 
 
 def _upstream_arguments(parser: argparse.ArgumentParser) -> None:
@@ -73,7 +73,9 @@ def _suggest_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _command(args: argparse.Namespace) -> list[str]:
-    command = list(getattr(args, "command", None) or args.samples)
+    # (``args.command`` is taken: it is the subcommand's name.)
+    given = args.upstream if hasattr(args, "upstream") else args.samples
+    command = list(given or [])
     if command and command[0] == "--":
         command = command[1:]
     return command
@@ -110,7 +112,7 @@ def _host_port(text: str) -> tuple[str, int]:
 
 def run_proxy_command(args: argparse.Namespace) -> int:
     """Run ``slimtools proxy`` (or ``slimtools proxy install ...``)."""
-    command = list(args.command)
+    command = list(args.upstream)
     if command and command[0] == "install":
         from slimtools.proxy.install import main as install_main
 
