@@ -53,6 +53,7 @@ __all__ = [
     "ToolOptions",
     "load_config",
     "parse_config",
+    "tool_options",
 ]
 
 DEFAULT_MAX_TOKENS = 20_000
@@ -93,12 +94,16 @@ class ToolOptions:
     head: int | None = None
     tail: int = 0
     description: str | None = None
+    model: type[BaseModel] | None = None
+    """An allowlist model given in code (``slimtools.wrap(tool, fields=Brief)``)."""
 
     def brief_model(self, name: str = "Brief") -> type[BaseModel] | list[str] | None:
         """The allowlist for ``project_fields``: a list of paths, or a model when renaming.
 
         Plain dotted paths stay nested (``user.login`` -> ``{"user": {"login": ...}}``).
         """
+        if self.model is not None:
+            return self.model
         if not self.fields:
             return None
         if not any(f.renamed or f.clip for f in self.fields):
@@ -280,6 +285,15 @@ def parse_config(text: str, source: str = "<config>") -> ProxyConfig:
         tools=tools,
         source=source,
     )
+
+
+def tool_options(table: Mapping[str, Any], *, source: str = "<options>") -> ToolOptions:
+    """Validate one tool's options given as a mapping (a config table, or keywords).
+
+    Raises:
+        ConfigurationError: an unknown option or a bad value, named.
+    """
+    return _tool(_Where(source, ""), "tool", table)
 
 
 def _positive(value: Any) -> bool:
