@@ -142,8 +142,8 @@ async def bench_overhead(payloads: dict[str, Any]) -> None:
         Client(proxy_server(slim, slim_config)) as slim_client,
         Client(proxy_server(plain, plain_config)) as plain_client,
     ):
+        args = {"repo": "o/r"}
         for tool in payloads:
-            args = {"repo": "o/r"}
             base = await _per_call(lambda t=tool: plain_client.call_tool(t, args))
             mine = await _per_call(lambda t=tool: slim_client.call_tool(t, args))
             kit_base = await _per_call(lambda t=tool: plain.kit.acall(t, args))
