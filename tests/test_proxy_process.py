@@ -225,3 +225,21 @@ def test_suggest_from_proxy_prints_a_block_with_its_ratio(env):
     assert "[tools.search_repositories]" in done.stdout
     assert 'items = "items"' in done.stdout
     assert "x smaller" in done.stdout
+
+
+async def test_http_clients_with_their_own_sessions_never_share_handles(env, config):
+    """Over HTTP each Mcp-Session-Id is its own handle session: B cannot expand A's handle."""
+    port = free_port()
+    command = proxy_command(
+        "--config", config, "--http", f"127.0.0.1:{port}", "--", sys.executable, UPSTREAM
+    )
+    url = f"http://127.0.0.1:{port}/mcp"
+    with running(command, env, port), anyio.fail_after(TIMEOUT):
+        async with Client(url, mode="legacy") as alice, Client(url, mode="legacy") as bob:
+            first = envelope(await alice.call_tool("list_issues", {"repo": "a/b"}))
+            handle = first["briefs"][0]["number"]
+            mine = await alice.call_tool("get_record", {"handle": handle})
+            theirs = await bob.call_tool("get_record", {"handle": handle})
+    assert not mine.is_error
+    assert theirs.is_error
+    assert "in this session" in text_of(theirs)
