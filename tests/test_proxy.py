@@ -224,3 +224,34 @@ async def test_a_failing_upstream_call_is_an_error_result_not_a_crash():
     result = await proxy.kit.acall("list_issues", {"repo": "a/b"})
     assert result.is_error
     assert "upstream went away" in result.text
+
+
+RESPONSE_FORMAT = """
+[tools.list_issues]
+fields = ["number", "title"]
+deny = ["node_id"]
+key = "number"
+limit = 4
+response_format = true
+"""
+
+
+async def test_response_format_detailed_shows_whole_records_from_the_same_snapshot():
+    """``response_format="detailed"`` pages whole records (less denied paths), one upstream call."""
+    async with proxied(RESPONSE_FORMAT) as (client, upstream):
+        tools = {t.name: t for t in (await client.list_tools()).tools}
+        concise = envelope(await client.call_tool("list_issues", {"repo": "a/b"}))
+        detailed = envelope(
+            await client.call_tool(
+                "list_issues", {"repo": "a/b", "page": 2, "response_format": "detailed"}
+            )
+        )
+        bad = await client.call_tool("list_issues", {"repo": "a/b", "response_format": "full"})
+    prop = tools["list_issues"].input_schema["properties"]["response_format"]
+    assert prop["enum"] == ["concise", "detailed"]
+    assert set(concise["briefs"][0]) == {"number", "title"}
+    assert "body" in detailed["briefs"][0]
+    assert "node_id" not in detailed["briefs"][0]
+    assert detailed["briefs"][0]["number"] != concise["briefs"][0]["number"]
+    assert upstream.count("list_issues") == 1
+    assert bad.is_error

@@ -11,6 +11,7 @@ deny = ["node_id", "user.email"]
 key = "number"                 # the brief field get_record takes
 limit = 10
 category = "search"
+response_format = true         # the model may ask for "detailed" (whole) records
 ```
 
 A field is ``"path"`` (dotted; nested output kept), ``"name = path"`` (renamed) and either
@@ -94,6 +95,8 @@ class ToolOptions:
     head: int | None = None
     tail: int = 0
     description: str | None = None
+    response_format: bool = False
+    """Add a ``response_format`` parameter: "detailed" shows whole records instead of briefs."""
     model: type[BaseModel] | None = None
     """An allowlist model given in code (``slimtools.wrap(tool, fields=Brief)``)."""
 
@@ -191,6 +194,7 @@ _TOOL_KEYS = {
     "head",
     "tail",
     "description",
+    "response_format",
 }
 
 
@@ -337,6 +341,11 @@ def _tool(where: _Where, name: str, table: Any) -> ToolOptions:
                 "category",
             )
         opts["category"] = table["category"]
+    if "response_format" in table:
+        if not isinstance(table["response_format"], bool):
+            got = table["response_format"]
+            raise where.error(f"must be true or false, got {got!r}", *at, "response_format")
+        opts["response_format"] = table["response_format"]
     if "read_only" in table:
         if not isinstance(table["read_only"], bool):
             raise where.error(

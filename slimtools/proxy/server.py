@@ -10,6 +10,8 @@ the upstream's own result, since errors and images pass through as the upstream 
 
 from __future__ import annotations
 
+import copy
+import dataclasses
 import logging
 import uuid
 from collections.abc import Awaitable, Callable, Mapping
@@ -30,9 +32,9 @@ from slimtools._session import session
 from slimtools.adapters.mcp import to_mcp_server
 from slimtools.errors import ConfigurationError
 from slimtools.proxy._forward import Plan, Raw, can_page, slim
-from slimtools.proxy.config import ProxyConfig
+from slimtools.proxy.config import ProxyConfig, ToolOptions
 from slimtools.proxy.upstream import Upstream
-from slimtools.toolkit import Toolkit
+from slimtools.toolkit import Toolkit, ToolResult
 
 __all__ = ["Proxy", "build_proxy", "proxy_server", "raw_of"]
 
@@ -127,6 +129,16 @@ def _register(proxy: Proxy, config: ProxyConfig, tool: Tool, call: Caller) -> No
     else:
         register()
         listed = proxy.kit.spec(name).output_schema
+    if options is not None and options.response_format and plan.slims:
+        _add_response_format(
+            proxy,
+            tool,
+            concise=fn,
+            forward=forward,
+            options=options,
+            budget=config.max_tokens,
+            listed=listed,
+        )
     proxy.plans[name] = Plan(
         options,
         config.max_tokens,
@@ -138,6 +150,63 @@ def _register(proxy: Proxy, config: ProxyConfig, tool: Tool, call: Caller) -> No
     if annotations.title is None and tool.title:
         annotations.title = tool.title
     proxy.annotations[name] = annotations
+
+
+_FORMATS = ("concise", "detailed")
+_FORMAT_DOC = (
+    "concise (default): the chosen fields of each record; detailed: whole records, when the "
+    "fields shown are not enough."
+)
+
+
+def _add_response_format(
+    proxy: Proxy,
+    tool: Tool,
+    *,
+    concise: Any,
+    forward: Any,
+    options: ToolOptions,
+    budget: int | None,
+    listed: Mapping[str, Any] | None,
+) -> None:
+    """Re-register ``tool`` with a ``response_format`` parameter choosing the allowlist.
+
+    Both variants are slimmed forwarders of the same name, so they share the page-1 snapshot
+    and get_record's handles; "detailed" drops only the allowlist (denied paths stay out).
+    """
+    name = tool.name
+    spec = proxy.kit.spec(name)
+    whole = Plan(dataclasses.replace(options, fields=None, model=None), budget)
+    paged = can_page(tool.input_schema)
+    detailed = proxy.kit.tool(
+        slim(forward, whole, name=name, paged=paged), name=name, parameters=tool.input_schema
+    )
+    brief = proxy.kit.tool(concise, name=name, parameters=tool.input_schema)
+    params = copy.deepcopy(proxy.kit.spec(name).parameters)
+    params["properties"]["response_format"] = {
+        "type": "string",
+        "enum": list(_FORMATS),
+        "default": "concise",
+        "description": _FORMAT_DOC,
+    }
+
+    async def choose(**arguments: Any) -> Any:
+        chosen = arguments.pop("response_format", "concise")
+        if chosen not in _FORMATS:
+            return ToolResult(
+                f'response_format must be "concise" or "detailed", got {chosen!r}', is_error=True
+            )
+        return await (detailed if chosen == "detailed" else brief)(**arguments)
+
+    choose.__name__ = name
+    proxy.kit.tool(
+        choose,
+        name=name,
+        description=spec.description,
+        category=spec.category,
+        parameters=params,
+        output_schema=listed or {},
+    )
 
 
 def _read_only(tool: Tool, configured: bool | None) -> bool:
