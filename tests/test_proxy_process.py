@@ -243,3 +243,25 @@ async def test_http_clients_with_their_own_sessions_never_share_handles(env, con
     assert not mine.is_error
     assert theirs.is_error
     assert "in this session" in text_of(theirs)
+
+
+def test_dry_run_of_an_unknown_tool_names_the_upstream_tools(env):
+    """``--dry-run`` of a tool the upstream lacks exits 2 and lists the tools it has."""
+    done = subprocess.run(
+        proxy_command("--dry-run", "nope", "--", sys.executable, UPSTREAM),
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT,
+        check=False,
+        cwd=ROOT,
+    )
+    assert done.returncode == 2
+    assert "no tool 'nope' upstream; tools: list_issues" in done.stderr
+
+
+def test_without_the_mcp_sdk_the_proxy_names_its_extra():
+    """Importing the proxy's server without the MCP SDK says to install slimtools[proxy]."""
+    from tests.sdk_adapter_fixtures import import_error_without
+
+    assert "pip install 'slimtools[proxy]'" in import_error_without("mcp", "slimtools.proxy.server")

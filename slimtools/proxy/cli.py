@@ -122,6 +122,9 @@ def run_proxy_command(args: argparse.Namespace) -> int:
         spec = _upstream(args)
         if args.dry_run:
             report = asyncio.run(dry_run(config, spec, args.dry_run, _json_args(args.args)))
+            if report.startswith("slimtools proxy:"):
+                print(report, file=sys.stderr)
+                return 2
             print(report)
             return 0
         http = _host_port(args.http) if args.http else None
@@ -160,7 +163,10 @@ async def dry_run(config: ProxyConfig, spec: Any, tool: str, arguments: dict[str
 
     async with connect(spec) as upstream:
         proxy = await start(config, upstream)
-        proxy.kit.spec(tool)  # an unknown tool fails here, naming the known ones
+        known = [spec.name for spec in proxy.kit.tools[:-1]]
+        if tool not in known:
+            # Raised here it would leave the client's task group as an ExceptionGroup.
+            return f"slimtools proxy: no tool {tool!r} upstream; tools: {', '.join(known)}"
         raw = raw_of(await upstream.call(tool, arguments))
         slimmed = await proxy.kit.acall(tool, arguments)
     before = raw_tokens(raw.texts, raw.structured, count_tokens)
