@@ -35,6 +35,7 @@ from slimtools.projection import Clip, clip_text
 from slimtools.stores import SQLiteStore, open_store
 from slimtools.tokens import TokenCounter, count_tokens
 from slimtools.toolkit import Toolkit, ToolResult, ToolSpec, default_toolkit, get_record
+from slimtools.wrap import wrap
 
 __all__ = [
     "AsyncHandleStore",
@@ -85,4 +86,5 @@ __all__ = [
     "summarize_with_handle",
     "tool_result_bill",
     "view",
+    "wrap",
 ]

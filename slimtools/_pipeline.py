@@ -60,6 +60,17 @@ class Save:
 UNAVAILABLE: Any = object()
 """Answer to ``Load``/``Save`` when the store cannot be reached."""
 
+
+class FinalResult:
+    """Base of results a tool returns to answer exactly that, past the pipeline.
+
+    ``slimtools.ToolResult`` is one: a forwarder (the MCP proxy, ``slimtools.wrap``) returns
+    it for what must reach the model untouched, such as an upstream error or an image.
+    """
+
+    __slots__ = ()
+
+
 Step = Generator["Invoke | Load | Save", Any, Envelope[Any]]
 
 
@@ -101,8 +112,8 @@ def classify(result: Any) -> tuple[str, Any]:
         return "text", result
     if isinstance(result, (bytes, bytearray)):
         return "text", bytes(result).decode("utf-8", "replace")
-    if isinstance(result, Envelope):
-        return "envelope", result
+    if isinstance(result, (Envelope, FinalResult)):
+        return "envelope", result  # already final: returned as it is
     if isinstance(result, (list, tuple)):
         # Kept by reference, not copied: a backend that mutates a list after returning it
         # must return a copy for later pages to stay consistent.
@@ -166,7 +177,9 @@ def run(cfg: SlimConfig, call: Call) -> Step:
     saves: dict[str, Any] = {}
     if fresh and paging is not None:
         size = len(data) if kind == "records" else len(split_lines(data))
-        if size > (limit if page_ok else 0) or page > 1:
+        # A page the budget may trim resumes with a later page: it needs the snapshot too.
+        budgeted = cfg.max_tokens is not None and size > 1
+        if size > (limit if page_ok else 0) or page > 1 or budgeted:
             saves[snap or call.snapshot_key()] = data
         if missed and size > limit:
             # Only a result longer than a page has a page-1 snapshot to miss.

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import copy
 import inspect
 import typing
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import orjson
@@ -12,6 +13,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError, create_model
 
 from slimtools._json import dumps_str
 from slimtools.envelope import Envelope
+from slimtools.errors import ConfigurationError
 
 
 def args_model(name: str, fn: Callable[..., Any]) -> type[BaseModel]:
@@ -44,6 +46,28 @@ def parameters_schema(model: type[BaseModel]) -> dict[str, Any]:
     schema = model.model_json_schema()
     schema.pop("title", None)
     return _strip_titles(schema)  # type: ignore[no-any-return]
+
+
+def merge_parameters(given: Mapping[str, Any], declared: dict[str, Any]) -> dict[str, Any]:
+    """``given`` (a JSON Schema of arguments) plus the properties only ``declared`` has.
+
+    Raises:
+        ConfigurationError: ``given`` is not an object schema, or already defines a
+            parameter the signature adds (``page``, ``limit``).
+    """
+    if not isinstance(given, Mapping) or given.get("type", "object") != "object":
+        raise ConfigurationError(f"parameters= must be a JSON Schema of type object, got {given!r}")
+    merged = copy.deepcopy(dict(given))
+    merged.setdefault("type", "object")
+    props = merged.setdefault("properties", {})
+    added = declared.get("properties", {})
+    clashes = sorted(set(props) & set(added))
+    if clashes:
+        raise ConfigurationError(
+            f"parameters= already has {clashes}, which the slimming decorators add themselves"
+        )
+    props.update(copy.deepcopy(added))
+    return merged
 
 
 def _strip_titles(node: Any) -> Any:

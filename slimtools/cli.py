@@ -21,6 +21,7 @@ from slimtools.clearing import ClearingPolicy
 from slimtools.clearing.pricing import PRESETS
 from slimtools.ledger import format_bill, tool_result_bill
 from slimtools.ledger.compare import Strategy, compare, item7_strategies
+from slimtools.proxy.cli import add_subcommands as add_proxy_subcommands
 from slimtools.transcripts import load_transcripts
 
 
@@ -176,6 +177,7 @@ def _parser() -> argparse.ArgumentParser:
     bil.add_argument("per_result", type=_natural, metavar="PER_RESULT")
     bil.add_argument("--every", type=_positive, default=5, metavar="N")
     bil.set_defaults(run=bill)
+    add_proxy_subcommands(sub)
     return parser
 
 

@@ -21,7 +21,7 @@ from pydantic import BaseModel, Field, ValidationError
 
 from slimtools import _schema
 from slimtools._json import dumps_str
-from slimtools._pipeline import UNAVAILABLE
+from slimtools._pipeline import UNAVAILABLE, FinalResult
 from slimtools._records import Lookup, render_lookup
 from slimtools._session import current_session, session
 from slimtools._wrapper import SlimState, rebind, slim_state
@@ -62,8 +62,14 @@ class ToolSpec:
 
 
 @dataclass(frozen=True)
-class ToolResult:
-    """The outcome of ``Toolkit.call``: the text for the model, and whether it is an error."""
+class ToolResult(FinalResult):
+    """The outcome of ``Toolkit.call``: the text for the model, and whether it is an error.
+
+    A tool (slimmed or not) may also return one to answer exactly that: the slimming
+    decorators pass it through untouched and ``Toolkit.call`` returns it as it is. ``value``
+    then carries what an adapter may send natively (the MCP adapter sends a
+    ``CallToolResult`` found there as it is).
+    """
 
     text: str
     is_error: bool = False
@@ -130,6 +136,8 @@ class Toolkit:
         name: str | None = ...,
         description: str | None = ...,
         category: str | None = ...,
+        parameters: Mapping[str, Any] | None = ...,
+        output_schema: Mapping[str, Any] | None = ...,
     ) -> F: ...
     @overload
     def tool(
@@ -140,6 +148,8 @@ class Toolkit:
         name: str | None = ...,
         description: str | None = ...,
         category: str | None = ...,
+        parameters: Mapping[str, Any] | None = ...,
+        output_schema: Mapping[str, Any] | None = ...,
     ) -> Callable[[F], F]: ...
     def tool(
         self,
@@ -149,6 +159,8 @@ class Toolkit:
         name: str | None = None,
         description: str | None = None,
         category: str | None = None,
+        parameters: Mapping[str, Any] | None = None,
+        output_schema: Mapping[str, Any] | None = None,
     ) -> Any:
         """Register a tool (slimmed or not); return the callable bound to this toolkit.
 
@@ -156,9 +168,23 @@ class Toolkit:
             name: the tool's name (default: the function's ``__name__``).
             description: what the model reads (default: the docstring).
             category: retention category for clearing: search, read, command, write, input.
+            parameters: the JSON Schema of the arguments, for a tool that forwards
+                ``**arguments`` to a backend that owns the schema (an MCP server, another
+                framework's tool). Parameters the signature declares (``page``/``limit`` of
+                ``@paginate``) are added to it and validated; the rest pass through as sent.
+            output_schema: the schema to publish for the tool's results instead of the
+                envelope's (e.g. one that also admits results passed through untouched);
+                an empty mapping publishes none.
         """
         if fn is None:
-            return lambda f: self.tool(f, name=name, description=description, category=category)
+            return lambda f: self.tool(
+                f,
+                name=name,
+                description=description,
+                category=category,
+                parameters=parameters,
+                output_schema=output_schema,
+            )
         if category is not None and category not in CATEGORIES:
             raise ConfigurationError(
                 f"category must be one of {sorted(CATEGORIES)}, got {category!r}"
@@ -186,16 +212,21 @@ class Toolkit:
                         "handle": {"type": "string"},
                         **brief_schema["properties"],
                     }
+        schema = _schema.parameters_schema(model)
+        if parameters is not None:
+            schema = _schema.merge_parameters(parameters, schema)
+        if output_schema is None and new_state is not None:
+            output_schema = _schema.output_schema(brief_schema)
         spec = ToolSpec(
             name=tool_name,
             description=description or inspect.getdoc(fn) or tool_name.replace("_", " "),
-            parameters=_schema.parameters_schema(model),
+            parameters=schema,
             function=bound,
             is_async=inspect.iscoroutinefunction(bound),
             category=category,
             handle_key=handle_key,
             args_model=model,
-            output_schema=_schema.output_schema(brief_schema) if new_state else None,
+            output_schema=dict(output_schema) if output_schema is not None else None,
             returns_envelope=new_state is not None,
         )
         with self._lock:
@@ -431,6 +462,8 @@ class Toolkit:
 
 def to_result(value: Any) -> ToolResult:
     """The model-facing text of a tool's return value."""
+    if isinstance(value, ToolResult):
+        return value
     if isinstance(value, Envelope):
         return ToolResult(text=str(value), value=value, structured=value.jsonable())
     if isinstance(value, str):

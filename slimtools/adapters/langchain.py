@@ -21,6 +21,7 @@ import copy
 from typing import Any
 
 try:
+    from langchain_core.messages import ToolMessage
     from langchain_core.tools import StructuredTool, ToolException
 except ImportError as exc:  # pragma: no cover - exercised only without the extra
     raise ImportError(
@@ -86,5 +87,7 @@ def _content_and_artifact(result: ToolResult) -> tuple[str, Any]:
     """
     if result.is_error:
         raise ToolException(result.text)
+    if isinstance(result.value, ToolMessage):  # a wrapped tool's result, passed through
+        return result.value.content, result.value.artifact  # type: ignore[return-value]
     artifact = result.structured if result.structured is not None else result.value
     return result.text, artifact

@@ -17,7 +17,7 @@ Handles can also be read as resources, through the template
 from __future__ import annotations
 
 import copy
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any, TypeAlias
 from urllib.parse import quote
 
@@ -51,6 +51,7 @@ def to_mcp_server(
     session: SessionSource = None,
     resources: bool = True,
     output_schemas: bool = True,
+    annotations: Mapping[str, ToolAnnotations] | None = None,
 ) -> MCPServer[Any]:
     """Register every tool of ``kit``, ``get_record`` included, on an ``MCPServer``.
 
@@ -71,6 +72,8 @@ def to_mcp_server(
             does not match it, so turn this off when a backend's values may not match the
             allowlist model's annotations (projection does not coerce types);
             ``structuredContent`` is sent either way.
+        annotations: per tool name, the annotations to publish instead of those derived
+            from its category (a proxy forwards its upstream's this way).
 
     Returns:
         The server, ready for ``server.run()`` or an in-process ``mcp.Client(server)``.
@@ -78,7 +81,10 @@ def to_mcp_server(
     Raises:
         ConfigurationError: ``server`` already has a tool with one of the toolkit's names.
     """
-    tools = [_mcp_tool(kit, spec, session, output_schemas) for spec in kit.tools]
+    given = annotations or {}
+    tools = [
+        _mcp_tool(kit, spec, session, output_schemas, given.get(spec.name)) for spec in kit.tools
+    ]
     if server is None:
         server = MCPServer(name=kit.name, instructions=_instructions(kit), tools=tools)
     else:
@@ -104,7 +110,13 @@ class _RawArguments(ArgModelBase):
         return dict(self.__pydantic_extra__ or {})
 
 
-def _mcp_tool(kit: Toolkit, spec: ToolSpec, session: SessionSource, with_output: bool) -> Tool:
+def _mcp_tool(
+    kit: Toolkit,
+    spec: ToolSpec,
+    session: SessionSource,
+    with_output: bool,
+    annotations: ToolAnnotations | None = None,
+) -> Tool:
     """An SDK ``Tool`` with the toolkit's schemas and a handler that dispatches through ``kit``.
 
     Async tools are awaited through ``kit.acall``; sync ones (get_record included) go
@@ -124,7 +136,8 @@ def _mcp_tool(kit: Toolkit, spec: ToolSpec, session: SessionSource, with_output:
         def fn(**arguments: Any) -> CallToolResult:
             return _call_tool_result(kit.call(name, arguments, session=_session_id(session)))
 
-    read_only = spec.category in _READ_ONLY_CATEGORIES
+    if annotations is None and spec.category in _READ_ONLY_CATEGORIES:
+        annotations = ToolAnnotations(read_only_hint=True)
     return Tool(
         fn=fn,
         name=name,
@@ -135,16 +148,24 @@ def _mcp_tool(kit: Toolkit, spec: ToolSpec, session: SessionSource, with_output:
             arg_model=_RawArguments,
             # A schema without an output model is published but not re-validated by the
             # server; the client validates structuredContent against it.
-            output_schema=copy.deepcopy(spec.output_schema) if with_output else None,
+            output_schema=copy.deepcopy(spec.output_schema)
+            if with_output and spec.output_schema
+            else None,
         ),
         is_async=spec.is_async,
         context_kwarg=None,
-        annotations=ToolAnnotations(read_only_hint=True) if read_only else None,
+        annotations=annotations,
     )
 
 
 def _call_tool_result(result: ToolResult) -> CallToolResult:
-    """A ``ToolResult`` as MCP: the text block, the same envelope as structuredContent."""
+    """A ``ToolResult`` as MCP: the text block, the same envelope as structuredContent.
+
+    A ``CallToolResult`` carried as the value (a proxied upstream result that passes through
+    untouched) is sent as it is.
+    """
+    if isinstance(result.value, CallToolResult):
+        return result.value
     content: list[ContentBlock] = [TextContent(type="text", text=result.text)]
     if result.is_error:
         return CallToolResult(content=content, is_error=True)

@@ -158,3 +158,19 @@ def use_clearing_and_ledger(history: list[dict[str, Any]]) -> None:
     assert_type(slimtools.ClearingPolicy.from_anthropic(), slimtools.ClearingPolicy)
     assert_type(slimtools.tool_result_bill(20, 5_000), list[tuple[int, int, int]])
     assert_type(slimtools.TokenLedger.measure(history, policy), slimtools.TokenLedger)
+
+
+def use_proxy_config_and_wrap() -> None:
+    """A proxy config read as the proxy reads it, and a function slimmed with ``wrap``."""
+    from slimtools.proxy import ProxyConfig, ToolOptions, parse_config
+
+    config = parse_config('[tools.list_issues]\nfields = ["number", "title:80"]\nkey = "number"\n')
+    assert_type(config, ProxyConfig)
+    assert_type(config.options_for("list_issues"), ToolOptions | None)
+    assert_type(config.max_tokens, int | None)
+
+    def list_issues(repo: str) -> list[dict[str, Any]]:
+        return [{"number": 1, "title": "crash", "body": "..."}]
+
+    tool = slimtools.wrap(list_issues, fields=["number", "title"], key="number", limit=10)
+    assert callable(tool)

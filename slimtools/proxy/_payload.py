@@ -1,0 +1,136 @@
+"""What a tool we did not write returned, as data the slimming pipeline can take (pure).
+
+Shared by the MCP proxy and ``slimtools.wrap``: the data is read from structured content
+when there is some (a ``{"content": "..."}`` wrapper around one text is unwrapped), else
+from JSON text, else it is the text itself. Denied paths are removed before anything else
+sees the data. An oversized result of an unconfigured tool is reshaped so that it pages
+without ever cutting JSON: records when it is a list (or holds one obvious list) of records
+that each fit the budget, else pretty-printed JSON or the text, paged by whole lines.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import orjson
+
+from slimtools._json import dumps_str, to_jsonable
+from slimtools.tokens import TokenCounter
+
+MISSING: Any = object()
+
+
+def parse_json(text: str) -> Any:
+    """The JSON object or array ``text`` holds, or ``MISSING`` (scalars stay text)."""
+    stripped = text.strip()
+    if not stripped or stripped[0] not in "[{":
+        return MISSING
+    try:
+        return orjson.loads(stripped)
+    except orjson.JSONDecodeError:
+        return MISSING
+
+
+def extract(texts: Sequence[str], structured: Any = None) -> Any:
+    """The data of a text-only result: structured content, else JSON text, else the text.
+
+    Several text blocks that each hold JSON are a list of their values (servers that send
+    one block per item); otherwise they are joined by newlines.
+    """
+    if structured is not None:
+        return unwrap(structured)
+    if len(texts) == 1:
+        parsed = parse_json(texts[0])
+        return texts[0] if parsed is MISSING else parsed
+    parsed_all = [parse_json(t) for t in texts]
+    if texts and all(p is not MISSING for p in parsed_all):
+        return parsed_all
+    return "\n".join(texts)
+
+
+def unwrap(structured: Any) -> Any:
+    """Structured content, with a one-key wrapper around a text unwrapped (and parsed)."""
+    if isinstance(structured, dict) and len(structured) == 1:
+        (value,) = structured.values()
+        if isinstance(value, str):
+            parsed = parse_json(value)
+            return value if parsed is MISSING else parsed
+    return structured
+
+
+def strip_denied(data: Any, paths: Sequence[Sequence[str]]) -> Any:
+    """``data`` without any denied path, wherever it occurs (changed in place, returned).
+
+    A path is matched at every depth, through lists: ``"email"`` goes from every object,
+    ``"user.email"`` from every object's ``user``. Deny lists name secrets, so matching
+    more places than the author pictured is the safe side.
+    """
+    if paths and isinstance(data, (dict, list)):
+        _strip(data, paths)
+    return data
+
+
+def _strip(node: Any, paths: Sequence[Sequence[str]]) -> None:
+    if isinstance(node, list):
+        for item in node:
+            _strip(item, paths)
+        return
+    if not isinstance(node, dict):
+        return
+    for path in paths:
+        _remove(node, path)
+    for value in node.values():
+        if isinstance(value, (dict, list)):
+            _strip(value, paths)
+
+
+def _remove(node: Any, path: Sequence[str]) -> None:
+    if isinstance(node, list):
+        for item in node:
+            _remove(item, path)
+    elif isinstance(node, dict):
+        if len(path) == 1:
+            node.pop(path[0], None)
+        elif path[0] in node:
+            _remove(node[path[0]], path[1:])
+
+
+def obvious_list(data: Any) -> str | None:
+    """The key of the one list of records a dict holds (``"items"`` of a search), if one."""
+    if not isinstance(data, dict):
+        return None
+    keys = [
+        k
+        for k, v in data.items()
+        if isinstance(v, list) and v and sum(isinstance(x, dict) for x in v) * 2 > len(v)
+    ]
+    return keys[0] if len(keys) == 1 else None
+
+
+def raw_tokens(texts: Sequence[str], structured: Any, counter: TokenCounter) -> int:
+    """Tokens the client would read of a result: its text, or its structured content."""
+    if texts:
+        return sum(counter(t) for t in texts)
+    return counter(dumps_str(structured)) if structured is not None else 0
+
+
+def reshape_oversized(data: Any, budget: int, counter: TokenCounter) -> Any:
+    """An oversized result as records or lines that page within ``budget`` (never a cut).
+
+    Records are kept when every one fits in half the budget (so a page always shows at
+    least one); otherwise the JSON is pretty-printed, one key per line, and paged by lines.
+    """
+    records = data
+    if isinstance(data, dict):
+        key = obvious_list(data)
+        records = data[key] if key is not None else None
+    if (
+        isinstance(records, list)
+        and records
+        and all(counter(dumps_str(r)) * 2 <= budget for r in records)
+    ):
+        return records
+    if isinstance(data, (dict, list)):
+        return orjson.dumps(to_jsonable(data), option=orjson.OPT_INDENT_2).decode("utf-8")
+    return data

@@ -1,0 +1,221 @@
+"""``slimtools proxy``, ``slimtools proxy install`` and ``slimtools suggest``.
+
+``slimtools proxy [--config slim.toml] -- COMMAND [ARGS...]`` fronts a stdio MCP server;
+``--upstream-url URL`` fronts a streamable HTTP one; ``--http HOST:PORT`` serves over
+streamable HTTP instead of stdio; ``--dry-run TOOL --args JSON`` calls one tool and prints
+raw against slimmed tokens. Over stdio nothing but MCP goes to stdout: messages go to stderr.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+from collections.abc import Sequence
+from typing import Any
+
+from slimtools.errors import ConfigurationError
+from slimtools.proxy.config import ProxyConfig, load_config
+
+__all__ = ["add_subcommands"]
+
+
+def add_subcommands(sub: Any) -> None:
+    """Add ``proxy`` and ``suggest`` to the ``slimtools`` command's subparsers."""
+    proxy = sub.add_parser(
+        "proxy",
+        help="slim the results of an MCP server you don't own (proxy install: set it up)",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    _proxy_arguments(proxy)
+    proxy.set_defaults(run=run_proxy_command)
+    suggest = sub.add_parser(
+        "suggest", help="propose a proxy config block or Brief model from sample results"
+    )
+    _suggest_arguments(suggest)
+    suggest.set_defaults(run=run_suggest_command)
+
+
+def _proxy_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--config", metavar="FILE", help="the TOML config (default: none)")
+    _upstream_arguments(parser)
+    parser.add_argument("--http", metavar="HOST:PORT", help="serve streamable HTTP, not stdio")
+    parser.add_argument("--dry-run", metavar="TOOL", help="call TOOL once and compare tokens")
+    parser.add_argument("--args", metavar="JSON", default="{}", help="arguments for --dry-run")
+    parser.add_argument("upstream", nargs=argparse.REMAINDER, help="-- COMMAND [ARGS...]")
+
+
+def _upstream_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--upstream-url", metavar="URL", help="a streamable HTTP upstream")
+    parser.add_argument(
+        "--header",
+        action="append",
+        default=[],
+        metavar="'NAME: VALUE'",
+        help="an HTTP header for --upstream-url (repeatable)",
+    )
+
+
+def _suggest_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "samples",
+        nargs="*",
+        metavar="FILE",
+        help="sample results (JSON); with --from-proxy: -- COMMAND [ARGS...] of the upstream",
+    )
+    parser.add_argument("--tool", default=None, help="the tool name the block is for")
+    parser.add_argument("--format", choices=("toml", "model"), default="toml")
+    parser.add_argument("--from-proxy", metavar="TOOL", help="call TOOL upstream for a sample")
+    parser.add_argument("--args", metavar="JSON", default="{}", help="arguments for --from-proxy")
+    _upstream_arguments(parser)
+
+
+def _command(args: argparse.Namespace) -> list[str]:
+    # (``args.command`` is taken: it is the subcommand's name.)
+    given = args.upstream if hasattr(args, "upstream") else args.samples
+    command = list(given or [])
+    if command and command[0] == "--":
+        command = command[1:]
+    return command
+
+
+def _upstream(args: argparse.Namespace) -> Any:
+    from slimtools.proxy.upstream import UpstreamSpec
+
+    headers = {}
+    for header in args.header:
+        name, sep, value = header.partition(":")
+        if not sep or not name.strip():
+            raise ConfigurationError(f"--header must be 'NAME: VALUE', got {header!r}")
+        headers[name.strip()] = value.strip()
+    return UpstreamSpec(command=_command(args), url=args.upstream_url, headers=headers)
+
+
+def _json_args(text: str) -> dict[str, Any]:
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ConfigurationError(f"--args must be a JSON object: {exc}") from exc
+    if not isinstance(value, dict):
+        raise ConfigurationError(f"--args must be a JSON object, got {text!r}")
+    return value
+
+
+def _host_port(text: str) -> tuple[str, int]:
+    host, sep, port = text.rpartition(":")
+    if not sep or not port.isdigit():
+        raise ConfigurationError(f"--http must be HOST:PORT, e.g. 127.0.0.1:8765, got {text!r}")
+    return host or "127.0.0.1", int(port)
+
+
+def run_proxy_command(args: argparse.Namespace) -> int:
+    """Run ``slimtools proxy`` (or ``slimtools proxy install ...``)."""
+    command = list(args.upstream)
+    if command and command[0] == "install":
+        from slimtools.proxy.install import main as install_main
+
+        return install_main(command[1:])
+    try:
+        config = load_config(args.config)
+        spec = _upstream(args)
+        if args.dry_run:
+            report = asyncio.run(dry_run(config, spec, args.dry_run, _json_args(args.args)))
+            if report.startswith("slimtools proxy:"):
+                print(report, file=sys.stderr)
+                return 2
+            print(report)
+            return 0
+        http = _host_port(args.http) if args.http else None
+    except ConfigurationError as exc:
+        print(f"slimtools proxy: {exc}", file=sys.stderr)
+        return 2
+    return asyncio.run(serve(config, spec, http))
+
+
+async def serve(config: ProxyConfig, spec: Any, http: tuple[str, int] | None) -> int:
+    """Connect the upstream, build the proxy and serve it until the client goes away."""
+    from slimtools.proxy.server import proxy_server, start
+    from slimtools.proxy.upstream import connect
+
+    async with connect(spec) as upstream:
+        try:
+            proxy = await start(config, upstream)
+        except ConfigurationError as exc:
+            print(f"slimtools proxy: {exc}", file=sys.stderr)
+            return 2
+        server = proxy_server(proxy, config)
+        if http is None:
+            await server.run_stdio_async()
+        else:
+            host, port = http
+            await server.run_streamable_http_async(host=host, port=port)
+    return 0
+
+
+async def dry_run(config: ProxyConfig, spec: Any, tool: str, arguments: dict[str, Any]) -> str:
+    """Call ``tool`` once raw and once through the proxy; report both token counts."""
+    from slimtools.proxy._payload import raw_tokens
+    from slimtools.proxy.server import raw_of, start
+    from slimtools.proxy.upstream import connect
+    from slimtools.tokens import count_tokens
+
+    async with connect(spec) as upstream:
+        proxy = await start(config, upstream)
+        known = [spec.name for spec in proxy.kit.tools[:-1]]
+        if tool not in known:
+            # Raised here it would leave the client's task group as an ExceptionGroup.
+            return f"slimtools proxy: no tool {tool!r} upstream; tools: {', '.join(known)}"
+        raw = raw_of(await upstream.call(tool, arguments))
+        slimmed = await proxy.kit.acall(tool, arguments)
+    before = raw_tokens(raw.texts, raw.structured, count_tokens)
+    after = count_tokens(slimmed.text)
+    options = config.options_for(tool)
+    how = "configured" if options else f"unconfigured, budget {config.max_tokens}"
+    ratio = f"{before / after:.1f}x smaller" if after else "n/a"
+    return "\n".join(
+        [
+            f"{tool} ({how}): raw {before:,} tokens -> slimmed {after:,} tokens ({ratio})",
+            "the model reads:",
+            slimmed.text,
+        ]
+    )
+
+
+def run_suggest_command(args: argparse.Namespace) -> int:
+    """Run ``slimtools suggest``."""
+    from slimtools.proxy.suggest import load_samples, render, suggest
+
+    try:
+        samples = [] if args.from_proxy else load_samples(args.samples)
+        tool = args.tool
+        if args.from_proxy:
+            samples.append(asyncio.run(_sample_from_proxy(args)))
+            tool = tool or args.from_proxy
+        if not samples:
+            raise ConfigurationError("give sample files, or --from-proxy TOOL -- COMMAND")
+        print(render(suggest(samples, tool=tool or "TOOL"), fmt=args.format))
+    except ConfigurationError as exc:
+        print(f"slimtools suggest: {exc}", file=sys.stderr)
+        return 2
+    return 0
+
+
+async def _sample_from_proxy(args: argparse.Namespace) -> Any:
+    from slimtools.proxy._payload import extract
+    from slimtools.proxy.server import raw_of
+    from slimtools.proxy.upstream import connect
+
+    async with connect(_upstream(args)) as upstream:
+        raw = raw_of(await upstream.call(args.from_proxy, _json_args(args.args)))
+    if raw.is_error or raw.opaque:
+        raise ConfigurationError(f"{args.from_proxy} returned an error or non-text result")
+    return extract(raw.texts, raw.structured)
+
+
+def main(argv: Sequence[str] | None = None) -> int:  # pragma: no cover - thin convenience
+    """``python -m slimtools.proxy.cli``: the same as ``slimtools`` with these subcommands."""
+    from slimtools.cli import main as slimtools_main
+
+    return slimtools_main(argv)

@@ -1,0 +1,174 @@
+"""``slimtools proxy install``: route a client's MCP servers through the proxy, with a backup.
+
+Each stdio entry of a config's ``mcpServers`` (Claude Desktop, Cursor, Claude Code) is
+rewritten in place, keeping its key and its ``env`` block::
+
+    "github": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-github"], ...}
+    "github": {"command": "/path/to/slimtools",
+               "args": ["proxy", "--config", "slim.toml", "--", "npx", "-y", "..."], ...}
+
+Entries already proxied are left alone; HTTP entries (``url``) get ``--upstream-url`` and
+their ``headers`` as ``--header``. Before the file is written it is copied to
+``<file>.slimtools-backup``; ``--undo`` puts every proxied entry back as it was.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import sys
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+_CLIENTS = "claude-desktop, cursor or claude-code"
+
+__all__ = ["client_config_paths", "main", "proxied_entry", "unproxied_entry"]
+
+
+def client_config_paths(client: str, home: Path | None = None) -> list[Path]:
+    """The config files a client reads, most specific first (existing or not)."""
+    home = home or Path.home()
+    if client == "claude-desktop":
+        if sys.platform == "darwin":
+            return [home / "Library/Application Support/Claude/claude_desktop_config.json"]
+        if sys.platform == "win32":  # pragma: no cover - platform specific
+            return [Path(os.environ.get("APPDATA", home)) / "Claude/claude_desktop_config.json"]
+        return [home / ".config/Claude/claude_desktop_config.json"]
+    if client == "cursor":
+        return [Path.cwd() / ".cursor/mcp.json", home / ".cursor/mcp.json"]
+    if client == "claude-code":
+        return [Path.cwd() / ".mcp.json", home / ".claude.json"]
+    raise ValueError(f"unknown client {client!r}: claude-desktop, cursor or claude-code")
+
+
+def _launcher() -> list[str]:
+    """How a client starts slimtools: the console script's absolute path, else -m."""
+    found = shutil.which("slimtools")
+    if found:
+        return [str(Path(found).resolve())]
+    return [sys.executable, "-m", "slimtools.cli"]
+
+
+def _is_proxied(entry: dict[str, Any]) -> bool:
+    args = entry.get("args") or []
+    return ("proxy" in args[:3] and "--" in args) or "slimtools.cli" in args[:3]
+
+
+def proxied_entry(
+    entry: dict[str, Any], config: str | None, launcher: Sequence[str]
+) -> dict[str, Any] | None:
+    """The entry rewritten to go through the proxy, or None when it cannot or need not be."""
+    if not isinstance(entry, dict) or _is_proxied(entry):
+        return None
+    options = ["--config", config] if config else []
+    out = {k: v for k, v in entry.items() if k not in ("command", "args", "url", "headers", "type")}
+    if isinstance(entry.get("command"), str):
+        upstream = [entry["command"], *[str(a) for a in entry.get("args") or []]]
+        args = [*launcher[1:], "proxy", *options, "--", *upstream]
+    elif isinstance(entry.get("url"), str):
+        headers = [f"{k}: {v}" for k, v in (entry.get("headers") or {}).items()]
+        flags = [x for h in headers for x in ("--header", h)]
+        args = [*launcher[1:], "proxy", *options, "--upstream-url", entry["url"], *flags]
+    else:
+        return None
+    out["command"] = launcher[0]
+    out["args"] = args
+    if "type" in entry:
+        out["type"] = "stdio"
+    out["x-slimtools-original"] = entry
+    return out
+
+
+def unproxied_entry(entry: dict[str, Any]) -> dict[str, Any] | None:
+    """The original entry of one the installer rewrote, or None."""
+    original = entry.get("x-slimtools-original") if isinstance(entry, dict) else None
+    return original if isinstance(original, dict) else None
+
+
+def _server_tables(data: Any) -> Iterator[dict[str, Any]]:
+    """Every ``mcpServers`` table: top level, and per project in ~/.claude.json."""
+    if not isinstance(data, dict):
+        return
+    if isinstance(data.get("mcpServers"), dict):
+        yield data["mcpServers"]
+    for project in (data.get("projects") or {}).values():
+        if isinstance(project, dict) and isinstance(project.get("mcpServers"), dict):
+            yield project["mcpServers"]
+
+
+def rewrite(
+    path: Path, *, config: str | None, only: Sequence[str], undo: bool, dry_run: bool
+) -> list[str]:
+    """Rewrite one client config file; return what changed, one line per server."""
+    data = json.loads(path.read_text(encoding="utf-8"))
+    launcher = _launcher()
+    changed = []
+    for table in _server_tables(data):
+        for name, entry in list(table.items()):
+            if only and name not in only:
+                continue
+            new = unproxied_entry(entry) if undo else proxied_entry(entry, config, launcher)
+            if new is not None:
+                table[name] = new
+                changed.append(f"{path}: {name}: {'restored' if undo else 'now through the proxy'}")
+    if changed and not dry_run:
+        shutil.copy2(path, path.with_name(path.name + ".slimtools-backup"))
+        path.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    return changed
+
+
+def main(argv: Sequence[str]) -> int:
+    """Run ``slimtools proxy install``."""
+    parser = argparse.ArgumentParser(prog="slimtools proxy install", description=__doc__)
+    parser.add_argument(
+        "--client",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="claude-desktop, cursor or claude-code (default: all found)",
+    )
+    parser.add_argument(
+        "--file",
+        action="append",
+        default=[],
+        metavar="PATH",
+        help="a config file to rewrite (instead of the clients' own)",
+    )
+    parser.add_argument(
+        "--server",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="only these mcpServers entries (default: every one)",
+    )
+    parser.add_argument("--config", metavar="FILE", help="the proxy config the entries use")
+    parser.add_argument("--undo", action="store_true", help="put proxied entries back")
+    parser.add_argument("--dry-run", action="store_true", help="say what would change")
+    args = parser.parse_args(list(argv))
+    config = str(Path(args.config).resolve()) if args.config else None
+    paths = [Path(p) for p in args.file]
+    clients = args.client or ([] if paths else ["claude-desktop", "cursor", "claude-code"])
+    unknown = [c for c in clients if c not in _CLIENTS]
+    if unknown:
+        print(
+            f"slimtools proxy install: unknown client {unknown[0]!r}: {_CLIENTS}", file=sys.stderr
+        )
+        return 2
+    paths += [p for client in clients for p in client_config_paths(client) if p.is_file()]
+    changed: list[str] = []
+    path = None
+    try:
+        for path in paths:
+            changed += rewrite(
+                path, config=config, only=args.server, undo=args.undo, dry_run=args.dry_run
+            )
+    except (OSError, json.JSONDecodeError) as exc:
+        print(f"slimtools proxy install: {path}: {exc}", file=sys.stderr)
+        return 1
+    print("\n".join(changed) if changed else "nothing to change")
+    if changed and not args.dry_run:
+        print("backups: <file>.slimtools-backup; restart the client to use the proxy")
+    return 0

@@ -1,0 +1,283 @@
+"""The proxy: every upstream tool re-served as a forwarder, slimmed by configuration.
+
+Each upstream tool becomes a function that forwards the call (``slimtools.proxy._forward``),
+decorated by its options and registered on a ``Toolkit`` under the upstream's own input
+schema; the toolkit is served by ``slimtools.adapters.mcp``, the same path as any slimmed
+toolkit, ``get_record`` included. Slimmed tools publish an output schema that describes what
+they may return: the envelope, or (when the upstream has an output schema) the envelope or
+the upstream's own result, since errors and images pass through as the upstream sent them.
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import logging
+import uuid
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass
+from functools import partial
+from typing import Any
+
+try:
+    from mcp.server.context import ServerRequestContext
+    from mcp.server.mcpserver import MCPServer
+    from mcp.types import CallToolResult, Tool, ToolAnnotations
+except ImportError as exc:  # pragma: no cover - exercised only without the extra
+    raise ImportError(
+        "slimtools.proxy needs the MCP SDK (mcp>=2): pip install 'slimtools[proxy]'"
+    ) from exc
+
+from slimtools._session import session
+from slimtools.adapters.mcp import to_mcp_server
+from slimtools.errors import ConfigurationError
+from slimtools.proxy._forward import Plan, Raw, can_page, slim
+from slimtools.proxy.config import ProxyConfig, ToolOptions
+from slimtools.proxy.upstream import Upstream
+from slimtools.toolkit import Toolkit, ToolResult
+
+__all__ = ["Proxy", "build_proxy", "proxy_server", "raw_of"]
+
+log = logging.getLogger("slimtools.proxy")
+
+Caller = Callable[[str, dict[str, Any]], Awaitable[CallToolResult]]
+
+
+def raw_of(result: CallToolResult) -> Raw:
+    """An MCP tool result in the neutral form the forwarder shapes."""
+    texts = [block.text for block in result.content if block.type == "text"]
+    return Raw(
+        texts=texts,
+        structured=result.structured_content,
+        is_error=result.is_error,
+        opaque=len(texts) != len(result.content),
+        native=result,
+    )
+
+
+@dataclass
+class Proxy:
+    """The forwarded tools of one upstream, registered on a toolkit."""
+
+    kit: Toolkit
+    annotations: dict[str, ToolAnnotations]
+    plans: dict[str, Plan]
+    instructions: str
+
+
+def build_proxy(
+    config: ProxyConfig, tools: list[Tool], call: Caller, *, instructions: str | None = None
+) -> Proxy:
+    """Register a forwarder for each upstream tool on a fresh toolkit.
+
+    Raises:
+        ConfigurationError: an upstream tool is named like the companion, or a tool's
+            options do not fit its results' shape (e.g. ``key`` not in ``fields``).
+    """
+    names = [t.name for t in tools]
+    if config.companion in names:
+        raise ConfigurationError(
+            f"{config.source}: the upstream already has a tool named {config.companion!r}; "
+            'set companion = "..." in the config to name the proxy\'s record tool otherwise'
+        )
+    for pattern in config.patterns_matching_nothing(names):
+        log.warning("slimtools proxy: [tools.%s] matches no upstream tool", pattern)
+    kit = Toolkit(config.name, store=config.store, companion_name=config.companion)
+    proxy = Proxy(kit, {}, {}, _instructions(config.companion, instructions))
+    for tool in tools:
+        _register(proxy, config, tool, call)
+    return proxy
+
+
+def _register(proxy: Proxy, config: ProxyConfig, tool: Tool, call: Caller) -> None:
+    options = config.options_for(tool.name)
+    plan = Plan(options, config.max_tokens)
+    name = tool.name
+
+    async def forward(**arguments: Any) -> Any:
+        return proxy.plans[name].shape(raw_of(await call(name, arguments)))
+
+    forward.__name__ = name
+    fn = slim(forward, plan, name=name, paged=can_page(tool.input_schema))
+    read_only = _read_only(tool, options.read_only if options else None)
+    category = options.category if options and options.category else None
+    if category is None and read_only and plan.slims:
+        category = "read"
+    register = partial(
+        proxy.kit.tool,
+        fn,
+        name=name,
+        description=(options.description if options else None) or tool.description or name,
+        category=category,
+        parameters=tool.input_schema,
+    )
+    upstream_schema = tool.output_schema
+    if not plan.slims:
+        listed = upstream_schema
+        register(output_schema=upstream_schema)
+    elif upstream_schema is not None:
+        register()
+        # Errors and images pass through as the upstream sent them, its structured content
+        # included: the published schema must admit both shapes.
+        listed = {"type": "object", "anyOf": [proxy.kit.spec(name).output_schema, upstream_schema]}
+        register(output_schema=listed)
+    elif options is None:
+        # Unconfigured, no upstream schema: a small result passes through with whatever
+        # structured content the upstream sent, so no schema can be promised ({}: none).
+        listed = None
+        register(output_schema={})
+    else:
+        register()
+        listed = proxy.kit.spec(name).output_schema
+    if options is not None and options.response_format and plan.slims:
+        _add_response_format(
+            proxy,
+            tool,
+            concise=fn,
+            forward=forward,
+            options=options,
+            budget=config.max_tokens,
+            listed=listed,
+        )
+    proxy.plans[name] = Plan(
+        options,
+        config.max_tokens,
+        passthrough=partial(_fit_native, listed=listed, upstream=upstream_schema),
+    )
+    annotations = tool.annotations.model_copy() if tool.annotations else ToolAnnotations()
+    if options is not None and options.read_only is not None:
+        annotations.read_only_hint = options.read_only
+    if annotations.title is None and tool.title:
+        annotations.title = tool.title
+    proxy.annotations[name] = annotations
+
+
+_FORMATS = ("concise", "detailed")
+_FORMAT_DOC = (
+    "concise (default): the chosen fields of each record; detailed: whole records, when the "
+    "fields shown are not enough."
+)
+
+
+def _add_response_format(
+    proxy: Proxy,
+    tool: Tool,
+    *,
+    concise: Any,
+    forward: Any,
+    options: ToolOptions,
+    budget: int | None,
+    listed: Mapping[str, Any] | None,
+) -> None:
+    """Re-register ``tool`` with a ``response_format`` parameter choosing the allowlist.
+
+    Both variants are slimmed forwarders of the same name, so they share the page-1 snapshot
+    and get_record's handles; "detailed" drops only the allowlist (denied paths stay out).
+    """
+    name = tool.name
+    spec = proxy.kit.spec(name)
+    whole = Plan(dataclasses.replace(options, fields=None, model=None), budget)
+    paged = can_page(tool.input_schema)
+    detailed = proxy.kit.tool(
+        slim(forward, whole, name=name, paged=paged), name=name, parameters=tool.input_schema
+    )
+    brief = proxy.kit.tool(concise, name=name, parameters=tool.input_schema)
+    params = copy.deepcopy(proxy.kit.spec(name).parameters)
+    params["properties"]["response_format"] = {
+        "type": "string",
+        "enum": list(_FORMATS),
+        "default": "concise",
+        "description": _FORMAT_DOC,
+    }
+
+    async def choose(**arguments: Any) -> Any:
+        chosen = arguments.pop("response_format", "concise")
+        if chosen not in _FORMATS:
+            return ToolResult(
+                f'response_format must be "concise" or "detailed", got {chosen!r}', is_error=True
+            )
+        return await (detailed if chosen == "detailed" else brief)(**arguments)
+
+    choose.__name__ = name
+    proxy.kit.tool(
+        choose,
+        name=name,
+        description=spec.description,
+        category=spec.category,
+        parameters=params,
+        output_schema=listed or {},
+    )
+
+
+def _read_only(tool: Tool, configured: bool | None) -> bool:
+    if configured is not None:
+        return configured
+    return bool(tool.annotations and tool.annotations.read_only_hint)
+
+
+def _fit_native(raw: Raw, *, listed: Mapping[str, Any] | None, upstream: Any) -> CallToolResult:
+    """The upstream result to pass through, made to satisfy the schema listed for it."""
+    native: CallToolResult = raw.native
+    if not listed or native.is_error:
+        return native
+    if upstream is not None and native.structured_content is not None:
+        return native  # the listed schema admits the upstream's own
+    kinds = ", ".join(sorted({block.type for block in native.content})) or "empty"
+    described = {
+        "total": len(native.content),
+        "briefs": [],
+        "hint": f"passed through as is: {len(native.content)} content blocks ({kinds})",
+    }
+    return native.model_copy(update={"structured_content": described})
+
+
+def _instructions(companion: str, upstream: str | None) -> str:
+    ours = (
+        "Results of large tools come through slimtools as compact JSON envelopes: total (how "
+        "many items exist), briefs (a few items, each with its handle), hint (the exact call "
+        f"for the next page or the full record). Call {companion}(handle) to read one item "
+        "in full."
+    )
+    return f"{upstream}\n\n{ours}" if upstream else ours
+
+
+class SessionBinder:
+    """Binds the handle session of each request: a fixed one, the HTTP session, or ours.
+
+    Without a ``session`` in the config, a proxy process is one session (stdio serves one
+    client); over HTTP each ``Mcp-Session-Id`` is its own, so clients of one proxy never
+    resolve each other's handles.
+    """
+
+    def __init__(self, fixed: str | None) -> None:
+        self.fixed = fixed
+        self.default = fixed or f"proxy-{uuid.uuid4().hex[:12]}"
+
+    async def __call__(self, ctx: ServerRequestContext[Any, Any], call_next: Any) -> Any:
+        """Run the request with its session bound."""
+        with session(self.fixed or _http_session(ctx) or self.default):
+            return await call_next(ctx)
+
+
+def _http_session(ctx: ServerRequestContext[Any, Any]) -> str | None:
+    headers = getattr(ctx.request, "headers", None)
+    found = headers.get("mcp-session-id") if headers is not None else None
+    return found if isinstance(found, str) and found else None
+
+
+def proxy_server(proxy: Proxy, config: ProxyConfig, *, name: str | None = None) -> MCPServer[Any]:
+    """The MCP server that serves ``proxy``'s toolkit (stdio or HTTP: the caller runs it)."""
+    server: MCPServer[Any] = MCPServer(
+        name=name or f"slimtools-{config.name}",
+        instructions=proxy.instructions,
+        middleware=[SessionBinder(config.session)],
+        log_level="WARNING",
+    )
+    return to_mcp_server(proxy.kit, server, annotations=proxy.annotations)
+
+
+async def start(config: ProxyConfig, upstream: Upstream) -> Proxy:
+    """List the upstream's tools and build the proxy over them."""
+    return build_proxy(
+        config, await upstream.tools(), upstream.call, instructions=upstream.instructions
+    )

@@ -1,0 +1,286 @@
+"""``slimtools suggest``: a proposed allowlist from sample results, for the user to edit.
+
+It picks the list path, keeps ids, names, titles, states, dates and counts, clips long texts,
+keeps only the login of nested owner/actor objects and the name of nested records, and drops
+URL templates, node ids and everything else (listed in a comment, so adding one back is an
+edit). The token ratio it prints is measured by running the samples through the same
+decorators the proxy would use.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import statistics
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from slimtools._json import dumps_str
+from slimtools.errors import ConfigurationError
+from slimtools.proxy._forward import Plan, slim
+from slimtools.proxy.config import ToolOptions, parse_config
+from slimtools.tokens import count_tokens
+
+__all__ = ["Suggestion", "load_samples", "render", "suggest"]
+
+_IDS = ("id", "number", "sha", "key", "uuid")
+_NAMES = ("name", "full_name", "login", "title", "path", "ref", "label", "filename")
+_STATES = ("state", "status", "conclusion", "merged", "draft", "locked", "archived", "private")
+_COUNTS = ("comments", "additions", "deletions", "changed_files", "size", "count")
+_TEXTS = ("description", "message", "body", "summary", "text")
+_SUBNAMES = ("login", "name", "title", "ref", "total_count")
+_ACTORS = ("user", "owner", "actor", "author", "committer", "assignee", "sender", "creator")
+_CLIP_OVER = 200
+_CLIP_TO = 160
+
+
+@dataclass
+class Suggestion:
+    """A proposed ``[tools.NAME]`` block and what it achieves on the samples."""
+
+    tool: str
+    items: str | None
+    fields: list[str]
+    key: str | None
+    limit: int
+    dropped: dict[str, list[str]] = field(default_factory=dict)
+    records: int = 0
+    samples: int = 0
+    raw_tokens: int = 0
+    envelope_tokens: int = 0
+    types: dict[str, str] = field(default_factory=dict)
+
+    def toml(self) -> str:
+        """The block as TOML (without comments)."""
+        lines = [f"[tools.{_toml_key(self.tool)}]"]
+        if self.items:
+            lines.append(f"items = {json.dumps(self.items)}")
+        lines.append("fields = [" + ", ".join(json.dumps(f) for f in self.fields) + "]")
+        if self.key:
+            lines.append(f"key = {json.dumps(self.key)}")
+        lines.append(f"limit = {self.limit}")
+        return "\n".join(lines)
+
+    def options(self) -> ToolOptions:
+        """The block parsed back through the config validator (so it is known valid)."""
+        found = parse_config(self.toml(), "<suggestion>").options_for(self.tool)
+        assert found is not None
+        return found
+
+
+def _toml_key(name: str) -> str:
+    return name if re.fullmatch(r"[A-Za-z0-9_-]+", name) else json.dumps(name)
+
+
+def load_samples(paths: Sequence[str]) -> list[Any]:
+    """Each file's JSON (or its text when it is not JSON)."""
+    samples = []
+    for path in paths:
+        try:
+            text = Path(path).read_text(encoding="utf-8")
+        except OSError as exc:
+            raise ConfigurationError(f"{path}: cannot read the sample: {exc.strerror}") from exc
+        try:
+            samples.append(json.loads(text))
+        except json.JSONDecodeError:
+            samples.append(text)
+    return samples
+
+
+def _list_path(data: Any, prefix: str = "", depth: int = 0) -> tuple[str | None, list[Any]]:
+    """The dotted path of the longest list of records inside ``data`` (None: data itself)."""
+    if isinstance(data, list):
+        return None, data
+    best: tuple[str | None, list[Any]] = (None, [])
+    if not isinstance(data, dict) or depth > 2:
+        return best
+    for key, value in data.items():
+        path = f"{prefix}{key}"
+        if isinstance(value, list) and sum(isinstance(v, dict) for v in value) * 2 > len(value):
+            found: tuple[str | None, list[Any]] = (path, value)
+        elif isinstance(value, dict):
+            found = _list_path(value, path + ".", depth + 1)
+        else:
+            continue
+        if len(found[1]) > len(best[1]):
+            best = found
+    return best
+
+
+def _verdict(key: str, values: list[Any]) -> tuple[str | None, str]:
+    """The field entry to keep for ``key`` (or None) and the reason."""
+    present = [v for v in values if v is not None]
+    low = key.lower()
+    if low == "url" or low.endswith(("_url", "_urls")):
+        return None, "URL templates"
+    if low == "node_id" or low.endswith("_node_id") or low == "gravatar_id":
+        return None, "node ids"
+    if not present:
+        return None, "always empty"
+    if all(isinstance(v, dict) for v in present):
+        sub = _name_subfield(present)
+        if sub is not None:
+            kind = "owner/actor objects" if low in _ACTORS or sub == "login" else "objects"
+            return f"{key} = {key}.{sub}", f"nested {kind} ({sub} kept)"
+        return None, "nested objects"
+    if all(isinstance(v, list) for v in present):
+        records = [x for v in present for x in v if isinstance(x, dict)]
+        if not any(present):
+            return None, "always empty"
+        if records:
+            sub = _name_subfield(records)
+            return (f"{key}.{sub}", f"nested lists ({sub} kept)") if sub else (None, "lists")
+        short = statistics.median(len(dumps_str(v)) for v in present) <= 80
+        return (key, "short lists") if short else (None, "long lists")
+    if all(isinstance(v, str) for v in present):
+        long = statistics.median(len(v) for v in present) > _CLIP_OVER
+        if long:
+            return f"{key}:{_CLIP_TO}", "long texts (clipped)"
+        if low in _TEXTS:
+            return key, "kept"
+    if _is_kept(low, present):
+        return key, "kept"
+    return None, "other fields"
+
+
+def _is_kept(low: str, values: list[Any]) -> bool:
+    if low in _IDS or low in _NAMES or low in _STATES or low in _COUNTS:
+        return True
+    if low.endswith(("_at", "_count", "_date")) or low == "date":
+        return True
+    return all(isinstance(v, str) and re.match(r"\d{4}-\d\d-\d\dT", v) for v in values)
+
+
+def _name_subfield(objects: list[dict[str, Any]]) -> str | None:
+    for sub in _SUBNAMES:
+        if sum(sub in o for o in objects) * 2 > len(objects):
+            return sub
+    return None
+
+
+def suggest(samples: Sequence[Any], *, tool: str = "TOOL", limit: int = 10) -> Suggestion:
+    """A proposed allowlist for ``tool`` from sample results, with its measured ratio.
+
+    Raises:
+        ConfigurationError: no sample holds a list of records (nothing to allowlist).
+    """
+    items: str | None = None
+    records: list[dict[str, Any]] = []
+    for sample in samples:
+        path, found = _list_path(sample)
+        if path is not None:
+            items = items or path
+        records += [r for r in found if isinstance(r, dict)]
+        if isinstance(sample, dict) and not found:
+            records.append(sample)
+    if not records:
+        raise ConfigurationError("no sample holds a record or a list of records to allowlist")
+    keys: dict[str, list[Any]] = {}
+    for record in records:
+        for key, value in record.items():
+            keys.setdefault(key, []).append(value)
+    fields: list[str] = []
+    dropped: dict[str, list[str]] = {}
+    types: dict[str, str] = {}
+    for key, values in keys.items():
+        entry, reason = _verdict(key, values)
+        if entry is None:
+            dropped.setdefault(reason, []).append(key)
+            continue
+        fields.append(entry)
+        if reason != "kept" and not reason.startswith("long texts"):
+            dropped.setdefault(reason, []).append(key)
+        types[entry] = _type_of(values)
+    if not fields:
+        fields = [next(iter(keys))]
+    handle = next(
+        (
+            k
+            for k in _IDS
+            if k in fields and len({dumps_str(r.get(k)) for r in records}) == len(records)
+        ),
+        None,
+    )
+    result = Suggestion(tool, items, fields, handle, limit, dropped, len(records), len(samples))
+    result.types = types
+    _measure(result, samples)
+    return result
+
+
+def _type_of(values: list[Any]) -> str:
+    kinds = {type(v).__name__ for v in values if v is not None}
+    names = {"str": "str", "int": "int", "float": "float", "bool": "bool"}
+    base = names[next(iter(kinds))] if len(kinds) == 1 and next(iter(kinds)) in names else "Any"
+    return base + (" | None" if any(v is None for v in values) and base != "Any" else "")
+
+
+def _measure(result: Suggestion, samples: Sequence[Any]) -> None:
+    """Run every sample through the suggested decorators; sum raw and envelope tokens."""
+    plan = Plan(result.options(), None)
+    for sample in samples:
+        tool = slim(lambda _sample=sample, **_: _sample, plan, name=result.tool)
+        result.raw_tokens += count_tokens(dumps_str(sample))
+        result.envelope_tokens += count_tokens(str(tool()))
+
+
+def render(result: Suggestion, *, fmt: str = "toml") -> str:
+    """The suggestion as a commented TOML block or a Pydantic ``Brief`` model."""
+    ratio = result.raw_tokens / result.envelope_tokens if result.envelope_tokens else 0.0
+    where = f'at "{result.items}"' if result.items else "at the top level"
+    head = [
+        f"# slimtools suggest: {result.samples} sample(s), {result.records} records {where}",
+        f"# on the samples: {result.raw_tokens:,} raw tokens -> {result.envelope_tokens:,} in "
+        f"the first page's envelope ({ratio:.1f}x smaller)",
+    ]
+    for reason, keys in result.dropped.items():
+        head.append(f"# {reason}: {', '.join(keys)}")
+    if fmt == "model":
+        return "\n".join([*head, "", *_model_lines(result)])
+    return "\n".join([*head, result.toml()])
+
+
+def _model_lines(result: Suggestion) -> list[str]:
+    name = "".join(p.capitalize() for p in re.split(r"[^A-Za-z0-9]+", result.tool) if p) + "Brief"
+    lines = [
+        "from typing import Annotated, Any",
+        "",
+        "from pydantic import AliasPath, BaseModel, Field",
+        "",
+        "from slimtools import Clip",
+        "",
+    ]
+    body: list[str] = []
+    subs: dict[str, list[str]] = {}
+    for entry in result.fields:
+        annotation = result.types.get(entry, "Any")
+        if " = " in entry:
+            out, path = (p.strip() for p in entry.split(" = ", 1))
+            alias = ", ".join(json.dumps(p) for p in path.split("."))
+            body.append(
+                f"    {out}: Any = Field(default=None, validation_alias=AliasPath({alias}))"
+            )
+        elif ":" in entry:
+            out, clip = entry.split(":", 1)
+            body.append(f"    {out}: Annotated[str, Clip({clip})] | None = None")
+        elif "." in entry:
+            head, rest = entry.split(".", 1)
+            subs.setdefault(head, []).append(rest)
+        else:
+            body.append(
+                f"    {entry}: {annotation} = None"
+                if "None" in annotation
+                else f"    {entry}: {annotation}"
+            )
+    for head, rests in subs.items():
+        sub = head.capitalize() + "Item"
+        lines += [f"class {sub}(BaseModel):", *[f"    {r}: Any = None" for r in rests], "", ""]
+        body.append(f"    {head}: list[{sub}] | None = None")
+    return [
+        *lines,
+        f"class {name}(BaseModel):",
+        f'    """What the model sees of one {result.tool} record."""',
+        "",
+        *body,
+    ]

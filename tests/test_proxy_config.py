@@ -1,0 +1,154 @@
+"""Proxy config: TOML validated at start, every error naming the file, line and key."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from slimtools import ConfigurationError
+from slimtools.projection import Projection
+from slimtools.proxy import DEFAULT_MAX_TOKENS, load_config, parse_config
+from slimtools.proxy._payload import strip_denied
+from tests._profile import examples
+
+
+def _error(text: str) -> str:
+    with pytest.raises(ConfigurationError) as caught:
+        parse_config(text, "slim.toml")
+    return str(caught.value)
+
+
+def test_no_config_means_the_default_budget_and_no_tool_options():
+    """Without a file every tool is unconfigured under the 20,000-token budget."""
+    config = load_config(None)
+    assert config.max_tokens == DEFAULT_MAX_TOKENS == 20_000
+    assert config.options_for("anything") is None
+
+
+def test_an_unknown_tool_option_names_the_line_and_the_key():
+    """A typo is reported with the file, its line and the full key, and the known options."""
+    message = _error("max_tokens = 100\n\n[tools.list_issues]\nlimt = 5\n")
+    assert message.startswith("slim.toml:4: tools.list_issues.limt: unknown option")
+    assert "limit" in message
+
+
+def test_a_bad_value_names_the_line_and_the_key():
+    """A wrong type says what was expected and what was given."""
+    message = _error('[tools."list_*"]\nitems = "items"\nlimit = "ten"\n')
+    assert message.startswith('slim.toml:3: tools."list_*".limit: must be a positive integer')
+    assert "'ten'" in message
+
+
+def test_invalid_toml_says_where():
+    """A syntax error reports the parser's line and column."""
+    assert "line 2" in _error("max_tokens = 5\n[tools.x\n")
+
+
+def test_an_unknown_top_level_key_is_refused():
+    """Top-level keys are checked too."""
+    assert _error("max_token = 5\n").startswith("slim.toml:1: max_token: unknown key")
+
+
+def test_a_missing_file_is_a_configuration_error(tmp_path):
+    """A config path that does not exist says so rather than raising OSError."""
+    with pytest.raises(ConfigurationError, match="cannot read"):
+        load_config(tmp_path / "missing.toml")
+
+
+def test_max_tokens_false_turns_the_global_budget_off():
+    """``max_tokens = false`` (or 0) leaves unconfigured tools untouched."""
+    assert parse_config("max_tokens = false").max_tokens is None
+    assert parse_config("max_tokens = 0").max_tokens is None
+
+
+def test_an_exact_name_wins_over_a_glob_and_globs_match_in_file_order():
+    """``list_issues`` uses its own table; other ``list_*`` tools the first matching glob."""
+    config = parse_config(
+        '[tools."list_*"]\nlimit = 7\n[tools."l*"]\nlimit = 9\n[tools.list_issues]\nlimit = 3\n'
+    )
+    assert config.options_for("list_issues").limit == 3
+    assert config.options_for("list_pulls").limit == 7
+    assert config.options_for("lock").limit == 9
+    assert config.options_for("get_issue") is None
+
+
+def test_field_syntax_renames_clips_and_nests():
+    """``"name = path:N"`` renames and clips; plain dotted paths keep their nesting."""
+    config = parse_config(
+        '[tools.t]\nfields = ["number", "author = user.login", "title:12", "labels.name",'
+        ' {name = "b", path = "body", clip = 6}]\n'
+    )
+    brief = Projection.from_spec(config.options_for("t").brief_model()).project(
+        {
+            "number": 1,
+            "user": {"login": "ana", "email": "a@x"},
+            "title": "a title far too long",
+            "labels": [{"name": "bug", "url": "u"}],
+            "body": "long body text",
+        }
+    )
+    assert brief == {
+        "number": 1,
+        "author": "ana",
+        "title": "a title far…",
+        "b": "long…",
+        "labels": [{"name": "bug"}],
+    }
+
+
+def test_plain_paths_become_a_list_allowlist():
+    """Without renames or clips the allowlist is the list of paths, as project_fields takes."""
+    config = parse_config('[tools.t]\nfields = ["id", "user.login"]\n')
+    assert config.options_for("t").brief_model() == ["id", "user.login"]
+
+
+def test_a_malformed_field_is_reported_with_the_accepted_forms():
+    """A field that is neither form says how to write one."""
+    assert 'write "path"' in _error("[tools.t]\nfields = [3]\n")
+
+
+def test_a_key_outside_the_fields_is_refused():
+    """The handle key must be a field the brief shows."""
+    message = _error('[tools.t]\nfields = ["title"]\nkey = "id"\n')
+    assert message.startswith("slim.toml:3: tools.t.key:")
+
+
+def test_max_limit_below_limit_is_refused():
+    """``max_limit`` must be at least ``limit``."""
+    assert "at least limit" in _error("[tools.t]\nlimit = 50\nmax_limit = 10\n")
+
+
+def test_category_must_be_a_retention_category():
+    """An unknown category lists the valid ones."""
+    assert "search" in _error('[tools.t]\ncategory = "lookup"\n')
+
+
+secrets = st.dictionaries(st.sampled_from(["email", "token", "name"]), st.text(max_size=5))
+records = st.recursive(
+    st.fixed_dictionaries({"user": secrets, "email": st.text(max_size=3)}),
+    lambda inner: st.one_of(
+        st.lists(inner, max_size=3), st.dictionaries(st.sampled_from(["a", "b"]), inner)
+    ),
+    max_leaves=8,
+)
+
+
+@settings(max_examples=examples(100), deadline=None)
+@given(data=records)
+def test_denied_paths_are_gone_at_every_depth(data):
+    """After ``strip_denied`` no ``email`` key and no ``user.token`` remains anywhere."""
+    stripped = strip_denied(data, [("email",), ("user", "token")])
+    text = repr(stripped)
+    assert "'email'" not in text
+
+    def walk(node):
+        if isinstance(node, list):
+            for item in node:
+                walk(item)
+        elif isinstance(node, dict):
+            assert "token" not in (node.get("user") or {})
+            for value in node.values():
+                walk(value)
+
+    walk(stripped)

@@ -1,0 +1,112 @@
+"""``slimtools proxy install``: client configs rewritten through the proxy, with a backup."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from slimtools.cli import main
+from slimtools.proxy.install import client_config_paths, proxied_entry, unproxied_entry
+
+GITHUB = {
+    "command": "npx",
+    "args": ["-y", "@modelcontextprotocol/server-github"],
+    "env": {"GITHUB_PERSONAL_ACCESS_TOKEN": "ghp_x"},
+}
+REMOTE = {
+    "type": "http",
+    "url": "https://mcp.example/mcp",
+    "headers": {"Authorization": "Bearer t"},
+}
+
+
+def _write(path: Path, data: dict) -> Path:
+    path.write_text(json.dumps(data))
+    return path
+
+
+def test_a_stdio_entry_goes_through_the_proxy_keeping_its_key_and_env(tmp_path, capsys):
+    """The command becomes slimtools proxy -- <the old command>; env and key are kept."""
+    path = _write(tmp_path / "claude_desktop_config.json", {"mcpServers": {"github": GITHUB}})
+    assert main(["proxy", "install", "--file", str(path), "--config", "slim.toml"]) == 0
+    entry = json.loads(path.read_text())["mcpServers"]["github"]
+    args = entry["args"]
+    assert args[args.index("--") + 1 :] == ["npx", "-y", "@modelcontextprotocol/server-github"]
+    assert args[args.index("--config") + 1] == str(Path("slim.toml").resolve())
+    assert "proxy" in args
+    assert entry["env"] == GITHUB["env"]
+    assert "now through the proxy" in capsys.readouterr().out
+
+
+def test_the_original_file_is_backed_up(tmp_path):
+    """Before writing, the file is copied to <file>.slimtools-backup."""
+    original = {"mcpServers": {"github": GITHUB}}
+    path = _write(tmp_path / "mcp.json", original)
+    main(["proxy", "install", "--file", str(path)])
+    backup = tmp_path / "mcp.json.slimtools-backup"
+    assert json.loads(backup.read_text()) == original
+
+
+def test_installing_twice_changes_nothing_the_second_time(tmp_path, capsys):
+    """An entry already through the proxy is left alone."""
+    path = _write(tmp_path / "mcp.json", {"mcpServers": {"github": GITHUB}})
+    main(["proxy", "install", "--file", str(path)])
+    once = path.read_text()
+    capsys.readouterr()
+    main(["proxy", "install", "--file", str(path)])
+    assert path.read_text() == once
+    assert "nothing to change" in capsys.readouterr().out
+
+
+def test_undo_restores_every_entry_as_it_was(tmp_path):
+    """``--undo`` puts the original entries back."""
+    original = {"mcpServers": {"github": GITHUB, "remote": REMOTE}}
+    path = _write(tmp_path / "mcp.json", original)
+    main(["proxy", "install", "--file", str(path)])
+    main(["proxy", "install", "--file", str(path), "--undo"])
+    assert json.loads(path.read_text()) == original
+
+
+def test_an_http_entry_becomes_an_upstream_url_with_its_headers():
+    """A remote server is proxied with --upstream-url and each header as --header."""
+    entry = proxied_entry(REMOTE, None, ["/bin/slimtools"])
+    assert entry is not None
+    assert entry["command"] == "/bin/slimtools"
+    assert entry["args"] == [
+        "proxy",
+        "--upstream-url",
+        "https://mcp.example/mcp",
+        "--header",
+        "Authorization: Bearer t",
+    ]
+    assert unproxied_entry(entry) == REMOTE
+
+
+def test_claude_code_project_servers_are_rewritten_too(tmp_path):
+    """~/.claude.json keeps servers per project: those are proxied as well."""
+    data = {"projects": {"/repo": {"mcpServers": {"github": GITHUB}}}}
+    path = _write(tmp_path / ".claude.json", data)
+    main(["proxy", "install", "--file", str(path), "--server", "github"])
+    entry = json.loads(path.read_text())["projects"]["/repo"]["mcpServers"]["github"]
+    assert "--" in entry["args"]
+
+
+def test_dry_run_writes_nothing(tmp_path):
+    """``--dry-run`` reports the change and leaves the file as it was."""
+    path = _write(tmp_path / "mcp.json", {"mcpServers": {"github": GITHUB}})
+    before = path.read_text()
+    main(["proxy", "install", "--file", str(path), "--dry-run"])
+    assert path.read_text() == before
+
+
+def test_client_config_paths_name_each_clients_files(tmp_path):
+    """Claude Desktop, Cursor and Claude Code each have their known config locations."""
+    assert client_config_paths("cursor", tmp_path)[-1] == tmp_path / ".cursor/mcp.json"
+    assert client_config_paths("claude-code", tmp_path)[-1] == tmp_path / ".claude.json"
+    assert client_config_paths("claude-desktop", tmp_path)[0].name == "claude_desktop_config.json"
+
+
+def test_an_unknown_client_is_an_error(capsys):
+    """A client name that is not known exits 2 with the valid names."""
+    assert main(["proxy", "install", "--client", "vscode"]) == 2
+    assert "claude-desktop" in capsys.readouterr().err

@@ -1,0 +1,98 @@
+"""``slimtools suggest``: a proposed allowlist from samples, valid, with its measured ratio."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+
+from slimtools import ConfigurationError
+from slimtools.cli import main
+from slimtools.proxy.config import parse_config
+from slimtools.proxy.suggest import render, suggest
+from tests._shared import shared_data
+
+ISSUE = {
+    "id": 1,
+    "node_id": "MDU6SXNzdWUx",
+    "number": 7,
+    "title": "Crash on start",
+    "state": "open",
+    "url": "https://api.github.com/repos/o/r/issues/7",
+    "comments_url": "https://api.github.com/repos/o/r/issues/7/comments",
+    "user": {"login": "ana", "id": 9, "avatar_url": "https://a/u", "node_id": "x"},
+    "labels": [{"name": "bug", "color": "f00", "url": "u"}],
+    "created_at": "2024-01-01T00:00:00Z",
+    "comments": 3,
+    "body": "trace " * 100,
+    "author_association": "NONE",
+}
+
+
+def _issues(n: int = 12) -> list[dict]:
+    return [{**ISSUE, "id": i, "number": 100 + i} for i in range(n)]
+
+
+def test_keeps_ids_names_states_dates_counts_and_drops_the_rest():
+    """URLs and node ids go, the user object shrinks to its login, the body is clipped."""
+    found = suggest([_issues()], tool="list_issues")
+    assert found.fields == [
+        "id",
+        "number",
+        "title",
+        "state",
+        "user = user.login",
+        "labels.name",
+        "created_at",
+        "comments",
+        "body:160",
+    ]
+    assert found.key == "id"
+    assert "url" in found.dropped["URL templates"]
+    assert found.dropped["node ids"] == ["node_id"]
+    assert "author_association" in found.dropped["other fields"]
+
+
+def test_picks_the_list_path_inside_a_dict():
+    """A search result's ``items`` list is found and named as ``items``."""
+    found = suggest([{"total_count": 12, "incomplete": False, "items": _issues()}])
+    assert found.items == "items"
+    assert found.records == 12
+
+
+def test_the_block_is_a_valid_config_and_its_ratio_is_measured():
+    """The printed block parses as a proxy config; the ratio comes from running it."""
+    found = suggest([_issues(30)], tool="list_issues")
+    text = render(found)
+    config = parse_config(text, "suggested.toml")
+    assert config.options_for("list_issues").key == "id"
+    assert found.raw_tokens > 5 * found.envelope_tokens
+    assert "x smaller" in text
+
+
+def test_the_model_form_is_python_that_defines_the_brief():
+    """``--format model`` prints a Pydantic model that compiles and allowlists the fields."""
+    code = render(suggest([_issues()], tool="list_issues"), fmt="model")
+    namespace: dict = {}
+    exec(compile(code, "<suggested>", "exec"), namespace)
+    model = namespace["ListIssuesBrief"]
+    assert {"id", "title", "user", "body"} <= set(model.model_fields)
+
+
+def test_samples_without_records_are_a_configuration_error():
+    """A sample of scalars has nothing to allowlist."""
+    with pytest.raises(ConfigurationError, match="no sample"):
+        suggest([[1, 2, 3]])
+
+
+@pytest.mark.shared
+def test_on_recorded_github_issues_the_suggestion_is_over_20x_smaller(capsys):
+    """The CLI on a real 30-issue response prints a block at least 20x smaller than raw."""
+    sample = shared_data() / "payloads" / "github_pygithub" / "145.json"
+    assert main(["suggest", str(sample), "--tool", "list_issues"]) == 0
+    out = capsys.readouterr().out
+    ratio = float(re.search(r"\(([\d.]+)x smaller\)", out).group(1))
+    assert ratio > 20
+    assert "[tools.list_issues]" in out
+    assert json.loads(sample.read_text())[0]["node_id"] not in out
