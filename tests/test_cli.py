@@ -118,12 +118,12 @@ def test_report_empty_folder_fails_cleanly(tmp_path, capsys):
 
 
 def test_report_on_shared_transcripts_by_source(capsys):
-    """On the recorded runs the report groups by recorder and totals 265 transcripts."""
+    """On the recorded runs the report groups by recorder and totals 268 transcripts."""
     assert main(["report", str(shared_data() / "transcripts"), "--by", "source"]) == 0
     out = capsys.readouterr().out
-    for source in ("claude_code", "tau_bench", "swe_agent", "mini_swe_agent"):
+    for source in ("claude_code", "tau_bench", "swe_agent", "mini_swe_agent", "openhands"):
         assert source in out
-    assert "TOTAL (265 transcripts)" in out
+    assert "TOTAL (268 transcripts)" in out
 
 
 def test_langchain_conversion_bills_like_the_original():
