@@ -18,6 +18,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from slimtools._cli_files import add_commands as add_file_commands
 from slimtools.adapters.langchain_baseline import has_langchain, langchain_defaults_step
 from slimtools.clearing import ClearingPolicy
 from slimtools.ledger import LedgerSummary, TokenLedger, format_bill, tool_result_bill
@@ -178,6 +179,7 @@ def _parser() -> argparse.ArgumentParser:
     bil.add_argument("per_result", type=_natural, metavar="PER_RESULT")
     bil.add_argument("--every", type=_positive, default=5, metavar="N")
     bil.set_defaults(run=bill)
+    add_file_commands(sub)
     return parser
 
 
