@@ -41,7 +41,9 @@ def claude_code_run(records: Iterable[tuple[int, Any]]) -> Run:
         if not isinstance(record, dict):
             raise MalformedError(f"a {type(record).__name__}, not a JSON object", line=number)
         if record.get("type") in ("user", "assistant") and isinstance(record.get("message"), dict):
-            entries.append((number, record))
+            # keep only what the history needs: a line's toolUseResult often doubles its size
+            kept = {k: record.get(k) for k in ("type", "message", "isSidechain")}
+            entries.append((number, kept))
     main = [e for e in entries if not e[1].get("isSidechain")]
     entries = main or entries  # only sidechain lines: a subagent's own transcript
 

@@ -129,13 +129,16 @@ def detect_source(path: str | Path) -> Source | None:
     return next((t.source for t in iter_file(path)), None)
 
 
-def _first_entries(path: Path, layout: Layout) -> list[Any]:
+def _first_entries(path: Path, layout: Layout) -> Iterator[Any]:
+    """The first entries of a file, lazily: JSONL records, a list's first element, or the
+    document itself."""
     if layout == "jsonl":
-        return [value for _, value in islice(iter_jsonl(path), _SNIFF_RECORDS)]
-    if layout == "object":
-        return [read_object(path)]
-    with open_text(path) as fh:
-        return [e.value for e in islice(iter_array(fh), 1) if e.position is not None]
+        yield from (value for _, value in islice(iter_jsonl(path), _SNIFF_RECORDS))
+    elif layout == "object":
+        yield read_object(path)
+    else:
+        with open_text(path) as fh:
+            yield from (e.value for e in islice(iter_array(fh), 1) if e.position is not None)
 
 
 def iter_file(path: str | Path, format: str | None = None) -> Iterator[Transcript]:
@@ -263,6 +266,8 @@ def _sequence_run(kind: str, values: list[Any], ats: list[Location]) -> Run:
     if kind == "langchain":
         return langchain_run(values, ats)
     if kind == "claude_code":
+        if any(at.line is None for at in ats):
+            raise MalformedError("Claude Code sessions are JSON Lines, one record a line")
         return claude_code_run((at.line or 0, v) for v, at in zip(values, ats, strict=True))
     if kind in (_API, *API_FORMATS):
         return api_run(values, ats, None if kind == _API else cast(HistoryFormat, kind))

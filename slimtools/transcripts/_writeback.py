@@ -174,8 +174,7 @@ def restore_file(path: str | Path, audit: str | Path, out: str | Path) -> int:
                 if current != written:
                     raise MalformedError(
                         f"{location} holds neither what clearing wrote there nor the"
-                        f" original: not the file {audit.name} was written for, or changed"
-                        " since",
+                        " original (another file, or changed since)",
                         line=location.line,
                     )
                 current = raw
@@ -339,7 +338,7 @@ def _wrap(path: Path, step: Callable[[], None], audit: Path | None = None) -> No
     try:
         step()
     except MalformedError as exc:
-        reason = f"{exc.reason} (audit {audit})" if audit is not None else exc.reason
+        reason = exc.reason if audit is None else f"does not match the audit {audit}: {exc.reason}"
         raise TranscriptError(path, reason, line=exc.line) from None
     except UnicodeDecodeError as exc:
         raise TranscriptError(path, f"not UTF-8 text (byte {exc.start})") from None
