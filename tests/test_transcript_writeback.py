@@ -127,6 +127,26 @@ def test_audit_restores_a_reloaded_history(tmp_path):
     assert restore(cleared.messages, JsonlAudit(audit)) == original.messages
 
 
+def test_audit_keeps_an_original_once_when_json_spells_it_back(tmp_path):
+    """An original that json.dumps spells exactly as the file did is stored once, not twice."""
+    _, audit = _cleared(DATA / "openai_chat" / "list.json", tmp_path)
+    entries = [json.loads(line) for line in audit.read_text().splitlines()]
+    assert all("raw" not in e["file"] and e["file"]["spelling"] == "ascii" for e in entries)
+
+
+def test_audit_keeps_the_raw_text_of_unusual_spellings(tmp_path):
+    """A file escaping "/" as "\\/" (as PHP does) keeps its raw text, and restores exactly."""
+    path = tmp_path / "php.json"
+    text = (DATA / "openai_chat" / "list.json").read_text().replace("lorem", "lo\\/rem")
+    path.write_text(text)
+    out, audit = tmp_path / "out.json", tmp_path / "audit.jsonl"
+    clear_file(path, out, audit=audit)
+    raws = [json.loads(line)["file"].get("raw") for line in audit.read_text().splitlines()]
+    assert any(raw is not None and "\\/" in raw for raw in raws)
+    restore_file(out, audit, tmp_path / "back.json")
+    assert (tmp_path / "back.json").read_bytes() == path.read_bytes()
+
+
 def test_runs_are_cleared_one_by_one(tmp_path):
     """In a file of several runs each run is cleared on its own, as if alone."""
     path = DATA / "tau_bench" / "airline.json"

@@ -86,8 +86,9 @@ class Transcript:
     """One recorded run as a model history.
 
     Attributes:
-        name: a label: the file name, plus ``#<run>`` for files that hold several runs
-            (``#<task>-<trial>`` for tau-bench).
+        name: a label: the file name, plus for files that hold several runs ``#`` and the
+            run's own id where it has one (``#<task>-<trial>`` for tau-bench,
+            ``#<instance_id>`` for OpenHands), else its line (JSONL) or index (a list).
         source: the format the run was read from (one of :data:`SOURCES`); reports group
             by it.
         format: the history format of ``messages``, one the clearing core reads.
