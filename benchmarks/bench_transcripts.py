@@ -5,8 +5,9 @@
     with ``iter_transcripts`` in a fresh interpreter, whose peak RSS is reported against the
     file size and against the same interpreter loading just one run (the baseline, same
     run). Goal: memory bounded by a run, not by the file.
-(b) ``clear_file`` then ``restore_file`` on the same file, each in its own interpreter:
-    time, peak RSS, output and audit sizes, and whether the restored file is byte-identical.
+(b) ``clear_file`` then ``restore_file`` on a 100 MB file of the same runs, each in its own
+    interpreter: time, peak RSS, output and audit sizes, and whether the restored file is
+    byte-identical.
 (c) One run. A single Claude Code session of about 60 MB is one history: it is held whole,
     so its peak RSS grows with the file; reported for scale.
 (d) Load time of every file in ../shared/data/transcripts (best of 3 each) against parsing
@@ -31,7 +32,7 @@ import orjson
 from benchmarks._timing import SHARED_DATA
 from slimtools.transcripts import load_file
 
-RUN_MB, SESSION_MB = 300, 60
+RUN_MB, CLEAR_MB, SESSION_MB = 300, 100, 60
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -158,12 +159,19 @@ def streaming(folder: Path) -> None:
     print(
         f"    growth over baseline: {rss - base_rss} MB for a {size / 2**20:,.0f} MB file ({(rss - base_rss) / (size / 2**20):.3f} MB per file MB)"
     )
-    print(f"\n(b) clear_file, then restore_file, on the {size / 2**20:,.0f} MB file")
+    path.unlink()
+
+
+def clear_and_restore(folder: Path) -> None:
+    path = folder / "runs.jsonl"
+    size = _write(path, _openhands_line, CLEAR_MB)
+    print(f"\n(b) clear_file, then restore_file, on a {size / 2**20:,.0f} MB file of the same runs")
     rss, seconds, result = _child("clear", path)
     cleared, audit = folder / "cleared.jsonl", folder / "audit.jsonl"
     print(f"    clear:   {seconds:5.1f}s, peak RSS {rss} MB; {result}")
     print(
-        f"             wrote {cleared.stat().st_size / 2**20:,.0f} MB and an audit of {audit.stat().st_size / 2**20:,.0f} MB"
+        f"             wrote {cleared.stat().st_size / 2**20:,.0f} MB and an audit of"
+        f" {audit.stat().st_size / 2**20:,.0f} MB"
     )
     rss, seconds, result = _child("restore", path)
     same = filecmp.cmp(path, folder / "restored.jsonl", shallow=False)
@@ -176,7 +184,7 @@ def one_run(folder: Path) -> None:
     print(f"\n(c) one {SESSION_MB} MB Claude Code session (one run: held whole)")
     path = folder / "session.jsonl"
     size = _write(path, _session_line, SESSION_MB)
-    base_rss, _, _ = _child("one", folder / "output.jsonl")
+    base_rss, _, _ = _child("one", folder / "runs.jsonl")
     rss, seconds, _ = _child("all", path)
     print(
         f"    peak RSS {rss} MB for a {size / 2**20:,.0f} MB file ({(rss - base_rss) / (size / 2**20):.2f} MB per file MB over the baseline) in {seconds:.1f}s"
@@ -233,6 +241,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="bench_transcripts.") as name:
         folder = Path(name)
         streaming(folder)
+        clear_and_restore(folder)
         one_run(folder)
     load_times()
 

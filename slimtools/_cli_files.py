@@ -112,6 +112,8 @@ def run_clear(args: argparse.Namespace) -> int:
         return _fail(exc, 2)
     except TranscriptError as exc:
         return _fail(exc, 1)
+    except OSError as exc:  # the output or the audit cannot be written
+        return _fail(f"cannot write {exc.filename or args.output}: {exc.strerror or exc}", 1)
     runs = f"{done.runs} run" + ("s" if done.runs != 1 else "")
     ratio = f" (x{done.tokens_after / done.tokens_before:.2f})" if done.tokens_before else ""
     print(
@@ -136,12 +138,14 @@ def run_restore(args: argparse.Namespace) -> int:
         count = restore_file(args.file, args.audit, args.output)
     except TranscriptError as exc:
         return _fail(exc, 1)
+    except OSError as exc:
+        return _fail(f"cannot write {exc.filename or args.output}: {exc.strerror or exc}", 1)
     print(f"restored {count} tool results from {args.audit} into {args.output}")
     return 0
 
 
-def _fail(exc: Exception, status: int) -> int:
-    print(f"slimtools: {exc}", file=sys.stderr)
+def _fail(message: object, status: int) -> int:
+    print(f"slimtools: {message}", file=sys.stderr)
     return status
 
 

@@ -157,6 +157,15 @@ def test_missing_file_fails_cleanly(tmp_path, capsys):
     assert err.startswith(f"slimtools: {tmp_path / 'nope.jsonl'}: cannot be read")
 
 
+def test_unwritable_output_fails_cleanly(tmp_path, capsys):
+    """An output that cannot be written (a folder): exit status 1, no traceback."""
+    (tmp_path / "out").mkdir()
+    status, _, err = _run(capsys, "clear", str(SESSION), "-o", str(tmp_path / "out"))
+    assert status == 1
+    assert err.startswith("slimtools: cannot write ")
+    assert len(err.splitlines()) == 1
+
+
 def test_restore_of_a_file_that_does_not_match_the_audit(tmp_path, capsys):
     """restore with another file's audit: exit status 1, the mismatch named, nothing written."""
     audit = tmp_path / "a.jsonl"

@@ -49,8 +49,8 @@ def sniff(path: Path) -> Layout | None:
     """The layout of a JSON file, or None when it is not JSON (a README, a binary).
 
     A ``.jsonl``/``.ndjson`` name means JSON Lines; otherwise a file starting with ``[`` is
-    a list document, and one starting with ``{`` is JSON Lines when a second value follows
-    its complete first line, a single document otherwise.
+    a list document, and one starting with ``{`` is JSON Lines when its first line is a
+    complete value and more follows, a single document otherwise.
 
     Raises:
         OSError: the file cannot be read.
@@ -65,14 +65,13 @@ def sniff(path: Path) -> Layout | None:
             return "array"
         fh.seek(0)
         first = fh.readline()
-        try:
-            loads(first.lstrip(BOM.encode()))
-        except ValueError:
-            return "object"  # a value spread over several lines: a document
-        for line in fh:
-            if line.strip():
-                return "jsonl"
-    return "object"
+        if not any(line.strip() for line in fh):
+            return "object"  # one value (a one-line file reads the same either way)
+    try:
+        loads(first.lstrip(BOM.encode()))
+    except ValueError:
+        return "object"  # a value spread over several lines: a document
+    return "jsonl"
 
 
 def iter_jsonl(path: Path) -> Iterator[tuple[int, Any]]:
