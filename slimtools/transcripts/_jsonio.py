@@ -25,6 +25,7 @@ JSONL_SUFFIXES = frozenset({".jsonl", ".ndjson"})
 BOM = "\ufeff"
 CHUNK = 1 << 20
 _WS = re.compile(r"[ \t\n\r]*")
+_SCALAR_END = re.compile(r"[,\]\s]")
 _DECODER = json.JSONDecoder()
 
 
@@ -193,6 +194,11 @@ def iter_array(fh: IO[str], *, keep_text: bool = False, chunk: int = CHUNK) -> I
                     "expected ',' or ']' between list elements", line=buf.line_at(pos)
                 )
             pos = buf.skip_ws(pos + 1)
+        if buf.text[pos : pos + 1] not in ("{", "[", '"'):
+            # A number or literal ends only where a delimiter follows ("0." may go on as
+            # "0.5"); objects, lists and strings end at their closing character.
+            while _SCALAR_END.search(buf.text, pos) is None and buf.more():
+                pass
         while True:
             try:
                 value, end = _DECODER.raw_decode(buf.text, pos)
@@ -202,8 +208,7 @@ def iter_array(fh: IO[str], *, keep_text: bool = False, chunk: int = CHUNK) -> I
                 line = buf.line_at(exc.pos)
                 reason = f"not valid JSON ({fault(exc)}) in list element {index}"
                 raise MalformedError(reason, line=line) from None
-            if end < len(buf.text) or not buf.more():  # a number may go on past the buffer
-                break
+            break
         text = buf.text[pos:end] if keep_text else ""
         yield Element(buf.text[:pos], index, text, value)
         buf.drop(end)
