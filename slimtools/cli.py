@@ -17,6 +17,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
+from slimtools._cli_files import add_commands as add_file_commands
 from slimtools.clearing import ClearingPolicy
 from slimtools.clearing.pricing import PRESETS
 from slimtools.ledger import format_bill, tool_result_bill
@@ -178,6 +179,7 @@ def _parser() -> argparse.ArgumentParser:
     bil.add_argument("--every", type=_positive, default=5, metavar="N")
     bil.set_defaults(run=bill)
     add_proxy_subcommands(sub)
+    add_file_commands(sub)
     return parser
 
 

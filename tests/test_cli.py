@@ -166,7 +166,7 @@ def test_report_on_shared_transcripts_by_source(capsys):
     folder = shared_data() / "transcripts"
     assert main(["report", str(folder), "--by", "source", "--no-peers"]) == 0
     out = capsys.readouterr().out
-    for source in ("claude_code", "tau_bench", "swe_agent", "mini_swe_agent"):
+    for source in ("claude_code", "tau_bench", "swe_agent", "mini_swe_agent", "openhands"):
         assert f"{source}: " in out
     assert f"TOTAL ({len(load_transcripts(folder))} transcripts)" in out
 

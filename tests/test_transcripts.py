@@ -53,12 +53,18 @@ def _openai_pairs_ok(messages: list[dict]) -> bool:
 
 
 def test_every_shared_transcript_loads():
-    """All 265 recorded runs load, grouped by recorder."""
+    """All 268 recorded runs load, grouped by recorder."""
     loaded = _transcripts("")
     by_source: dict[str, int] = {}
     for t in loaded:
         by_source[t.source] = by_source.get(t.source, 0) + 1
-    assert by_source == {"claude_code": 3, "tau_bench": 200, "swe_agent": 22, "mini_swe_agent": 40}
+    assert by_source == {
+        "claude_code": 3,
+        "tau_bench": 200,
+        "swe_agent": 22,
+        "mini_swe_agent": 40,
+        "openhands": 3,
+    }
 
 
 def test_claude_code_merges_lines_of_one_response():

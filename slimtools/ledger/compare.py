@@ -144,6 +144,9 @@ class Totals:
         cached: the cached bill, in input-token equivalents (unrounded).
         breaks: calls whose cached prefix a rewrite broke.
         worse: runs whose cached bill is above the same run's without clearing.
+        base_resident: ``resident_end`` of the same replayed histories without clearing.
+        base_cached: ``cached`` of the same replayed histories without clearing (a peer that
+            replays a converted history is measured against that history).
     """
 
     runs: int = 0
@@ -154,9 +157,16 @@ class Totals:
     cached: float = 0.0
     breaks: int = 0
     worse: int = 0
+    base_resident: int = 0
+    base_cached: float = 0.0
+    pricing: CachePricing | None = field(default=None, repr=False)
 
-    def add(self, summary: LedgerSummary, cached: float, worse: bool) -> None:
-        """Count one run."""
+    def add(self, summary: LedgerSummary, cached: float, baseline: LedgerSummary) -> None:
+        """Count one run, ``baseline`` being no clearing on the same replayed history."""
+        base_cost = _cached(baseline, self.pricing)
+        self.base_resident += baseline.resident_end
+        self.base_cached += base_cost
+        self.worse += cached > base_cost + 1e-9
         self.runs += 1
         self.rounds += summary.rounds
         self.resident_peak += summary.resident_peak
@@ -164,25 +174,32 @@ class Totals:
         self.billed += summary.billed
         self.cached += cached
         self.breaks += summary.cache_breaks
-        self.worse += worse
+
+    @property
+    def resident_ratio(self) -> float:
+        """Resident tool tokens at the end against no clearing of the same histories."""
+        return self.resident_end / self.base_resident if self.base_resident else 1.0
+
+    @property
+    def cost_ratio(self) -> float:
+        """The cached cost against no clearing of the same histories."""
+        return self.cached / self.base_cached if self.base_cached else 1.0
 
 
 @dataclass
 class Comparison:
-    """Per group, per strategy label, the :class:`Totals`; ``"ALL"`` adds every group up."""
+    """Per group, per strategy label, the :class:`Totals`; ``"ALL"`` adds every group up.
+
+    Ratios (``Totals.cost_ratio``, ``Totals.resident_ratio``) are against no clearing of the
+    same replayed histories.
+    """
 
     cache: CachePricing | None
     groups: dict[str, dict[str, Totals]] = field(default_factory=dict)
 
-    def ratio(self, group: str, label: str, figure: str, baseline: str = "no clearing") -> float:
-        """``figure`` of ``label`` over the same figure of ``baseline`` in ``group``."""
-        base = getattr(self.groups[group][baseline], figure)
-        return float(getattr(self.groups[group][label], figure)) / base if base else 1.0
-
     def table(self, group: str) -> str:
         """A readable table of one group, ratios against no clearing."""
         rows = self.groups[group]
-        base = rows.get("no clearing")
         first = next(iter(rows.values()))
         lines = [
             f"{group}: {first.runs} runs, {first.rounds:,} model calls "
@@ -192,16 +209,11 @@ class Comparison:
         ]
         for label, t in rows.items():
             lines.append(
-                f"{label:<48} {t.resident_end:>8,} {_x(t.resident_end, base, 'resident_end')} "
+                f"{label:<48} {t.resident_end:>8,} {t.resident_ratio:>5.2f}x "
                 f"{t.resident_peak:>10,} {t.billed:>12,} {round(t.cached):>10,} "
-                f"{_x(t.cached, base, 'cached')} {t.breaks:>7,} {t.worse:>4}/{t.runs}"
+                f"{t.cost_ratio:>5.2f}x {t.breaks:>7,} {t.worse:>4}/{t.runs}"
             )
         return "\n".join(lines)
-
-
-def _x(value: float, base: Totals | None, figure: str) -> str:
-    reference = getattr(base, figure) if base is not None else 0
-    return f"{value / reference:>5.2f}x" if reference else "   n/a"
 
 
 def _cache_name(cache: CachePricing | None) -> str:
@@ -219,8 +231,8 @@ def compare(
 ) -> Comparison:
     """Replay every run under every strategy; add the figures up per group and in ``"ALL"``.
 
-    The first strategy is the baseline a run's ``worse`` is judged against when it is
-    labelled ``"no clearing"``; without one, no clearing is replayed for that judgement.
+    Every strategy is judged against no clearing of the history it replays (the run's own, or
+    its conversion for peers that need one), so ratios and ``worse`` compare like with like.
     """
     pricing = pricing_of(cache)
     result = Comparison(pricing)
@@ -230,8 +242,7 @@ def compare(
             totals = result.groups.setdefault(key, {})
             for label, summary, baseline in rows:
                 cost = _cached(summary, pricing)
-                worse = cost > _cached(baseline, pricing) + 1e-9
-                totals.setdefault(label, Totals()).add(summary, cost, worse)
+                totals.setdefault(label, Totals(pricing=pricing)).add(summary, cost, baseline)
     return result
 
 

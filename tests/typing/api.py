@@ -174,3 +174,35 @@ def use_proxy_config_and_wrap() -> None:
 
     tool = slimtools.wrap(list_issues, fields=["number", "title"], key="number", limit=10)
     assert callable(tool)
+
+
+def use_transcripts(folder: str) -> None:
+    """Load, stream, clear and restore transcript files, as a user's script does."""
+    from pathlib import Path
+
+    from slimtools.transcripts import (
+        FileClearing,
+        Origin,
+        Source,
+        Transcript,
+        TranscriptError,
+        clear_file,
+        detect_source,
+        iter_transcripts,
+        load_transcripts,
+        restore_file,
+    )
+
+    errors: list[TranscriptError] = []
+    for run in iter_transcripts(folder, on_error=errors.append):
+        assert_type(run, Transcript)
+        assert_type(run.source, Source)
+        assert_type(run.origins, tuple[Origin, ...])
+        assert_type(run.path, Path | None)
+    assert_type(load_transcripts(folder, format="claude_code"), list[Transcript])
+    assert_type(detect_source(folder), Source | None)
+    done = clear_file("run.jsonl", "cleared.jsonl", slimtools.ClearingPolicy(), audit="a.jsonl")
+    assert_type(done, FileClearing)
+    assert_type(done.cleared, int)
+    assert_type(restore_file("cleared.jsonl", "a.jsonl", "run.jsonl"), int)
+    assert_type([e.line for e in errors], list[int | None])

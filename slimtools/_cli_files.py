@@ -1,0 +1,178 @@
+"""``slimtools clear`` and ``slimtools restore``: try a clearing policy on a transcript file.
+
+``clear`` writes the transcript back in its own format with stale tool results replaced by
+placeholders (and nothing else changed); ``restore`` puts the originals back from the audit
+``clear --audit`` wrote, byte for byte. Both are thin shells over
+:func:`slimtools.transcripts.clear_file` and :func:`slimtools.transcripts.restore_file`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Callable
+from typing import Any
+
+from slimtools.clearing import ClearingPolicy
+from slimtools.clearing.pricing import PRESETS
+from slimtools.errors import ConfigurationError, TranscriptError
+from slimtools.transcripts import SOURCES, clear_file, restore_file
+
+CLEAR_EXAMPLE = """\
+example:
+  slimtools clear session.jsonl -o cleared.jsonl --keep-turns 3 --audit originals.jsonl
+  slimtools restore cleared.jsonl --audit originals.jsonl -o session.restored.jsonl
+
+exit status: 0 written, 1 the file could not be read or written, 2 bad usage
+"""
+RESTORE_EXAMPLE = """\
+example:
+  slimtools restore cleared.jsonl --audit originals.jsonl -o session.restored.jsonl
+
+exit status: 0 written, 1 a file could not be read or does not match the audit, 2 bad usage
+"""
+
+
+def add_commands(sub: Any) -> None:
+    """Register ``clear`` and ``restore`` on the ``slimtools`` subcommand parser."""
+    raw = argparse.RawDescriptionHelpFormatter
+    clear = sub.add_parser(
+        "clear",
+        help="clear stale tool results in a transcript file, keeping its format",
+        description="Clear stale tool results in a transcript file and write it back in the "
+        "same format: only the cleared results change (untouched JSONL lines stay "
+        "byte-identical). Formats are recognised from the content: " + ", ".join(SOURCES) + ".",
+        epilog=CLEAR_EXAMPLE,
+        formatter_class=raw,
+    )
+    clear.add_argument("file", metavar="FILE", help="the transcript to clear")
+    clear.add_argument("-o", "--output", required=True, metavar="OUT", help="where to write it")
+    clear.add_argument(
+        "--audit", metavar="AUDIT.jsonl", help="append the originals here (restore reads it)"
+    )
+    clear.add_argument(
+        "--format",
+        choices=SOURCES,
+        metavar="NAME",
+        help="force the transcript format: " + ", ".join(SOURCES),
+    )
+    clear.add_argument(
+        "--keep-turns", type=_count(0), metavar="N", help="leave the last N turns untouched"
+    )
+    clear.add_argument(
+        "--keep-head", type=_count(0), metavar="CHARS", help="characters kept in placeholders"
+    )
+    clear.add_argument(
+        "--batch-turns", type=_count(1), metavar="N", help="move the cleared prefix every N turns"
+    )
+    clear.add_argument(
+        "--clear-at-least",
+        type=_count(0),
+        metavar="TOKENS",
+        help="clear nothing unless this many tokens go at once",
+    )
+    clear.add_argument(
+        "--cache",
+        choices=sorted(PRESETS),
+        default="anthropic",
+        type=lambda v: v.lower(),
+        help="prompt-cache prices that decide whether clearing pays (default: anthropic, the "
+        "5-minute cache; none: clear everything stale)",
+    )
+    clear.add_argument(
+        "--expected-calls",
+        type=_count(1),
+        metavar="N",
+        help="the model calls the run was expected to make (otherwise its age is the guess)",
+    )
+    clear.add_argument(
+        "--exclude-tool",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="never clear this tool's results (repeatable)",
+    )
+    clear.set_defaults(run=run_clear)
+
+    restore = sub.add_parser(
+        "restore",
+        help="put the originals back into a cleared transcript file",
+        description="Put back the tool results `slimtools clear --audit` replaced: the output "
+        "is byte-identical to the file that was cleared.",
+        epilog=RESTORE_EXAMPLE,
+        formatter_class=raw,
+    )
+    restore.add_argument("file", metavar="FILE", help="the cleared transcript")
+    restore.add_argument(
+        "--audit", required=True, metavar="AUDIT.jsonl", help="the audit clear wrote"
+    )
+    restore.add_argument("-o", "--output", required=True, metavar="OUT", help="where to write")
+    restore.set_defaults(run=run_restore)
+
+
+def run_clear(args: argparse.Namespace) -> int:
+    """Run ``slimtools clear``."""
+    options: dict[str, Any] = {
+        name: getattr(args, name)
+        for name in ("keep_turns", "keep_head", "batch_turns", "clear_at_least", "expected_calls")
+        if getattr(args, name) is not None
+    }
+    options["cache"] = args.cache
+    if args.exclude_tool:
+        options["exclude_tools"] = frozenset(args.exclude_tool)
+    try:
+        done = clear_file(
+            args.file, args.output, ClearingPolicy(**options), format=args.format, audit=args.audit
+        )
+    except ConfigurationError as exc:
+        return _fail(exc, 2)
+    except TranscriptError as exc:
+        return _fail(exc, 1)
+    except OSError as exc:  # the output or the audit cannot be written
+        return _fail(f"cannot write {exc.filename or args.output}: {exc.strerror or exc}", 1)
+    runs = f"{done.runs} run" + ("s" if done.runs != 1 else "")
+    ratio = f" (x{done.tokens_after / done.tokens_before:.2f})" if done.tokens_before else ""
+    print(
+        f"{done.source} transcript {args.file} ({runs}): cleared {done.cleared} of "
+        f"{done.results} tool results, {done.tokens_before:,} -> {done.tokens_after:,} "
+        f"tokens{ratio}"
+    )
+    kept = f"; originals appended to {args.audit}" if args.audit else ""
+    print(f"wrote {args.output}{kept}")
+    if not args.audit and done.cleared:
+        print(
+            f"note: no --audit given: the originals are not kept and {args.output} cannot "
+            "be restored",
+            file=sys.stderr,
+        )
+    return 0
+
+
+def run_restore(args: argparse.Namespace) -> int:
+    """Run ``slimtools restore``."""
+    try:
+        count = restore_file(args.file, args.audit, args.output)
+    except TranscriptError as exc:
+        return _fail(exc, 1)
+    except OSError as exc:
+        return _fail(f"cannot write {exc.filename or args.output}: {exc.strerror or exc}", 1)
+    print(f"restored {count} tool results from {args.audit} into {args.output}")
+    return 0
+
+
+def _fail(message: object, status: int) -> int:
+    print(f"slimtools: {message}", file=sys.stderr)
+    return status
+
+
+def _count(minimum: int) -> Callable[[str], int]:
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+        if value < minimum:
+            raise argparse.ArgumentTypeError(f"must be >= {minimum}, got {value}")
+        return value
+
+    return parse

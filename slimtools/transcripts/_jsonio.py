@@ -1,0 +1,231 @@
+"""Reading JSON transcript files without holding more of them than needed.
+
+Three layouts: JSON Lines (read a line at a time), a document whose top level is a list
+(its elements are parsed one at a time from a bounded buffer, so a file of many runs never
+sits in memory whole) and any other JSON document (parsed whole: its one run is the history
+anyway). Parsing uses orjson and falls back to the standard library for what orjson
+refuses but real recordings contain (lone surrogate escapes, ``NaN``).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import IO, Any, Literal, NamedTuple
+
+import orjson
+
+from slimtools.transcripts._model import MalformedError
+
+Layout = Literal["jsonl", "array", "object"]
+
+JSONL_SUFFIXES = frozenset({".jsonl", ".ndjson"})
+BOM = "\ufeff"
+CHUNK = 1 << 20
+_WS = re.compile(r"[ \t\n\r]*")
+_SCALAR_END = re.compile(r"[,\]\s]")
+_DECODER = json.JSONDecoder()
+
+
+def loads(data: bytes | str) -> Any:
+    """Parse JSON text (orjson first; the standard library for what orjson refuses)."""
+    try:
+        return orjson.loads(data)
+    except orjson.JSONDecodeError:
+        return json.loads(data)
+
+
+def describe(exc: ValueError) -> str:
+    """What a JSON parse error says, in words, with its column (the caller adds the line)."""
+    if isinstance(exc, json.JSONDecodeError):
+        return f"not valid JSON ({fault(exc)}, column {exc.colno})"
+    if isinstance(exc, UnicodeDecodeError):
+        return f"not UTF-8 text (byte {exc.start})"
+    return f"not valid JSON ({exc})"
+
+
+def sniff(path: Path) -> Layout | None:
+    """The layout of a JSON file, or None when it is not JSON (a README, a binary).
+
+    A ``.jsonl``/``.ndjson`` name means JSON Lines; otherwise a file starting with ``[`` is
+    a list document, and one starting with ``{`` is JSON Lines when its first line is a
+    complete value and more follows, a single document otherwise.
+
+    Raises:
+        OSError: the file cannot be read.
+    """
+    with path.open("rb") as fh:
+        head = fh.read(4096).lstrip(BOM.encode()).lstrip()
+        if not head or head[:1] not in b"{[":
+            return None
+        if path.suffix.lower() in JSONL_SUFFIXES:
+            return "jsonl"
+        if head[:1] == b"[":
+            return "array"
+        fh.seek(0)
+        first = fh.readline()
+        if not any(line.strip() for line in fh):
+            return "object"  # one value (a one-line file reads the same either way)
+    try:
+        loads(first.lstrip(BOM.encode()))
+    except ValueError:
+        return "object"  # a value spread over several lines: a document
+    return "jsonl"
+
+
+def iter_jsonl(path: Path) -> Iterator[tuple[int, Any]]:
+    """``(line number, value)`` for each non-blank line of a JSON Lines file.
+
+    Raises:
+        MalformedError: a line that is not JSON (its number is given).
+    """
+    with path.open("rb") as fh:
+        for number, raw in enumerate(fh, 1):
+            if not raw.strip():
+                continue
+            try:
+                value = loads(raw.removeprefix(b"\xef\xbb\xbf") if number == 1 else raw)
+            except ValueError as exc:
+                raise MalformedError(describe(exc), line=number) from None
+            yield number, value
+
+
+def read_object(path: Path) -> Any:
+    """Parse a whole JSON document.
+
+    Raises:
+        MalformedError: it is not JSON (with the line of the fault).
+    """
+    try:
+        text = path.read_text(encoding="utf-8").removeprefix(BOM)
+    except UnicodeDecodeError as exc:
+        raise MalformedError(describe(exc)) from None
+    try:
+        return loads(text)
+    except json.JSONDecodeError as exc:
+        raise MalformedError(describe(exc), line=exc.lineno) from None
+    except ValueError as exc:
+        raise MalformedError(describe(exc)) from None
+
+
+def fault(exc: json.JSONDecodeError) -> str:
+    """The parser's message without its dangling "at" (``"Unterminated string starting"``)."""
+    return exc.msg.removesuffix(" at")
+
+
+class Element(NamedTuple):
+    """One piece of a top-level JSON list as :func:`iter_array` reads it.
+
+    ``gap`` is the text since the previous element (the opening ``[``, commas, spaces);
+    ``position`` is the element's index, None for the closing piece, whose ``gap`` runs to
+    the end of the file. ``text`` is the element's JSON text when asked for, else empty.
+    """
+
+    gap: str
+    position: int | None
+    text: str
+    value: Any
+
+
+class _Buffer:
+    """A growing window on a text stream; consumed text is dropped from the front."""
+
+    def __init__(self, fh: IO[str], chunk: int) -> None:
+        self.fh, self.chunk = fh, chunk
+        self.text = ""
+        self.line = 1  # the line number of text[0]
+
+    def more(self) -> bool:
+        """Read more (at least as much as is buffered, so re-parsing stays linear)."""
+        data = self.fh.read(max(self.chunk, len(self.text)))
+        self.text += data
+        return bool(data)
+
+    def skip_ws(self, pos: int) -> int:
+        """The first non-whitespace position from ``pos``, reading on as needed."""
+        while True:
+            pos = _WS.match(self.text, pos).end()  # type: ignore[union-attr]
+            if pos < len(self.text) or not self.more():
+                return pos
+
+    def drop(self, end: int) -> None:
+        """Forget everything before ``end``."""
+        self.line += self.text.count("\n", 0, end)
+        self.text = self.text[end:]
+
+    def line_at(self, pos: int) -> int:
+        return self.line + self.text.count("\n", 0, pos)
+
+
+def _incomplete(exc: json.JSONDecodeError, buffered: int) -> bool:
+    """Whether a parse error may only mean that the element goes on past the buffer."""
+    return exc.pos >= buffered - 8 or exc.msg.startswith("Unterminated string")
+
+
+def iter_array(fh: IO[str], *, keep_text: bool = False, chunk: int = CHUNK) -> Iterator[Element]:
+    """The elements of the top-level JSON list in ``fh``, one at a time.
+
+    Memory stays bounded by the largest element plus ``chunk`` characters. Every character
+    of the file is in exactly one piece's ``gap`` or ``text`` (when ``keep_text``), so a
+    writer can copy the file piece by piece.
+
+    Raises:
+        MalformedError: the file is not one well-formed JSON list (with the line of the fault).
+    """
+    buf = _Buffer(fh, chunk)
+    buf.more()
+    start = 1 if buf.text.startswith(BOM) else 0
+    pos = buf.skip_ws(start)
+    if buf.text[pos : pos + 1] != "[":
+        raise MalformedError("not a JSON list", line=buf.line_at(pos))
+    pos = buf.skip_ws(pos + 1)
+    index = 0
+    while True:
+        if pos >= len(buf.text):
+            raise MalformedError("the file ends inside the top-level list", line=buf.line_at(pos))
+        if buf.text[pos] == "]":
+            yield _closing(buf, pos)
+            return
+        if index:
+            if buf.text[pos] != ",":
+                raise MalformedError(
+                    "expected ',' or ']' between list elements", line=buf.line_at(pos)
+                )
+            pos = buf.skip_ws(pos + 1)
+        if buf.text[pos : pos + 1] not in ("{", "[", '"'):
+            # A number or literal ends only where a delimiter follows ("0." may go on as
+            # "0.5"); objects, lists and strings end at their closing character.
+            while _SCALAR_END.search(buf.text, pos) is None and buf.more():
+                pass
+        while True:
+            try:
+                value, end = _DECODER.raw_decode(buf.text, pos)
+            except json.JSONDecodeError as exc:
+                if _incomplete(exc, len(buf.text)) and buf.more():
+                    continue
+                line = buf.line_at(exc.pos)
+                reason = f"not valid JSON ({fault(exc)}) in list element {index}"
+                raise MalformedError(reason, line=line) from None
+            break
+        text = buf.text[pos:end] if keep_text else ""
+        yield Element(buf.text[:pos], index, text, value)
+        buf.drop(end)
+        pos = buf.skip_ws(0)
+        index += 1
+
+
+def _closing(buf: _Buffer, pos: int) -> Element:
+    while buf.more():
+        pass
+    rest = buf.text[pos + 1 :]
+    if rest.strip(" \t\n\r"):
+        line = buf.line_at(pos + 1 + (len(rest) - len(rest.lstrip())))
+        raise MalformedError("unexpected data after the top-level list", line=line)
+    return Element(buf.text, None, "", None)
+
+
+def open_text(path: Path) -> IO[str]:
+    """Open a JSON file as text exactly as stored (UTF-8, no newline translation)."""
+    return path.open(encoding="utf-8", newline="")
