@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 from slimtools.clearing import ClearingPolicy
-from slimtools.cli import build_policy, main
+from slimtools.cli import main
+from slimtools.cli.report import build_policy
 from slimtools.ledger import TokenLedger
 from slimtools.ledger.peers import (
     context_editing_step,

@@ -306,7 +306,7 @@ def test_commands_run_as_a_program(tmp_path):
     cleared, audit, back = tmp_path / "c.json", tmp_path / "a.jsonl", tmp_path / "r.json"
     run = [sys.executable, "-m", "slimtools.cli"]
     done = subprocess.run(
-        [*run, "clear", str(path), "-o", str(cleared), "--audit", str(audit)],
+        [*run, "clear", "--cache", "none", str(path), "-o", str(cleared), "--audit", str(audit)],
         capture_output=True,
         text=True,
         check=False,

@@ -1,4 +1,4 @@
-"""The ``slimtools`` command: measure clearing on recorded transcripts, print the article's bill.
+"""``slimtools report`` and ``slimtools bill``: clearing measured on recorded transcripts.
 
 ``slimtools report PATH...`` replays each transcript (files or folders; see
 :mod:`slimtools.transcripts`) one model call at a time under no clearing, the peers'
@@ -12,17 +12,13 @@ prints the closed-form table.
 from __future__ import annotations
 
 import argparse
-import os
 import sys
-from collections.abc import Sequence
 from typing import Any
 
-from slimtools._cli_files import add_commands as add_file_commands
 from slimtools.clearing import ClearingPolicy
 from slimtools.clearing.pricing import PRESETS
 from slimtools.ledger import format_bill, tool_result_bill
 from slimtools.ledger.compare import Strategy, compare, item7_strategies
-from slimtools.proxy.cli import add_subcommands as add_proxy_subcommands
 from slimtools.transcripts import load_transcripts
 
 
@@ -136,11 +132,22 @@ def bill(args: argparse.Namespace) -> int:
     return 0
 
 
-def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="slimtools", description="Measure and model the token bill of tool results."
-    )
-    sub = parser.add_subparsers(dest="command", required=True)
+def _natural(text: str) -> int:
+    value = int(text)
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be >= 0, got {value}")
+    return value
+
+
+def _positive(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be >= 1, got {value}")
+    return value
+
+
+def add_commands(sub: Any) -> None:
+    """Register ``report`` and ``bill`` on the ``slimtools`` subcommand parser."""
     rep = sub.add_parser(
         "report",
         help="replay transcripts under every clearing strategy, cache prices included",
@@ -178,39 +185,3 @@ def _parser() -> argparse.ArgumentParser:
     bil.add_argument("per_result", type=_natural, metavar="PER_RESULT")
     bil.add_argument("--every", type=_positive, default=5, metavar="N")
     bil.set_defaults(run=bill)
-    add_proxy_subcommands(sub)
-    add_file_commands(sub)
-    return parser
-
-
-def _natural(text: str) -> int:
-    value = int(text)
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"must be >= 0, got {value}")
-    return value
-
-
-def _positive(text: str) -> int:
-    value = int(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be >= 1, got {value}")
-    return value
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of the ``slimtools`` console script; returns the exit status."""
-    args = _parser().parse_args(argv)
-    try:
-        status: int = args.run(args)
-    except (FileNotFoundError, ValueError) as exc:
-        print(f"slimtools: {exc}", file=sys.stderr)
-        return 1
-    except BrokenPipeError:  # piped into `head` and closed early: not an error
-        # Point stdout at devnull so the interpreter's final flush does not raise again.
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        return 0
-    return status
-
-
-if __name__ == "__main__":  # pragma: no cover
-    sys.exit(main())

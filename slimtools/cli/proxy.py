@@ -12,16 +12,15 @@ import argparse
 import asyncio
 import json
 import sys
-from collections.abc import Sequence
 from typing import Any
 
 from slimtools.errors import ConfigurationError
 from slimtools.proxy.config import ProxyConfig, load_config
 
-__all__ = ["add_subcommands"]
+__all__ = ["add_commands"]
 
 
-def add_subcommands(sub: Any) -> None:
+def add_commands(sub: Any) -> None:
     """Add ``proxy`` and ``suggest`` to the ``slimtools`` command's subparsers."""
     proxy = sub.add_parser(
         "proxy",
@@ -212,10 +211,3 @@ async def _sample_from_proxy(args: argparse.Namespace) -> Any:
     if raw.is_error or raw.opaque:
         raise ConfigurationError(f"{args.from_proxy} returned an error or non-text result")
     return extract(raw.texts, raw.structured)
-
-
-def main(argv: Sequence[str] | None = None) -> int:  # pragma: no cover - thin convenience
-    """``python -m slimtools.proxy.cli``: the same as ``slimtools`` with these subcommands."""
-    from slimtools.cli import main as slimtools_main
-
-    return slimtools_main(argv)

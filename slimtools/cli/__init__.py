@@ -1,0 +1,47 @@
+"""The ``slimtools`` command: one parser, a module per group of subcommands.
+
+``report`` and ``bill`` (:mod:`slimtools.cli.report`) measure clearing on recorded
+transcripts; ``clear`` and ``restore`` (:mod:`slimtools.cli.files`) try a policy on a
+transcript file; ``proxy`` and ``suggest`` (:mod:`slimtools.cli.proxy`) slim an MCP server
+you do not own. Every command exits 0 when it did its work, 1 when a file failed and 2 on
+bad usage.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Sequence
+
+from slimtools.cli import files, proxy, report
+
+__all__ = ["main"]
+
+
+def parser() -> argparse.ArgumentParser:
+    """The ``slimtools`` argument parser with every subcommand."""
+    root = argparse.ArgumentParser(
+        prog="slimtools",
+        description="Keep LLM agents' context windows lean: measure tool-result tokens, "
+        "try clearing policies on transcripts, slim MCP servers you don't own.",
+    )
+    sub = root.add_subparsers(dest="command", required=True)
+    for module in (report, files, proxy):
+        module.add_commands(sub)
+    return root
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``slimtools`` console script; returns the exit status."""
+    args = parser().parse_args(argv)
+    try:
+        status: int = args.run(args)
+    except (FileNotFoundError, ValueError) as exc:
+        print(f"slimtools: {exc}", file=sys.stderr)
+        return 1
+    except BrokenPipeError:  # piped into `head` and closed early: not an error
+        # Point stdout at devnull so the interpreter's final flush does not raise again.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
+    return status

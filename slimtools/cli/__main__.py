@@ -1,0 +1,7 @@
+"""``python -m slimtools.cli``: the ``slimtools`` command."""
+
+import sys
+
+from slimtools.cli import main
+
+sys.exit(main())
