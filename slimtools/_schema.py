@@ -15,7 +15,11 @@ from slimtools.envelope import Envelope
 
 
 def args_model(name: str, fn: Callable[..., Any]) -> type[BaseModel]:
-    """A Pydantic model of the arguments a model may send to ``fn`` (unknown ones rejected)."""
+    """A Pydantic model of the arguments a model may send to ``fn`` (unknown ones rejected).
+
+    ``fn``'s signature is taken as is: a bound method's already omits ``self``, so a plain
+    function's parameters named ``self`` or ``cls`` are ordinary arguments.
+    """
     sig = inspect.signature(fn)
     try:
         hints = typing.get_type_hints(fn, include_extras=True)
@@ -27,7 +31,7 @@ def args_model(name: str, fn: Callable[..., Any]) -> type[BaseModel]:
         if param.kind is inspect.Parameter.VAR_KEYWORD:
             extra = "allow"
             continue
-        if param.kind is inspect.Parameter.VAR_POSITIONAL or param.name in ("self", "cls"):
+        if param.kind is inspect.Parameter.VAR_POSITIONAL:
             continue
         annotation = hints.get(param.name, param.annotation)
         if annotation is inspect.Parameter.empty:

@@ -51,7 +51,7 @@ class SlimState:
     bound_positional: tuple[str, ...] = ()
     """``positional`` as a bound call fills it (without ``self``/``cls`` when dropped)."""
     key_defaults: dict[str, Any] = field(default_factory=dict)
-    """``defaults`` without ``self``/``cls``: the base of every snapshot key."""
+    """``defaults`` without a method's ``self``/``cls``: the base of every snapshot key."""
 
     def kit(self) -> Toolkit:
         """The toolkit this tool keeps its handles in (the default one when unregistered)."""
@@ -160,7 +160,9 @@ def _make_state(
         is_async=inspect.iscoroutinefunction(func),
         toolkit=toolkit,
         bound_positional=positional[1:] if drops_first else positional,
-        key_defaults={k: v for k, v in defaults.items() if k not in ("self", "cls")},
+        key_defaults={
+            k: v for k, v in defaults.items() if not (drops_first and k == positional[0])
+        },
     )
 
 
