@@ -136,6 +136,7 @@ def run(cfg: SlimConfig, call: Call) -> Step:
     """The pipeline of one decorated call; see the module docstring."""
     paging = cfg.paging
     req, notes = _check_paging(paging, call.page, call.limit)
+    detailed = _check_format(cfg, call.response_format, notes)
     page, limit, page_ok = req.page, req.limit, req.ok
     snap: str | None = None  # the snapshot key, computed only when a snapshot is read or written
     kind: str | None = None
@@ -145,9 +146,8 @@ def run(cfg: SlimConfig, call: Call) -> Step:
         snap = call.snapshot_key()
         found = yield Load([snap])
         if found is not UNAVAILABLE and snap in found:
-            kind, data = classify(found[snap])
-        else:
-            missed = True
+            kind, data = _from_snapshot(cfg, found[snap])
+        missed = kind is None
     fresh = kind is None
     if fresh:
         result = yield INVOKE
@@ -167,12 +167,13 @@ def run(cfg: SlimConfig, call: Call) -> Step:
     if fresh and paging is not None:
         size = len(data) if kind == "records" else len(split_lines(data))
         if size > (limit if page_ok else 0) or page > 1:
-            saves[snap or call.snapshot_key()] = data
+            kind, data = _snapshot_form(cfg, str(kind), data)
+            saves[snap or call.snapshot_key()] = {"views": data} if kind == "views" else data
         if missed and size > limit:
             # Only a result longer than a page has a page-1 snapshot to miss.
             notes.append("the snapshot of earlier pages expired, so results were fetched again")
-    if kind == "records":
-        out, tail = _records(cfg, call, data, req, saves)
+    if kind in ("records", "views"):
+        out, tail = _records(cfg, call, (kind, data), req, saves, detailed=detailed)
     else:
         out, tail = _text(cfg, call, data, req, saves)
     out.notes[:0] = notes
@@ -190,6 +191,41 @@ def run(cfg: SlimConfig, call: Call) -> Step:
             if shown:
                 out.notes.append(f"too large to keep, not expandable: {shown}")
     return _fit(cfg, call, out, tail, req)
+
+
+def _check_format(cfg: SlimConfig, fmt: Any, notes: list[str]) -> bool:
+    """Whether briefs are detailed; an unknown ``response_format`` falls back, with a note."""
+    if not cfg.formats or fmt == "concise":
+        return False
+    if fmt == "detailed":
+        return True
+    notes.append('response_format must be "concise" or "detailed"; used "concise"')
+    return False
+
+
+def _from_snapshot(cfg: SlimConfig, value: Any) -> tuple[str | None, Any]:
+    """A stored snapshot as ``(kind, data)``; ``(None, None)`` when this tool cannot use it.
+
+    A reduced snapshot (``{"views": [[brief, kept], ...]}``) is only read by a tool that
+    reduces: one whose options changed since (a restart with a durable store) fetches again.
+    """
+    if isinstance(value, Mapping):
+        views = value.get("views")
+        if cfg.reduces and isinstance(views, list):
+            return "views", views
+        return None, None
+    return classify(value)
+
+
+def _snapshot_form(cfg: SlimConfig, kind: str, data: Any) -> tuple[str, Any]:
+    """What a page-1 snapshot keeps: for a reducing tool, each record's brief and kept view.
+
+    Never the raw records then: the store must not hold what no path may show.
+    """
+    if kind != "records" or not cfg.reduces or cfg.projection is None:
+        return kind, data
+    project, keep = cfg.projection.project, cfg.keep
+    return "views", [[project(r), keep(r)] for r in data]
 
 
 def _check_paging(paging: PageSpec | None, page: Any, limit: Any) -> tuple[_Req, list[str]]:
@@ -228,10 +264,13 @@ def _passthrough(value: Any) -> Envelope[Any]:
 def _records(
     cfg: SlimConfig,
     call: Call,
-    records: Sequence[Any],
+    source: tuple[str, Sequence[Any]],
     req: _Req,
     saves: dict[str, Any],
+    *,
+    detailed: bool,
 ) -> tuple[_Out, list[str]]:
+    kind, records = source
     page, limit, page_ok = req.page, req.limit, req.ok
     total = len(records)
     out = _Out(total=total)
@@ -246,12 +285,21 @@ def _records(
         chosen = records[start : start + limit]
     else:
         chosen = records
-    projection = cfg.projection
-    briefs = projection.project_many(chosen) if projection else [record_to_plain(r) for r in chosen]
-    out.briefs = briefs
+    kept: Sequence[Any]
+    if kind == "views":  # from a reduced snapshot: [brief, kept] per record
+        out.briefs = [view[1] if detailed else view[0] for view in chosen]
+        kept = [view[1] for view in chosen]
+    else:
+        projection = cfg.detail if detailed else cfg.projection
+        out.briefs = (
+            projection.project_many(chosen) if projection else [record_to_plain(r) for r in chosen]
+        )
+        kept = chosen
+        if cfg.reduces and cfg.handles is not None:
+            kept = [cfg.keep(r) for r in chosen]
     first: str | None = None
     if cfg.handles is not None:
-        first = _attach_handles(cfg.handles, call.tool, chosen, briefs, saves)
+        first = _attach_handles(cfg.handles, call.tool, kept, out.briefs, saves)
     tail = []
     if first is not None:
         tail.append(f"full record: {call.companion}({first})")
@@ -261,7 +309,10 @@ def _records(
 def _attach_handles(
     spec: HandleSpec, tool: str, records: Sequence[Any], briefs: list[Any], saves: dict[str, Any]
 ) -> str | None:
-    """Give every brief a handle, queue its full record, return the first handle as shown."""
+    """Give every brief a handle, queue what the handle keeps, return the first one as shown.
+
+    ``records`` are what handles keep (the full records, or their reduced form).
+    """
     key = spec.key
     keep = spec.fetch is None
     prefix = record_key(tool, "")  # every record key is this prefix plus the handle

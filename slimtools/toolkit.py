@@ -179,13 +179,7 @@ class Toolkit:
             handles = new_state.cfg.handles
             if handles is not None:
                 handle_key = handles.key or "handle"
-            if new_state.cfg.projection is not None:
-                brief_schema = new_state.cfg.projection.json_schema()
-                if handles is not None and handles.key is None:
-                    brief_schema["properties"] = {
-                        "handle": {"type": "string"},
-                        **brief_schema["properties"],
-                    }
+            brief_schema = _brief_schema(new_state)
         spec = ToolSpec(
             name=tool_name,
             description=description or inspect.getdoc(fn) or tool_name.replace("_", " "),
@@ -427,6 +421,19 @@ class Toolkit:
     def _session(self, session_id: str | None) -> Iterator[None]:
         with session(session_id) if session_id else nullcontext():
             yield
+
+
+def _brief_schema(state: SlimState) -> dict[str, Any] | None:
+    """JSON Schema of one brief as emitted (either view when the tool takes response_format)."""
+    cfg = state.cfg
+    if cfg.projection is None:
+        return None
+    views = [cfg.projection] + ([cfg.detail] if cfg.formats and cfg.detail else [])
+    schemas = [view.json_schema() for view in views]
+    if cfg.handles is not None and cfg.handles.key is None:
+        for schema in schemas:
+            schema["properties"] = {"handle": {"type": "string"}, **schema["properties"]}
+    return schemas[0] if len(schemas) == 1 else {"anyOf": schemas}
 
 
 def to_result(value: Any) -> ToolResult:
