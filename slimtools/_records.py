@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import inspect
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
@@ -80,11 +81,12 @@ class Lookup:
             return replace(self, unavailable=True)
         return replace(self, found=dict(answer))
 
-    def with_live(self) -> Lookup:
+    def with_live(self, failed: Callable[[str, Exception], str]) -> Lookup:
         """When the store had nothing, ask the tools' ``fetch`` callables live.
 
         An async ``fetch`` is run to completion when no event loop is running in this thread;
-        under a running loop it is reported as an error pointing at ``aget_record``.
+        under a running loop it is reported as an error pointing at ``aget_record``. A
+        ``fetch`` that raises is worded by ``failed(tool, exc)`` (the toolkit's ``on_error``).
         """
         if not self._wants_live():
             return self
@@ -96,13 +98,13 @@ class Lookup:
             except LookupError:
                 continue
             except Exception as exc:  # a failing backend becomes a message, not a crash
-                errors[tool] = f"{type(exc).__name__}: {exc}"
+                errors[tool] = failed(tool, exc)
                 continue
             if value is not None:
                 found[record_key(tool, self.handle or "")] = self._shown(tool, value)
         return replace(self, found=found, errors=errors)
 
-    async def with_live_async(self) -> Lookup:
+    async def with_live_async(self, failed: Callable[[str, Exception], str]) -> Lookup:
         """:meth:`with_live` for async callers: an async ``fetch`` is awaited."""
         if not self._wants_live():
             return self
@@ -116,7 +118,7 @@ class Lookup:
             except LookupError:
                 continue
             except Exception as exc:
-                errors[tool] = f"{type(exc).__name__}: {exc}"
+                errors[tool] = failed(tool, exc)
                 continue
             if value is not None:
                 found[record_key(tool, self.handle or "")] = self._shown(tool, value)

@@ -11,6 +11,7 @@ import orjson
 from pydantic import BaseModel, ConfigDict, ValidationError, create_model
 
 from slimtools._json import dumps_str
+from slimtools._params import roles
 from slimtools.envelope import Envelope
 
 
@@ -18,20 +19,23 @@ def args_model(name: str, fn: Callable[..., Any]) -> type[BaseModel]:
     """A Pydantic model of the arguments a model may send to ``fn`` (unknown ones rejected).
 
     ``fn``'s signature is taken as is: a bound method's already omits ``self``, so a plain
-    function's parameters named ``self`` or ``cls`` are ordinary arguments.
+    function's parameters named ``self`` or ``cls`` are ordinary arguments. Parameters the
+    model cannot see (injected by a framework, ``Hidden``, secrets: ``slimtools._params``)
+    are left out.
     """
     sig = inspect.signature(fn)
     try:
         hints = typing.get_type_hints(fn, include_extras=True)
     except Exception:  # unresolvable forward references: fall back to raw annotations
         hints = {}
+    hidden = roles(fn).hidden
     fields: dict[str, Any] = {}
     extra = "forbid"
     for param in sig.parameters.values():
         if param.kind is inspect.Parameter.VAR_KEYWORD:
             extra = "allow"
             continue
-        if param.kind is inspect.Parameter.VAR_POSITIONAL:
+        if param.kind is inspect.Parameter.VAR_POSITIONAL or param.name in hidden:
             continue
         annotation = hints.get(param.name, param.annotation)
         if annotation is inspect.Parameter.empty:
@@ -108,6 +112,11 @@ def describe_errors(tool: str, exc: ValidationError, schema: dict[str, Any]) -> 
         else:
             got = dumps_str(err.get("input"))[:60]
             problems.append(f"{where}: {err['msg']} (got {got})")
+    return describe_problems(tool, problems, schema)
+
+
+def describe_problems(tool: str, problems: list[str], schema: dict[str, Any]) -> str:
+    """``Invalid arguments for <tool>: <problems>. Expected: <parameters>.``"""
     expected = []
     required = set(schema.get("required", []))
     for pname, pschema in schema.get("properties", {}).items():

@@ -21,6 +21,7 @@ import wrapt
 from pydantic import Field
 
 from slimtools._config import Call, SlimConfig
+from slimtools._params import NO_ROLES, Roles, reveal, roles
 from slimtools._pipeline import Invoke, Load, Step, run
 from slimtools.envelope import Envelope
 from slimtools.errors import ConfigurationError
@@ -52,6 +53,8 @@ class SlimState:
     """``positional`` as a bound call fills it (without ``self``/``cls`` when dropped)."""
     key_defaults: dict[str, Any] = field(default_factory=dict)
     """``defaults`` without a method's ``self``/``cls``: the base of every snapshot key."""
+    roles: Roles = NO_ROLES
+    """Parameters the model does not see (``slimtools._params``): never in hints."""
 
     def kit(self) -> Toolkit:
         """The toolkit this tool keeps its handles in (the default one when unregistered)."""
@@ -167,6 +170,7 @@ def _make_state(
                 f"(not in its {which}, or denied); allowlist it (fields: {fields})"
             )
     drops_first = is_method_like or isinstance(original, classmethod)
+    param_roles = roles(func)
     return SlimState(
         cfg=cfg,
         original=original,
@@ -179,8 +183,11 @@ def _make_state(
         toolkit=toolkit,
         bound_positional=positional[1:] if drops_first else positional,
         key_defaults={
-            k: v for k, v in defaults.items() if not (drops_first and k == positional[0])
+            k: v
+            for k, v in defaults.items()
+            if not (drops_first and k == positional[0]) and k not in param_roles.context
         },
+        roles=param_roles,
     )
 
 
@@ -262,6 +269,8 @@ def _call_of(
         else explicit  # (neither dict is changed afterwards, so they may be one)
     )
     key_args = {**state.key_defaults, **explicit}
+    if state.roles.hidden:  # checked once per call; most tools have no hidden parameter
+        shown, key_args = _model_view(state.roles, shown, key_args)
     if instance is not None:
         # Two objects' methods are different queries: without this, page 2 of
         # ``b.search("x")`` would be read from the snapshot of ``a.search("x")``.
@@ -270,6 +279,23 @@ def _call_of(
         shown = {**shown, "response_format": fmt}
     call = Call(state.name, kit.companion_name, shown, key_args, page, limit, fmt)
     return call, kwargs
+
+
+def _model_view(
+    param_roles: Roles, shown: dict[str, Any], key_args: dict[str, Any]
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Hint arguments without hidden ones; key arguments without context, secrets revealed.
+
+    A secret keys the snapshot by its revealed value (``SecretStr`` encodes as ``{}``, so two
+    tokens would otherwise share one snapshot); the key is a digest, never shown.
+    """
+    shown = {k: v for k, v in shown.items() if k not in param_roles.hidden}
+    key_args = {
+        k: reveal(v) if k in param_roles.secret else v
+        for k, v in key_args.items()
+        if k not in param_roles.context
+    }
+    return shown, key_args
 
 
 def _differs(default: Any, value: Any) -> bool:
