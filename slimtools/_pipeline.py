@@ -17,7 +17,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from slimtools._config import Call, HandleSpec, PageSpec, SlimConfig
-from slimtools._json import dumps_str
+from slimtools._json import dumps_str, to_jsonable
 from slimtools._keys import (
     format_call,
     make_handle,
@@ -162,7 +162,7 @@ def run(cfg: SlimConfig, call: Call) -> Step:
         # attribute, defeating the allowlist.
         kind, data = "records", (data,)
     if kind == "other":
-        return _passthrough(data)
+        return _passthrough(data, as_text=cfg.projection is not None)
     saves: dict[str, Any] = {}
     if fresh and paging is not None:
         size = len(data) if kind == "records" else len(split_lines(data))
@@ -252,13 +252,20 @@ def _invalid_page(call: Call, req: _Req, total: int, unit: str) -> str:
     return f"page {dumps_str(call.page)} is {what}: {shape}; {retry}"
 
 
-def _passthrough(value: Any) -> Envelope[Any]:
+def _passthrough(value: Any, *, as_text: bool) -> Envelope[Any]:
+    """A result that is not records or text, shown as it is (a brief, or with ``as_text``, text).
+
+    A projected tool's output schema promises briefs that are objects, so there a scalar is
+    shown as the envelope's ``text`` (its JSON, a string's quotes dropped) instead.
+    """
     if value is None:
         return _Out(total=0, notes=["the tool returned no result"]).build()
-    kind = type(value).__name__
-    return _Out(
-        total=1, briefs=[value], notes=[f"result passed through as is ({kind}): nothing to slim"]
-    ).build()
+    note = f"result passed through as is ({type(value).__name__}): nothing to slim"
+    if as_text:
+        plain = to_jsonable(value)
+        text = plain if isinstance(plain, str) else dumps_str(plain)
+        return _Out(total=1, text=text, notes=[note]).build()
+    return _Out(total=1, briefs=[value], notes=[note]).build()
 
 
 def _records(

@@ -29,6 +29,7 @@ from pydantic.fields import FieldInfo
 from pydantic_core import PydanticUndefined
 
 from slimtools._deny import DenyTree, merge, strip, walk
+from slimtools._json import to_jsonable
 from slimtools._shapes import MISSING as _MISSING
 from slimtools._shapes import PLAIN as _PLAIN
 from slimtools._shapes import Fit, compile_fit, fit_records
@@ -138,10 +139,28 @@ def _project_flat(fields: tuple[_FlatField, ...], record: dict[Any, Any]) -> dic
                 value = fit(value)
                 if value is _MISSING:
                     continue
-                if clip is not None and type(value) is str and len(value) > clip.max_chars:
-                    value = clip_text(value, clip.max_chars, clip.marker)
+            if clip is not None:
+                value = _clip_value(value, clip)
             brief[out] = value
     return brief
+
+
+def _clip_value(value: Any, clip: Clip) -> Any:
+    """``value`` clipped when JSON writes it as a string (``Decimal``, ``datetime`` too).
+
+    The output schema promises ``maxLength`` for a clipped field, and that holds for every
+    string a brief carries, not only for values that were ``str`` in Python.
+    """
+    if type(value) is not str:
+        if value is None or type(value) in _PLAIN or isinstance(value, (list, tuple, Mapping)):
+            return value
+        plain = to_jsonable(value)
+        if not isinstance(plain, str):
+            return value
+        value = plain
+    if len(value) > clip.max_chars:
+        return clip_text(value, clip.max_chars, clip.marker)
+    return value
 
 
 def _get(record: Any, key: str | int) -> Any:
@@ -193,8 +212,8 @@ class _Field:
             pass
         elif self.fit is not None:
             value = self.fit(value)
-        if self.clip is not None and isinstance(value, str):
-            value = clip_text(value, self.clip.max_chars, self.clip.marker)
+        if self.clip is not None and value is not _MISSING:
+            value = _clip_value(value, self.clip)
         return value
 
 
