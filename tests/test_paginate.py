@@ -373,3 +373,10 @@ def test_windows_line_endings_are_shown_as_newlines():
 
     env = read()
     assert (env.total, env.text) == (3, "a\nb")
+
+
+def test_page_two_first_says_page_one_was_never_asked_for_and_gives_its_call(make_tool, call):
+    """Page 2 of a query never seen in this session names page 1's call for consistent pages."""
+    env = call(make_tool([paginate(limit=5)], _rows), "fresh", page=2)
+    assert "page 1 was never asked for, or its snapshot expired" in env.hint
+    assert 'start at search(query="fresh")' in env.hint
