@@ -116,7 +116,7 @@ def paginate(
     /,
     *,
     limit: int = ...,
-    max_limit: int = ...,
+    max_limit: int | None = ...,
     max_tokens: int | None = ...,
     token_counter: TokenCounter | None = ...,
     items: str | None = ...,
@@ -130,7 +130,7 @@ def paginate(
     /,
     *,
     limit: int = 20,
-    max_limit: int = 100,
+    max_limit: int | None = None,
     max_tokens: int | None = None,
     token_counter: TokenCounter | None = None,
     items: str | None = None,
@@ -144,10 +144,13 @@ def paginate(
     Args:
         limit: items (or lines) per page by default.
         max_limit: the largest ``limit`` a caller may ask for; larger ones are capped.
+            Default: ``max(100, limit)``.
         max_tokens: the serialised envelope never exceeds this many tokens.
         token_counter: counts tokens for ``max_tokens`` (default: ``count_tokens``).
         items: dotted path to the records inside a dict result (see ``project_fields``).
     """
+    if max_limit is None:
+        max_limit = max(100, limit) if isinstance(limit, int) else 100
     for label, value in (("limit", limit), ("max_limit", max_limit)):
         if isinstance(value, bool) or not isinstance(value, int) or value < 1:
             raise ConfigurationError(f"paginate({label}=...) must be a positive int, got {value!r}")

@@ -380,3 +380,11 @@ def test_page_two_first_says_page_one_was_never_asked_for_and_gives_its_call(mak
     env = call(make_tool([paginate(limit=5)], _rows), "fresh", page=2)
     assert "page 1 was never asked for, or its snapshot expired" in env.hint
     assert 'start at search(query="fresh")' in env.hint
+
+
+def test_a_large_limit_raises_the_default_max_limit():
+    """``@paginate(limit=1000)`` needs no ``max_limit``: it defaults to ``max(100, limit)``."""
+    tool = paginate(limit=1000)(lambda: list(range(2000)))
+    assert len(tool().briefs) == 1000
+    assert "1 to 1000" in str(inspect.signature(tool).parameters["limit"].annotation)
+    assert "1 to 100 " in str(inspect.signature(paginate(limit=5)(list)).parameters["limit"])
