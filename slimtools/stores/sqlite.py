@@ -313,10 +313,16 @@ class SQLiteStore:
 
     @contextmanager
     def _guard(self, action: str) -> Iterator[None]:
-        """Turn sqlite3 errors into ``StoreUnavailableError`` naming the file and action."""
+        """Turn any error into ``StoreUnavailableError`` naming the file and action.
+
+        Not only ``sqlite3.Error``: a store failure of any type must degrade the tool, never
+        fail it.
+        """
         try:
             yield
-        except sqlite3.Error as exc:
+        except (StoreUnavailableError, ConfigurationError):
+            raise
+        except Exception as exc:
             raise StoreUnavailableError(
                 f"SQLite handle store {str(self.path)!r} failed to {action}: {exc}"
             ) from exc
