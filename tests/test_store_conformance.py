@@ -379,18 +379,18 @@ async def test_async_refuses_oversize_records(async_harness: Harness) -> None:
         await store.aclose()
 
 
-class _Broken(RuntimeError):
+class _BrokenError(RuntimeError):
     """An error no store knows in advance (not a driver error)."""
 
 
 def _break(store: HandleStore, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Make the innermost layer of ``store`` raise ``_Broken`` on every access."""
+    """Make the innermost layer of ``store`` raise ``_BrokenError`` on every access."""
 
     def fail(*args: Any, **kwargs: Any) -> Any:
-        raise _Broken("inner failure")
+        raise _BrokenError("inner failure")
 
     async def afail(*args: Any, **kwargs: Any) -> Any:
-        raise _Broken("inner failure")
+        raise _BrokenError("inner failure")
 
     if isinstance(store, MemoryStore):
         monkeypatch.setattr("slimtools.handles._sizes", fail)

@@ -32,6 +32,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import threading
 import weakref
 from collections.abc import AsyncIterator, Collection, Mapping, Sequence
@@ -67,10 +68,8 @@ async def _close_with_loop(client: aioredis.Redis) -> AsyncIterator[None]:
     try:
         yield
     finally:
-        try:
+        with contextlib.suppress(Exception):  # a server gone by then: nothing to release
             await client.aclose()
-        except Exception:  # a server gone by then: nothing more to release
-            pass
 
 
 def redis_key(prefix: str, scope: Scope, key: str) -> bytes:
