@@ -18,6 +18,7 @@ from typing import Any, TypeAlias
 
 from pydantic import BaseModel
 
+from slimtools._shapes import Fit
 from slimtools.errors import ConfigurationError
 
 DenyTree: TypeAlias = dict[str, "DenyTree | None"]
@@ -110,3 +111,28 @@ def strip(value: Any, tree: DenyTree | None) -> Any:
             continue
         out[key] = item if sub is ... else strip(item, sub)
     return out
+
+
+def allowed_paths(
+    paths: tuple[tuple[str | int, ...], ...], deny: DenyTree | None
+) -> tuple[tuple[tuple[str | int, ...], ...], DenyTree | None]:
+    """The source paths deny leaves a field, and what deny removes inside their values."""
+    if deny is None:
+        return paths, None
+    kept = []
+    rest: DenyTree | None = None
+    for path in paths:
+        denied, inside = walk(deny, path)
+        if not denied:
+            kept.append(path)
+            rest = merge(rest, inside)
+    return tuple(kept), rest
+
+
+def denying(fit: Fit | None, rest: DenyTree | None) -> Fit | None:
+    """``fit`` applied to the value with the denied paths inside it removed first."""
+    if rest is None:
+        return fit
+    if fit is None:
+        return lambda value: strip(value, rest)
+    return lambda value: fit(strip(value, rest))

@@ -4,12 +4,14 @@
 budget, and the hint gives the call that resumes right after the last item shown. A record
 too large for the budget on its own is shown clipped (its strings shortened, at worst only
 its handle kept) rather than not at all, so ``get_record`` can still reach it.
+``note_unkept`` words what the handle store did not keep, and withdraws the calls that would
+read it.
 """
 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterator, Sequence
+from collections.abc import Collection, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -162,3 +164,35 @@ def with_more(cfg: SlimConfig, call: Call, out: Out, tail: list[str], req: Req) 
     else:
         lead = [f"all {out.total} shown" if req.page == 1 else f"last page ({out.total} in all)"]
     return out.build(tail, lead)
+
+
+def note_unkept(call: Call, out: Out, tail: list[str], refused: Collection[str] | None) -> bool:
+    """Say what the store did not keep, and offer no call that would read it; True if told.
+
+    ``refused`` are the keys the store refused (too large), or ``None`` when it was
+    unavailable and kept nothing.
+    """
+    if refused is None:
+        out.notes.append(
+            "the handle store is unavailable, so these handles cannot be expanded "
+            f"now: call {call.tool} again for details"
+        )
+        forget_handles(call, out, tail)
+        return True
+    if not refused:
+        return False
+    shown = sorted(k.split(":", 2)[2] for k in refused if not k.startswith("s:"))
+    if not shown:
+        return False
+    out.notes.append(f"too large to keep, not expandable: {', '.join(shown[:5])}")
+    if out.first_key in refused:
+        forget_handles(call, out, tail)
+    return True
+
+
+def forget_handles(call: Call, out: Out, tail: list[str]) -> None:
+    """Drop every offer to expand a handle the store does not hold."""
+    tail[:] = [t for t in tail if f"{call.companion}(" not in t]
+    if out.marker is not None and out.text is not None:
+        out.text = out.text.replace(*out.marker, 1)
+    out.handle = None

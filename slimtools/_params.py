@@ -143,3 +143,18 @@ def reveal(value: Any) -> Any:
     """A secret's underlying value (``SecretStr.get_secret_value()``), else ``value`` itself."""
     getter = getattr(value, "get_secret_value", None)
     return getter() if callable(getter) else value
+
+
+def secret_defaults(fn: Callable[..., Any], param_roles: Roles) -> tuple[str, ...]:
+    """The text of ``fn``'s secret parameters' defaults: what errors must never show."""
+    if not param_roles.secret:
+        return ()
+    values = []
+    for param in inspect.signature(fn).parameters.values():
+        if param.name in param_roles.secret and param.default is not inspect.Parameter.empty:
+            value = reveal(param.default)
+            if isinstance(value, bytes):
+                value = value.decode("utf-8", "replace")
+            if isinstance(value, str):
+                values.append(value)
+    return tuple(values)

@@ -17,7 +17,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from slimtools._config import Call, HandleSpec, PageSpec, SlimConfig
-from slimtools._fit import Out, Req, fit
+from slimtools._fit import Out, Req, fit, note_unkept
 from slimtools._json import dumps_str, to_jsonable
 from slimtools._keys import (
     format_call,
@@ -161,7 +161,7 @@ def run(cfg: SlimConfig, call: Call) -> Step:
         # After a failed read the store is not tried again in this call: one timeout per
         # call at worst when the store hangs.
         refused = UNAVAILABLE if found is UNAVAILABLE else (yield Save(saves))
-        if _after_save(call, out, tail, refused):
+        if note_unkept(call, out, tail, None if refused is UNAVAILABLE else refused):
             env, _ = fit(cfg, call, out, tail, req)
     return env
 
@@ -178,34 +178,6 @@ def _missed(cfg: SlimConfig, call: Call, req: Req, *, store_down: bool) -> str:
         "for, or its snapshot expired), so the results were fetched again and may differ "
         f"from an earlier page 1; for consistent pages start at {format_call(call.tool, first)}"
     )
-
-
-def _after_save(call: Call, out: Out, tail: list[str], refused: Any) -> bool:
-    """Say what the store did not keep, and offer no call that would read it; True if told."""
-    if refused is UNAVAILABLE:
-        out.notes.append(
-            "the handle store is unavailable, so these handles cannot be expanded "
-            f"now: call {call.tool} again for details"
-        )
-        _forget_handles(call, out, tail)
-        return True
-    if not refused:
-        return False
-    shown = sorted(k.split(":", 2)[2] for k in refused if not k.startswith("s:"))
-    if not shown:
-        return False
-    out.notes.append(f"too large to keep, not expandable: {', '.join(shown[:5])}")
-    if out.first_key in refused:
-        _forget_handles(call, out, tail)
-    return True
-
-
-def _forget_handles(call: Call, out: Out, tail: list[str]) -> None:
-    """Drop every offer to expand a handle the store does not hold."""
-    tail[:] = [t for t in tail if f"{call.companion}(" not in t]
-    if out.marker is not None and out.text is not None:
-        out.text = out.text.replace(*out.marker, 1)
-    out.handle = None
 
 
 def _check_format(cfg: SlimConfig, fmt: Any, notes: list[str]) -> bool:

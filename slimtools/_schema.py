@@ -10,6 +10,7 @@ from typing import Any
 import orjson
 from pydantic import BaseModel, ConfigDict, ValidationError, create_model
 
+from slimtools._config import SlimConfig
 from slimtools._json import dumps_str
 from slimtools._params import roles
 from slimtools.envelope import Envelope
@@ -68,6 +69,18 @@ def _strip_titles(node: Any) -> Any:
     if isinstance(node, list):
         return [_strip_titles(v) for v in node]
     return node
+
+
+def brief_schema(cfg: SlimConfig) -> dict[str, Any] | None:
+    """JSON Schema of one brief as emitted (either view when the tool takes response_format)."""
+    if cfg.projection is None:
+        return None
+    views = [cfg.projection] + ([cfg.detail] if cfg.formats and cfg.detail else [])
+    schemas = [view.json_schema() for view in views]
+    if cfg.handles is not None and cfg.handles.key is None:
+        for schema in schemas:
+            schema["properties"] = {"handle": {"type": "string"}, **schema["properties"]}
+    return schemas[0] if len(schemas) == 1 else {"anyOf": schemas}
 
 
 def output_schema(brief: dict[str, Any] | None) -> dict[str, Any]:

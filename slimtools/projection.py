@@ -28,7 +28,7 @@ from pydantic import AliasChoices, AliasPath, BaseModel
 from pydantic.fields import FieldInfo
 from pydantic_core import PydanticUndefined
 
-from slimtools._deny import DenyTree, merge, strip, walk
+from slimtools._deny import DenyTree, allowed_paths, denying
 from slimtools._json import to_jsonable
 from slimtools._shapes import MISSING as _MISSING
 from slimtools._shapes import PLAIN as _PLAIN
@@ -366,7 +366,7 @@ def _output_name(name: str, info: FieldInfo) -> str:
 
 def _model_field(name: str, info: FieldInfo, deny: DenyTree | None) -> _Field | None:
     """The compiled field, or ``None`` when deny removes every source it reads."""
-    paths, rest = _allowed_paths(_alias_paths(name, info), deny)
+    paths, rest = allowed_paths(_alias_paths(name, info), deny)
     if not paths:
         return None
     clips = [m for m in info.metadata if isinstance(m, Clip)] or _optional_clips(info.annotation)
@@ -392,34 +392,9 @@ def _model_field(name: str, info: FieldInfo, deny: DenyTree | None) -> _Field | 
         sub=compiled.get(nested) or Projection.from_spec(nested) if nested is not None else None,
         default=default,
         annotation=info.annotation,
-        fit=_denying(fit, rest),
+        fit=denying(fit, rest),
         scalars_ok=scalars_ok,
     )
-
-
-def _allowed_paths(
-    paths: tuple[tuple[str | int, ...], ...], deny: DenyTree | None
-) -> tuple[tuple[tuple[str | int, ...], ...], DenyTree | None]:
-    """The source paths deny leaves a field, and what deny removes inside their values."""
-    if deny is None:
-        return paths, None
-    kept = []
-    rest: DenyTree | None = None
-    for path in paths:
-        denied, inside = walk(deny, path)
-        if not denied:
-            kept.append(path)
-            rest = merge(rest, inside)
-    return tuple(kept), rest
-
-
-def _denying(fit: Fit | None, rest: DenyTree | None) -> Fit | None:
-    """``fit`` applied to the value with the denied paths inside it removed first."""
-    if rest is None:
-        return fit
-    if fit is None:
-        return lambda value: strip(value, rest)
-    return lambda value: fit(strip(value, rest))
 
 
 def _from_names(names: Sequence[str], deny: DenyTree | None = None) -> Projection:
@@ -430,14 +405,14 @@ def _from_names(names: Sequence[str], deny: DenyTree | None = None) -> Projectio
         groups.setdefault(head, []).append(rest)
     fields = []
     for head, rests in groups.items():
-        paths, inside = _allowed_paths(((head,),), deny)
+        paths, inside = allowed_paths(((head,),), deny)
         if not paths:
             continue
         if "" in rests:  # the name itself is allowlisted: its value is shown as it is
-            fields.append(_Field(out=head, paths=paths, fit=_denying(None, inside)))
+            fields.append(_Field(out=head, paths=paths, fit=denying(None, inside)))
             continue
         sub = _from_names(rests)
-        fit = _denying(fit_records(sub.project), inside)
+        fit = denying(fit_records(sub.project), inside)
         fields.append(_Field(out=head, paths=paths, sub=sub, fit=fit, scalars_ok=False))
     return Projection(fields)
 

@@ -21,7 +21,7 @@ from pydantic import BaseModel, Field, ValidationError
 
 from slimtools import _schema
 from slimtools._json import dumps_str
-from slimtools._params import NO_ROLES, Roles, reveal, roles
+from slimtools._params import NO_ROLES, Roles, roles, secret_defaults
 from slimtools._pipeline import UNAVAILABLE
 from slimtools._records import Lookup, render_lookup
 from slimtools._session import current_session, session
@@ -195,7 +195,7 @@ class Toolkit:
             handles = new_state.cfg.handles
             if handles is not None:
                 handle_key = handles.key or "handle"
-            brief_schema = _brief_schema(new_state)
+            brief_schema = _schema.brief_schema(new_state.cfg)
         spec = ToolSpec(
             name=tool_name,
             description=description or inspect.getdoc(fn) or tool_name.replace("_", " "),
@@ -211,7 +211,7 @@ class Toolkit:
         with self._lock:
             self._specs[tool_name] = spec
             self._roles[tool_name] = roles(bound)
-            self._secrets[tool_name] = _secret_defaults(bound, self._roles[tool_name])
+            self._secrets[tool_name] = secret_defaults(bound, self._roles[tool_name])
         return bound
 
     def notice(self, state: SlimState) -> None:
@@ -470,19 +470,6 @@ class Toolkit:
             yield
 
 
-def _brief_schema(state: SlimState) -> dict[str, Any] | None:
-    """JSON Schema of one brief as emitted (either view when the tool takes response_format)."""
-    cfg = state.cfg
-    if cfg.projection is None:
-        return None
-    views = [cfg.projection] + ([cfg.detail] if cfg.formats and cfg.detail else [])
-    schemas = [view.json_schema() for view in views]
-    if cfg.handles is not None and cfg.handles.key is None:
-        for schema in schemas:
-            schema["properties"] = {"handle": {"type": "string"}, **schema["properties"]}
-    return schemas[0] if len(schemas) == 1 else {"anyOf": schemas}
-
-
 def to_result(value: Any) -> ToolResult:
     """The model-facing text of a tool's return value."""
     if isinstance(value, Envelope):
@@ -490,21 +477,6 @@ def to_result(value: Any) -> ToolResult:
     if isinstance(value, str):
         return ToolResult(text=value, value=value)
     return ToolResult(text=dumps_str(value), value=value)
-
-
-def _secret_defaults(fn: Callable[..., Any], param_roles: Roles) -> tuple[str, ...]:
-    """The text of ``fn``'s secret parameters' defaults: what errors must never show."""
-    if not param_roles.secret:
-        return ()
-    values = []
-    for param in inspect.signature(fn).parameters.values():
-        if param.name in param_roles.secret and param.default is not inspect.Parameter.empty:
-            value = reveal(param.default)
-            if isinstance(value, bytes):
-                value = value.decode("utf-8", "replace")
-            if isinstance(value, str):
-                values.append(value)
-    return tuple(values)
 
 
 def _run_awaitable(value: Any, name: str) -> Any:
