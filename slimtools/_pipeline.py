@@ -211,7 +211,10 @@ def _snapshot_form(cfg: SlimConfig, kind: str, data: Any) -> tuple[str, Any]:
     """
     if kind != "records" or not cfg.reduces or cfg.projection is None:
         return kind, data
-    project, keep = cfg.projection.project, cfg.keep
+    project = cfg.projection.project
+    if cfg.handles is None and not cfg.formats:  # nothing would ever show the kept view
+        return "views", [[project(r), None] for r in data]
+    keep = cfg.keep
     return "views", [[project(r), keep(r)] for r in data]
 
 

@@ -175,6 +175,26 @@ def test_deny_removes_paths_from_the_full_record():
     assert "email" not in stored
 
 
+def test_a_snapshot_without_handles_keeps_only_the_briefs():
+    """With deny and no handle or detailed view, later pages need nothing but the briefs."""
+    kit = Toolkit("briefs-only", store=MemoryStore())
+
+    @kit.tool
+    @paginate(limit=2)
+    @project_fields(Brief, deny=["ssn"])
+    def search(query: str) -> list[dict[str, Any]]:
+        return RECORDS
+
+    kit.call("search", {"query": "x"})
+    stored = _stored(kit)
+    assert "ticket 5" in stored
+    assert "body" not in stored
+    assert kit.call("search", {"query": "x", "page": 3}).value.briefs == [
+        {"id": 4, "title": "ticket 4"},
+        {"id": 5, "title": "ticket 5"},
+    ]
+
+
 def test_deny_maps_over_lists():
     """A denied path reaches into every item of a list on its way."""
     rows = [{"id": 1, "comments": [{"text": "hi", "author_email": "a@x"}, {"text": "yo"}]}]
