@@ -160,3 +160,12 @@ def test_redaction_removes_secrets_wherever_they_stand(before, after, secret):
     hidden = secret.split("@")[0].split("=")[-1].split()[-1]
     assert hidden not in once
     assert redact(once) == once
+
+
+def test_remove_masks_exact_values_but_not_tiny_ones():
+    """``redaction.remove`` masks each given value; values under four characters are left."""
+    from slimtools.redaction import MASK, remove
+
+    assert remove("user bob logged in with hunter2", ["hunter2", "bob"]) == (
+        f"user bob logged in with {MASK}"
+    )
