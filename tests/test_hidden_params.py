@@ -6,8 +6,9 @@ from typing import Annotated, Any
 
 import pytest
 from agents import RunContextWrapper, function_tool
+from agents.tool_context import ToolContext
 from langchain_core.tools import InjectedToolArg, InjectedToolCallId, StructuredTool
-from langgraph.prebuilt import InjectedState
+from langgraph.prebuilt import InjectedState, InjectedStore, ToolRuntime
 from pydantic import SecretStr
 from pydantic_ai import Agent, RunContext
 from pydantic_ai.models.test import TestModel
@@ -224,3 +225,27 @@ def test_openai_agents_context_is_hidden_from_schema_and_hints():
     kit = Toolkit("oa")
     kit.tool(search)
     assert "ctx" not in kit.spec("search").parameters["properties"]
+
+
+@pytest.mark.parametrize(
+    "annotation",
+    [
+        ToolRuntime,
+        ToolRuntime[None, dict[str, Any]],
+        Annotated[Any, InjectedStore()],
+        ToolContext[Any],
+        RunContext[None],
+    ],
+    ids=["ToolRuntime", "ToolRuntime[...]", "InjectedStore", "ToolContext", "RunContext"],
+)
+def test_every_framework_context_parameter_is_left_out_of_the_schema(annotation):
+    """Each framework's injected context type is recognised without importing the framework."""
+
+    def search(context: Any, query: str) -> list[int]:
+        """Search."""
+        return ROWS
+
+    search.__annotations__["context"] = annotation
+    kit = Toolkit("ctx")
+    kit.tool(paginate(limit=2)(search))
+    assert list(kit.spec("search").parameters["properties"]) == ["query", "page", "limit"]
