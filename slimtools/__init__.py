@@ -5,6 +5,7 @@ returning an ``Envelope``), refetch any item by handle (``Toolkit.get_record``),
 results in place, and measure the bill.
 """
 
+from slimtools._params import Hidden, Secret
 from slimtools._session import current_session, session
 from slimtools.clearing import (
     Audit,
@@ -32,6 +33,7 @@ from slimtools.errors import ConfigurationError, SlimtoolsError, StoreUnavailabl
 from slimtools.handles import AsyncHandleStore, HandleStore, MemoryStore, Scope
 from slimtools.ledger import LedgerRow, LedgerSummary, TokenLedger, tool_result_bill
 from slimtools.projection import Clip, clip_text
+from slimtools.redaction import describe_error, redact
 from slimtools.stores import SQLiteStore, open_store
 from slimtools.tokens import TokenCounter, count_tokens
 from slimtools.toolkit import Toolkit, ToolResult, ToolSpec, default_toolkit, get_record
@@ -51,6 +53,7 @@ __all__ = [
     "ContextPipeline",
     "Envelope",
     "HandleStore",
+    "Hidden",
     "HistoryView",
     "JsonlAudit",
     "LedgerRow",
@@ -62,6 +65,7 @@ __all__ = [
     "SQLiteAudit",
     "SQLiteStore",
     "Scope",
+    "Secret",
     "SlimtoolsError",
     "StoreUnavailableError",
     "TokenCounter",
@@ -76,11 +80,13 @@ __all__ = [
     "count_tokens",
     "current_session",
     "default_toolkit",
+    "describe_error",
     "detect_format",
     "get_record",
     "open_store",
     "paginate",
     "project_fields",
+    "redact",
     "restore",
     "session",
     "summarize_with_handle",

@@ -6,9 +6,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from slimtools._deny import DenyTree, strip
 from slimtools._keys import args_digest, snapshot_key
 from slimtools.projection import Projection
 from slimtools.tokens import TokenCounter, count_tokens
+
+FORMATS = ("concise", "detailed")
+"""The values of the ``response_format`` parameter ``project_fields(response_format=True)`` adds."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,6 +38,13 @@ class SlimConfig:
     """What a stack of slimming decorators asks for; merged into one pipeline run."""
 
     projection: Projection | None = None
+    """The brief allowlist (deny compiled in)."""
+    detail: Projection | None = None
+    """The detailed view: what handles keep and detailed briefs show (deny compiled in)."""
+    deny: DenyTree | None = None
+    """Paths removed from everything shown or stored."""
+    formats: bool = False
+    """Whether the tool takes ``response_format`` (concise briefs or detailed ones)."""
     paging: PageSpec | None = None
     handles: HandleSpec | None = None
     max_tokens: int | None = None
@@ -54,6 +65,8 @@ class SlimConfig:
                 )
                 raise ConfigurationError(f"{label} is applied twice to the same tool")
             parts[name] = mine if mine is not None else theirs
+        views = self if self.projection is not None else other  # project_fields' other options
+        parts.update(detail=views.detail, deny=views.deny, formats=views.formats)
         budgets = [b for b in (self.max_tokens, other.max_tokens) if b is not None]
         parts["max_tokens"] = min(budgets) if budgets else None
         parts["counter"] = other.counter if other.counter is not count_tokens else self.counter
@@ -63,6 +76,17 @@ class SlimConfig:
             )
         parts["items"] = self.items or other.items
         return SlimConfig(**parts)
+
+    @property
+    def reduces(self) -> bool:
+        """Whether stored records are reduced (a detail view or denied paths) before storing."""
+        return self.detail is not None or self.deny is not None
+
+    def keep(self, record: Any) -> Any:
+        """What a handle keeps of ``record``: its detail view, else the record minus deny."""
+        if self.detail is not None:
+            return self.detail.project(record)
+        return strip(record, self.deny)
 
 
 @dataclass(slots=True)
@@ -81,6 +105,7 @@ class Call:
     """Every argument with its default filled in: what identifies the query's snapshot."""
     page: Any = 1
     limit: Any = None
+    response_format: Any = "concise"
 
     def snapshot_key(self) -> str:
         """Store key of this query's page-1 snapshot.

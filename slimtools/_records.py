@@ -9,15 +9,18 @@ from __future__ import annotations
 
 import asyncio
 import inspect
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
+from slimtools._deny import strip
 from slimtools._json import dumps_str
 from slimtools._keys import chunks, normalize_handle, record_key, split_lines, text_key
 from slimtools._pipeline import UNAVAILABLE
 from slimtools.envelope import Envelope
 
 if TYPE_CHECKING:
+    from slimtools._config import SlimConfig
     from slimtools.toolkit import Toolkit
 
 _MAX_HANDLE = 256
@@ -32,6 +35,8 @@ class Lookup:
     tools: tuple[str, ...]
     keys: list[str]
     fetchers: dict[str, Any]
+    configs: dict[str, SlimConfig] = field(default_factory=dict)
+    """Each source tool's options: what its handles may show (``SlimConfig.keep``)."""
     problem: str | None = None
     found: dict[str, Any] = field(default_factory=dict)
     unavailable: bool = False
@@ -65,7 +70,10 @@ class Lookup:
             for t, s in states.items()
             if s.cfg.handles and s.cfg.handles.fetch
         }
-        return cls(raw=raw, handle=handle, tools=tools, keys=keys, fetchers=fetchers)
+        configs = {t: s.cfg for t, s in states.items()}
+        return cls(
+            raw=raw, handle=handle, tools=tools, keys=keys, fetchers=fetchers, configs=configs
+        )
 
     def with_found(self, answer: Any) -> Lookup:
         """Attach the store's answer (or mark the store unavailable)."""
@@ -73,11 +81,12 @@ class Lookup:
             return replace(self, unavailable=True)
         return replace(self, found=dict(answer))
 
-    def with_live(self) -> Lookup:
+    def with_live(self, failed: Callable[[str, Exception], str]) -> Lookup:
         """When the store had nothing, ask the tools' ``fetch`` callables live.
 
         An async ``fetch`` is run to completion when no event loop is running in this thread;
-        under a running loop it is reported as an error pointing at ``aget_record``.
+        under a running loop it is reported as an error pointing at ``aget_record``. A
+        ``fetch`` that raises is worded by ``failed(tool, exc)`` (the toolkit's ``on_error``).
         """
         if not self._wants_live():
             return self
@@ -89,13 +98,13 @@ class Lookup:
             except LookupError:
                 continue
             except Exception as exc:  # a failing backend becomes a message, not a crash
-                errors[tool] = f"{type(exc).__name__}: {exc}"
+                errors[tool] = failed(tool, exc)
                 continue
             if value is not None:
-                found[record_key(tool, self.handle or "")] = value
+                found[record_key(tool, self.handle or "")] = self._shown(tool, value)
         return replace(self, found=found, errors=errors)
 
-    async def with_live_async(self) -> Lookup:
+    async def with_live_async(self, failed: Callable[[str, Exception], str]) -> Lookup:
         """:meth:`with_live` for async callers: an async ``fetch`` is awaited."""
         if not self._wants_live():
             return self
@@ -109,11 +118,16 @@ class Lookup:
             except LookupError:
                 continue
             except Exception as exc:
-                errors[tool] = f"{type(exc).__name__}: {exc}"
+                errors[tool] = failed(tool, exc)
                 continue
             if value is not None:
-                found[record_key(tool, self.handle or "")] = value
+                found[record_key(tool, self.handle or "")] = self._shown(tool, value)
         return replace(self, found=found, errors=errors)
+
+    def _shown(self, tool: str, value: Any) -> Any:
+        """A live-fetched record as the tool's handles may show it (detail view, deny)."""
+        cfg = self.configs.get(tool)
+        return cfg.keep(value) if cfg is not None and cfg.reduces else value
 
     def _wants_live(self) -> bool:
         return not (self.problem or self.found or not self.fetchers or self.handle is None)
@@ -165,8 +179,13 @@ def render_lookup(lookup: Lookup, kit: Toolkit, page: Any) -> tuple[str, bool]:
             f"Call {again} again to get fresh handles."
         ), True
     by_tool: dict[str, tuple[str, Any]] = {}
-    for key, value in lookup.found.items():
+    for key, stored in lookup.found.items():
         kind, tool, _ = key.split(":", 2)
+        cfg = lookup.configs.get(tool)
+        # Records are stored with denied paths removed; stripping again on the way out also
+        # covers records a store kept from before deny= was added. (A detail view is in
+        # output names, where source paths do not apply.)
+        value = strip(stored, cfg.deny) if kind == "r" and cfg and cfg.detail is None else stored
         by_tool.setdefault(tool, (kind, value))
     distinct = {dumps_str(v) for _, v in by_tool.values()}
     if len(distinct) > 1:

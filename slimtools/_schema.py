@@ -11,25 +11,34 @@ from typing import Any
 import orjson
 from pydantic import BaseModel, ConfigDict, ValidationError, create_model
 
+from slimtools._config import SlimConfig
 from slimtools._json import dumps_str
+from slimtools._params import roles
 from slimtools.envelope import Envelope
 from slimtools.errors import ConfigurationError
 
 
 def args_model(name: str, fn: Callable[..., Any]) -> type[BaseModel]:
-    """A Pydantic model of the arguments a model may send to ``fn`` (unknown ones rejected)."""
+    """A Pydantic model of the arguments a model may send to ``fn`` (unknown ones rejected).
+
+    ``fn``'s signature is taken as is: a bound method's already omits ``self``, so a plain
+    function's parameters named ``self`` or ``cls`` are ordinary arguments. Parameters the
+    model cannot see (injected by a framework, ``Hidden``, secrets: ``slimtools._params``)
+    are left out.
+    """
     sig = inspect.signature(fn)
     try:
         hints = typing.get_type_hints(fn, include_extras=True)
     except Exception:  # unresolvable forward references: fall back to raw annotations
         hints = {}
+    hidden = roles(fn).hidden
     fields: dict[str, Any] = {}
     extra = "forbid"
     for param in sig.parameters.values():
         if param.kind is inspect.Parameter.VAR_KEYWORD:
             extra = "allow"
             continue
-        if param.kind is inspect.Parameter.VAR_POSITIONAL or param.name in ("self", "cls"):
+        if param.kind is inspect.Parameter.VAR_POSITIONAL or param.name in hidden:
             continue
         annotation = hints.get(param.name, param.annotation)
         if annotation is inspect.Parameter.empty:
@@ -86,6 +95,18 @@ def _strip_titles(node: Any) -> Any:
     return node
 
 
+def brief_schema(cfg: SlimConfig) -> dict[str, Any] | None:
+    """JSON Schema of one brief as emitted (either view when the tool takes response_format)."""
+    if cfg.projection is None:
+        return None
+    views = [cfg.projection] + ([cfg.detail] if cfg.formats and cfg.detail else [])
+    schemas = [view.json_schema() for view in views]
+    if cfg.handles is not None and cfg.handles.key is None:
+        for schema in schemas:
+            schema["properties"] = {"handle": {"type": "string"}, **schema["properties"]}
+    return schemas[0] if len(schemas) == 1 else {"anyOf": schemas}
+
+
 def output_schema(brief: dict[str, Any] | None) -> dict[str, Any]:
     """JSON Schema of an envelope as emitted, its briefs described by ``brief``."""
     schema = _strip_titles(Envelope[dict].model_json_schema())  # type: ignore[type-arg]
@@ -128,6 +149,11 @@ def describe_errors(tool: str, exc: ValidationError, schema: dict[str, Any]) -> 
         else:
             got = dumps_str(err.get("input"))[:60]
             problems.append(f"{where}: {err['msg']} (got {got})")
+    return describe_problems(tool, problems, schema)
+
+
+def describe_problems(tool: str, problems: list[str], schema: dict[str, Any]) -> str:
+    """``Invalid arguments for <tool>: <problems>. Expected: <parameters>.``"""
     expected = []
     required = set(schema.get("required", []))
     for pname, pschema in schema.get("properties", {}).items():

@@ -15,12 +15,13 @@ import inspect
 import types
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 import wrapt
 from pydantic import Field
 
 from slimtools._config import Call, SlimConfig
+from slimtools._params import NO_ROLES, Roles, reveal, roles
 from slimtools._pipeline import Invoke, Load, Step, run
 from slimtools.envelope import Envelope
 from slimtools.errors import ConfigurationError
@@ -51,7 +52,9 @@ class SlimState:
     bound_positional: tuple[str, ...] = ()
     """``positional`` as a bound call fills it (without ``self``/``cls`` when dropped)."""
     key_defaults: dict[str, Any] = field(default_factory=dict)
-    """``defaults`` without ``self``/``cls``: the base of every snapshot key."""
+    """``defaults`` without a method's ``self``/``cls``: the base of every snapshot key."""
+    roles: Roles = NO_ROLES
+    """Parameters the model does not see (``slimtools._params``): never in hints."""
 
     def kit(self) -> Toolkit:
         """The toolkit this tool keeps its handles in (the default one when unregistered)."""
@@ -90,36 +93,51 @@ def _function_of(original: Any) -> Callable[..., Any]:
 _PAGE_DOC = "1-based page number (default 1)."
 
 
+_FORMAT_DOC = (
+    'How much of each item to show: "detailed" adds what the concise briefs leave out '
+    '(default "concise").'
+)
+
+
+def _added_parameters(cfg: SlimConfig) -> list[tuple[inspect.Parameter, str]]:
+    """The keyword parameters the decorators add, each with the option that adds it."""
+    added: list[tuple[inspect.Parameter, str]] = []
+    keyword = inspect.Parameter.KEYWORD_ONLY
+    if cfg.paging is not None:
+        limit_doc = (
+            f"Items (or lines) per page, 1 to {cfg.paging.max_limit} (default {cfg.paging.limit})."
+        )
+        page = Annotated[int, Field(description=_PAGE_DOC)]
+        limit = Annotated[int, Field(description=limit_doc)]
+        added += [
+            (inspect.Parameter("page", keyword, default=1, annotation=page), "@paginate"),
+            (
+                inspect.Parameter("limit", keyword, default=cfg.paging.limit, annotation=limit),
+                "@paginate",
+            ),
+        ]
+    if cfg.formats:
+        fmt = Annotated[Literal["concise", "detailed"], Field(description=_FORMAT_DOC)]
+        param = inspect.Parameter("response_format", keyword, default="concise", annotation=fmt)
+        added.append((param, "project_fields(response_format=True)"))
+    return added
+
+
 def _visible_signature(original: Any, cfg: SlimConfig) -> inspect.Signature:
     sig = inspect.signature(_function_of(original))
-    if cfg.paging is None:
+    added = _added_parameters(cfg)
+    if not added:
         return sig
-    params = list(sig.parameters.values())
-    for added in ("page", "limit"):
-        if added in sig.parameters:
+    for param, option in added:
+        if param.name in sig.parameters:
             raise ConfigurationError(
                 f"{getattr(original, '__qualname__', original)!r} already has a parameter "
-                f"named {added!r}; @paginate adds its own"
+                f"named {param.name!r}; {option} adds its own"
             )
-    limit_doc = (
-        f"Items (or lines) per page, 1 to {cfg.paging.max_limit} (default {cfg.paging.limit})."
-    )
-    extra = [
-        inspect.Parameter(
-            "page",
-            inspect.Parameter.KEYWORD_ONLY,
-            default=1,
-            annotation=Annotated[int, Field(description=_PAGE_DOC)],
-        ),
-        inspect.Parameter(
-            "limit",
-            inspect.Parameter.KEYWORD_ONLY,
-            default=cfg.paging.limit,
-            annotation=Annotated[int, Field(description=limit_doc)],
-        ),
-    ]
+    params = list(sig.parameters.values())
     var_kw = [p for p in params if p.kind is inspect.Parameter.VAR_KEYWORD]
     rest = [p for p in params if p.kind is not inspect.Parameter.VAR_KEYWORD]
+    extra = [param for param, _ in added]
     return sig.replace(parameters=[*rest, *extra, *var_kw], return_annotation=Envelope[Any])
 
 
@@ -142,13 +160,17 @@ def _make_state(
         and positional[0] in ("self", "cls")
     )
     key = cfg.handles.key if cfg.handles is not None else None
-    if key and cfg.projection is not None and key not in cfg.projection.output_names:
-        fields = ", ".join(cfg.projection.output_names)
-        raise ConfigurationError(
-            f"summarize_with_handle(key={key!r}) names a field that project_fields drops; "
-            f"allowlist it (fields: {fields})"
-        )
+    views = [cfg.projection, cfg.detail if cfg.formats else None]
+    for view in [v for v in views if v is not None]:
+        if key and key not in view.output_names:
+            fields = ", ".join(view.output_names)
+            which = "detail allowlist" if view is cfg.detail else "allowlist"
+            raise ConfigurationError(
+                f"summarize_with_handle(key={key!r}) names a field that project_fields drops "
+                f"(not in its {which}, or denied); allowlist it (fields: {fields})"
+            )
     drops_first = is_method_like or isinstance(original, classmethod)
+    param_roles = roles(func)
     return SlimState(
         cfg=cfg,
         original=original,
@@ -160,7 +182,12 @@ def _make_state(
         is_async=inspect.iscoroutinefunction(func),
         toolkit=toolkit,
         bound_positional=positional[1:] if drops_first else positional,
-        key_defaults={k: v for k, v in defaults.items() if k not in ("self", "cls")},
+        key_defaults={
+            k: v
+            for k, v in defaults.items()
+            if not (drops_first and k == positional[0]) and k not in param_roles.context
+        },
+        roles=param_roles,
     )
 
 
@@ -216,9 +243,10 @@ def _call_of(
     args: tuple[Any, ...],
     kwargs: dict[str, Any],
 ) -> tuple[Call, dict[str, Any]]:
-    """Split the model-facing ``page``/``limit`` off and describe the call for hints and keys."""
+    """Split the added ``page``/``limit``/``response_format`` off; describe the call for hints."""
     page: Any = 1
     limit: Any = None
+    fmt: Any = "concise"
     paging = state.cfg.paging
     if paging is not None:
         limit = paging.limit
@@ -226,6 +254,9 @@ def _call_of(
             kwargs = dict(kwargs)
             page = kwargs.pop("page", 1)
             limit = kwargs.pop("limit", limit)
+    if state.cfg.formats and "response_format" in kwargs:
+        kwargs = dict(kwargs)
+        fmt = kwargs.pop("response_format")
     names = state.bound_positional if instance is not None else state.positional
     explicit = dict(zip(names, args, strict=False))
     if len(args) > len(names) and state.var_positional:
@@ -238,12 +269,33 @@ def _call_of(
         else explicit  # (neither dict is changed afterwards, so they may be one)
     )
     key_args = {**state.key_defaults, **explicit}
+    if state.roles.hidden:  # checked once per call; most tools have no hidden parameter
+        shown, key_args = _model_view(state.roles, shown, key_args)
     if instance is not None:
         # Two objects' methods are different queries: without this, page 2 of
         # ``b.search("x")`` would be read from the snapshot of ``a.search("x")``.
         key_args["\0instance"] = _identity(instance)
-    call = Call(state.name, kit.companion_name, shown, key_args, page, limit)
+    if fmt == "detailed":  # repeated by hints; one snapshot serves both formats (not keyed)
+        shown = {**shown, "response_format": fmt}
+    call = Call(state.name, kit.companion_name, shown, key_args, page, limit, fmt)
     return call, kwargs
+
+
+def _model_view(
+    param_roles: Roles, shown: dict[str, Any], key_args: dict[str, Any]
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Hint arguments without hidden ones; key arguments without context, secrets revealed.
+
+    A secret keys the snapshot by its revealed value (``SecretStr`` encodes as ``{}``, so two
+    tokens would otherwise share one snapshot); the key is a digest, never shown.
+    """
+    shown = {k: v for k, v in shown.items() if k not in param_roles.hidden}
+    key_args = {
+        k: reveal(v) if k in param_roles.secret else v
+        for k, v in key_args.items()
+        if k not in param_roles.context
+    }
+    return shown, key_args
 
 
 def _differs(default: Any, value: Any) -> bool:

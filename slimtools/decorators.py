@@ -17,6 +17,7 @@ from typing import Any, ParamSpec, Protocol, TypeAlias, overload
 from pydantic import BaseModel
 
 from slimtools._config import HandleSpec, PageSpec, SlimConfig
+from slimtools._deny import compile_deny
 from slimtools._wrapper import build
 from slimtools.envelope import Envelope
 from slimtools.errors import ConfigurationError
@@ -67,7 +68,13 @@ def _check_items(items: str | None) -> str | None:
 
 
 def project_fields(
-    spec: type[BaseModel] | list[str] | tuple[str, ...], /, *, items: str | None = None
+    spec: type[BaseModel] | list[str] | tuple[str, ...],
+    /,
+    *,
+    detail: type[BaseModel] | list[str] | tuple[str, ...] | None = None,
+    deny: list[str] | tuple[str, ...] = (),
+    response_format: bool = False,
+    items: str | None = None,
 ) -> SlimDecorator:
     """Keep only allowlisted fields of each record (deny by default).
 
@@ -75,10 +82,31 @@ def project_fields(
         spec: a Pydantic model (field names are output names; ``validation_alias`` or
             ``AliasPath`` name the source; ``Annotated[str, Clip(n)]`` clips) or a list of
             field names, dotted for nested ones (``"user.login"``).
+        detail: a second allowlist for the detailed view: what a handle keeps (so what
+            ``get_record``, the MCP resources and live ``fetch=`` results show) and what
+            detailed briefs show. Without it a handle keeps the full record (minus ``deny``).
+        deny: field names or dotted record paths removed from everything shown or stored
+            (briefs, detail, get_record, page snapshots). Deny wins: a denied path is left
+            out even where an allowlist names it.
+        response_format: add a ``response_format: Literal["concise", "detailed"]`` keyword
+            parameter (default ``"concise"``) to the tool; detailed briefs use ``detail``.
         items: where the records are when the tool returns one dict around them, as a
             dotted path (``"items"`` for GitHub search, ``"web.results"`` for Brave).
     """
-    cfg = SlimConfig(projection=Projection.from_spec(spec), items=_check_items(items))
+    tree = compile_deny(deny)
+    if response_format not in (True, False):
+        raise ConfigurationError(f"response_format= must be True or False, got {response_format!r}")
+    if response_format and detail is None:
+        raise ConfigurationError(
+            "project_fields(response_format=True) needs detail=: detailed briefs use that allowlist"
+        )
+    cfg = SlimConfig(
+        projection=Projection.from_spec(spec, tree),
+        detail=Projection.from_spec(detail, tree) if detail is not None else None,
+        deny=tree,
+        formats=response_format,
+        items=_check_items(items),
+    )
     return _decorator(cfg)
 
 
@@ -88,7 +116,7 @@ def paginate(
     /,
     *,
     limit: int = ...,
-    max_limit: int = ...,
+    max_limit: int | None = ...,
     max_tokens: int | None = ...,
     token_counter: TokenCounter | None = ...,
     items: str | None = ...,
@@ -102,7 +130,7 @@ def paginate(
     /,
     *,
     limit: int = 20,
-    max_limit: int = 100,
+    max_limit: int | None = None,
     max_tokens: int | None = None,
     token_counter: TokenCounter | None = None,
     items: str | None = None,
@@ -116,10 +144,13 @@ def paginate(
     Args:
         limit: items (or lines) per page by default.
         max_limit: the largest ``limit`` a caller may ask for; larger ones are capped.
+            Default: ``max(100, limit)``.
         max_tokens: the serialised envelope never exceeds this many tokens.
         token_counter: counts tokens for ``max_tokens`` (default: ``count_tokens``).
         items: dotted path to the records inside a dict result (see ``project_fields``).
     """
+    if max_limit is None:
+        max_limit = max(100, limit) if isinstance(limit, int) else 100
     for label, value in (("limit", limit), ("max_limit", max_limit)):
         if isinstance(value, bool) or not isinstance(value, int) or value < 1:
             raise ConfigurationError(f"paginate({label}=...) must be a positive int, got {value!r}")

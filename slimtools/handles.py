@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Any, NamedTuple, Protocol, runtime_checkable
 
 from slimtools._json import dumps
+from slimtools.errors import StoreUnavailableError
 
 DEFAULT_SESSION = "default"
 """The session every toolkit uses when none is bound, so that processes sharing a durable
@@ -160,7 +161,18 @@ class MemoryStore:
         return self._bytes
 
     def put_many(self, scope: Scope, items: Mapping[str, Any]) -> list[str]:
-        """Store ``items``; refuse (and return) the keys whose value exceeds ``max_bytes``."""
+        """Store ``items``; refuse (and return) the keys whose value exceeds ``max_bytes``.
+
+        Raises:
+            StoreUnavailableError: anything failed (nothing in memory should, but a store
+                failure of any type must degrade the tool, never fail it).
+        """
+        try:
+            return self._put_many(scope, items)
+        except Exception as exc:
+            raise StoreUnavailableError(f"memory handle store failed to write: {exc}") from exc
+
+    def _put_many(self, scope: Scope, items: Mapping[str, Any]) -> list[str]:
         sizes = _sizes(list(items.values()))
         cap = self.max_bytes
         refused: list[str] = []
@@ -191,6 +203,12 @@ class MemoryStore:
 
     def get_many(self, scope: Scope, keys: Sequence[str]) -> dict[str, Any]:
         """Return the live values among ``keys``, refreshing their recency."""
+        try:
+            return self._get_many(scope, keys)
+        except Exception as exc:
+            raise StoreUnavailableError(f"memory handle store failed to read: {exc}") from exc
+
+    def _get_many(self, scope: Scope, keys: Sequence[str]) -> dict[str, Any]:
         now = self._clock()
         found: dict[str, Any] = {}
         with self._lock:

@@ -7,15 +7,15 @@ into nested data; ``Annotated[str, Clip(80)]`` clips) or a list of dotted field 
 
 Projection selects, renames and clips; it does not coerce types: a brief shows what the
 backend returned. A declared field missing from a record takes the model's default when it
-declares one and is otherwise omitted from the brief (never an exception). A field declared
-with a scalar type (``str``, ``int``, ``float``, ``bool``) that receives a container or an
-object is omitted too, so nested secrets never ride out whole under an allowlisted name.
+declares one and is otherwise omitted from the brief (never an exception). A value that does
+not fit its field's declared shape (a container under ``str``, records under ``list[str]``, a
+string where a nested model is declared) is omitted too, so nested secrets never ride out
+whole under an allowlisted name; the shape rule is ``slimtools._shapes``.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import enum
 import inspect
 import types
 import typing
@@ -28,9 +28,12 @@ from pydantic import AliasChoices, AliasPath, BaseModel
 from pydantic.fields import FieldInfo
 from pydantic_core import PydanticUndefined
 
+from slimtools._deny import DenyTree, allowed_paths, denying
+from slimtools._json import to_jsonable
+from slimtools._shapes import MISSING as _MISSING
+from slimtools._shapes import PLAIN as _PLAIN
+from slimtools._shapes import Fit, compile_fit, fit_records
 from slimtools.errors import ConfigurationError
-
-_MISSING: Any = object()
 
 
 @dataclass(frozen=True, slots=True)
@@ -116,50 +119,48 @@ def clip_text(text: str, max_chars: int, marker: str = "…") -> str:
     return text[:cut].rstrip() + marker
 
 
-_SCALARS = (str, int, float, bool)
-# The JSON scalars a flat projection copies without any further check (exact types: a str
-# subclass or an enum takes the general path).
-_PLAIN = frozenset({str, int, float, bool, type(None)})
-
-
-def _is_compound(value: Any) -> bool:
-    """True for containers and data objects: values a scalar field must not carry whole."""
-    if isinstance(value, enum.Enum):
-        return False
-    if isinstance(value, (Mapping, list, tuple, set, frozenset, BaseModel)):
-        return True
-    return dataclasses.is_dataclass(value) or (
-        hasattr(value, "__dict__") and not isinstance(value, type)
-    )
-
-
-def _is_scalar_annotation(annotation: Any) -> bool:
-    args = [a for a in typing.get_args(annotation) if a is not type(None)]
-    if typing.get_origin(annotation) is typing.Annotated:
-        return _is_scalar_annotation(args[0])
-    if typing.get_origin(annotation) in (typing.Union, types.UnionType):
-        return bool(args) and all(_is_scalar_annotation(a) for a in args)
-    return annotation in _SCALARS
-
-
-_FlatField = tuple[str, Any, Clip | None, Any, bool]
+_FlatField = tuple[str, Any, Clip | None, Any, bool, Fit | None]
 
 
 def _project_flat(fields: tuple[_FlatField, ...], record: dict[Any, Any]) -> dict[str, Any]:
     """``Projection.project`` of a dict record under a flat allowlist (the hot path)."""
     brief: dict[str, Any] = {}
     get = record.get
-    for out, key, clip, default, scalar in fields:
+    for out, key, clip, default, scalars_ok, fit in fields:
         value = get(key, default)
-        # Branch on the exact type first: a JSON scalar (nearly every value) needs neither
-        # the missing-field nor the compound-value check, only a possible clip.
-        if type(value) in _PLAIN:
+        # Branch on the exact type first: a JSON scalar (nearly every value) under a field
+        # that takes scalars needs no shape check, only a possible clip.
+        if type(value) in _PLAIN and (scalars_ok or value is None):
             if clip is not None and type(value) is str and len(value) > clip.max_chars:
                 value = clip_text(value, clip.max_chars, clip.marker)
             brief[out] = value
-        elif value is not _MISSING and not (scalar and _is_compound(value)):
+        elif value is not _MISSING:
+            if fit is not None:
+                value = fit(value)
+                if value is _MISSING:
+                    continue
+            if clip is not None:
+                value = _clip_value(value, clip)
             brief[out] = value
     return brief
+
+
+def _clip_value(value: Any, clip: Clip) -> Any:
+    """``value`` clipped when JSON writes it as a string (``Decimal``, ``datetime`` too).
+
+    The output schema promises ``maxLength`` for a clipped field, and that holds for every
+    string a brief carries, not only for values that were ``str`` in Python.
+    """
+    if type(value) is not str:
+        if value is None or type(value) in _PLAIN or isinstance(value, (list, tuple, Mapping)):
+            return value
+        plain = to_jsonable(value)
+        if not isinstance(plain, str):
+            return value
+        value = plain
+    if len(value) > clip.max_chars:
+        return clip_text(value, clip.max_chars, clip.marker)
+    return value
 
 
 def _get(record: Any, key: str | int) -> Any:
@@ -189,7 +190,10 @@ class _Field:
     sub: Projection | None = None
     default: Any = _MISSING
     annotation: Any = None
-    scalar: bool = False
+    fit: Fit | None = None
+    """The compiled shape check (``slimtools._shapes``); ``None``: anything fits."""
+    scalars_ok: bool = True
+    """Whether an exact JSON scalar fits as is (no call to ``fit`` needed)."""
 
     def read(self, record: Any) -> Any:
         for path in self.paths:
@@ -201,6 +205,16 @@ class _Field:
             if value is not _MISSING:
                 return value
         return self.default
+
+    def show(self, value: Any) -> Any:
+        """``value`` as the brief shows it: shape-checked and clipped, or ``_MISSING``."""
+        if value is None or (self.scalars_ok and type(value) in _PLAIN):
+            pass
+        elif self.fit is not None:
+            value = self.fit(value)
+        if self.clip is not None and value is not _MISSING:
+            value = _clip_value(value, self.clip)
+        return value
 
 
 class Projection:
@@ -215,18 +229,26 @@ class Projection:
         # they take a loop of dict.get calls, the common hot path.
         simple = all(len(f.paths) == 1 and len(f.paths[0]) == 1 and f.sub is None for f in fields)
         self._flat = (
-            tuple((f.out, f.paths[0][0], f.clip, f.default, f.scalar) for f in fields)
+            tuple((f.out, f.paths[0][0], f.clip, f.default, f.scalars_ok, f.fit) for f in fields)
             if simple
             else None
         )
 
     @classmethod
-    def from_spec(cls, spec: type[BaseModel] | Sequence[str] | Projection) -> Projection:
-        """Compile a Pydantic model or a list of (dotted) field names into a projection."""
+    def from_spec(
+        cls, spec: type[BaseModel] | Sequence[str] | Projection, deny: DenyTree | None = None
+    ) -> Projection:
+        """Compile a Pydantic model or a list of (dotted) field names into a projection.
+
+        Args:
+            spec: the allowlist.
+            deny: compiled ``deny=`` paths (``slimtools._deny``); they win over the allowlist.
+        """
         if isinstance(spec, Projection):
             return spec
         if isinstance(spec, type) and issubclass(spec, BaseModel):
-            return cls(tuple(_model_field(n, f) for n, f in spec.model_fields.items()), spec)
+            fields = [_model_field(n, f, deny) for n, f in spec.model_fields.items()]
+            return cls([f for f in fields if f is not None], spec)
         if isinstance(spec, Sequence) and not isinstance(spec, str):
             names = list(spec)
             if not names or not all(isinstance(n, str) and n.strip(".") for n in names):
@@ -234,7 +256,7 @@ class Projection:
                     "project_fields takes a Pydantic model or a non-empty list of field "
                     f"names, got {spec!r}"
                 )
-            return _from_names(names)
+            return _from_names(names, deny)
         raise ConfigurationError(
             f"project_fields takes a Pydantic model or a list of field names, got {spec!r}"
         )
@@ -251,13 +273,10 @@ class Projection:
         brief: dict[str, Any] = {}
         for field in self._fields:
             value = field.read(record)
-            if value is _MISSING or (field.scalar and _is_compound(value)):
-                continue
-            if field.sub is not None and value is not None:
-                value = field.sub._project_nested(value)
-            elif field.clip is not None and isinstance(value, str):
-                value = clip_text(value, field.clip.max_chars, field.clip.marker)
-            brief[field.out] = value
+            if value is not _MISSING:
+                value = field.show(value)
+                if value is not _MISSING:
+                    brief[field.out] = value
         return brief
 
     def project_many(self, records: Sequence[Any]) -> list[dict[str, Any]]:
@@ -266,13 +285,6 @@ class Projection:
         if flat is None:
             return [self.project(r) for r in records]
         return [_project_flat(flat, r) if type(r) is dict else self.project(r) for r in records]
-
-    def _project_nested(self, value: Any) -> Any:
-        if isinstance(value, (list, tuple)):
-            return [self._project_nested(v) for v in value]
-        if isinstance(value, (str, bytes, int, float, bool)):
-            return value
-        return self.project(value)
 
     def json_schema(self) -> dict[str, Any]:
         """JSON Schema of a brief as emitted: its field names, nested fields and clip limits.
@@ -352,9 +364,21 @@ def _output_name(name: str, info: FieldInfo) -> str:
     return name
 
 
-def _model_field(name: str, info: FieldInfo) -> _Field:
+def _model_field(name: str, info: FieldInfo, deny: DenyTree | None) -> _Field | None:
+    """The compiled field, or ``None`` when deny removes every source it reads."""
+    paths, rest = allowed_paths(_alias_paths(name, info), deny)
+    if not paths:
+        return None
     clips = [m for m in info.metadata if isinstance(m, Clip)] or _optional_clips(info.annotation)
     nested = _nested_model(info.annotation)
+    compiled: dict[type[BaseModel], Projection] = {}
+
+    def project_nested(model: type[BaseModel]) -> Any:
+        if model not in compiled:
+            compiled[model] = Projection.from_spec(model)
+        return compiled[model].project
+
+    fit, scalars_ok = compile_fit(info.annotation, project_nested)
     if info.default is not PydanticUndefined:
         default = info.default
     elif info.default_factory is not None:
@@ -363,16 +387,17 @@ def _model_field(name: str, info: FieldInfo) -> _Field:
         default = _MISSING
     return _Field(
         out=_output_name(name, info),
-        paths=_alias_paths(name, info),
+        paths=paths,
         clip=clips[-1] if clips else None,
-        sub=Projection.from_spec(nested) if nested is not None else None,
+        sub=compiled.get(nested) or Projection.from_spec(nested) if nested is not None else None,
         default=default,
         annotation=info.annotation,
-        scalar=nested is None and _is_scalar_annotation(info.annotation),
+        fit=denying(fit, rest),
+        scalars_ok=scalars_ok,
     )
 
 
-def _from_names(names: Sequence[str]) -> Projection:
+def _from_names(names: Sequence[str], deny: DenyTree | None = None) -> Projection:
     """Group dotted names by their first segment: ``["user.login"]`` keeps ``user.login`` only."""
     groups: dict[str, list[str]] = {}
     for name in names:
@@ -380,8 +405,15 @@ def _from_names(names: Sequence[str]) -> Projection:
         groups.setdefault(head, []).append(rest)
     fields = []
     for head, rests in groups.items():
-        sub = None if "" in rests else _from_names(rests)
-        fields.append(_Field(out=head, paths=((head,),), sub=sub))
+        paths, inside = allowed_paths(((head,),), deny)
+        if not paths:
+            continue
+        if "" in rests:  # the name itself is allowlisted: its value is shown as it is
+            fields.append(_Field(out=head, paths=paths, fit=denying(None, inside)))
+            continue
+        sub = _from_names(rests)
+        fit = denying(fit_records(sub.project), inside)
+        fields.append(_Field(out=head, paths=paths, sub=sub, fit=fit, scalars_ok=False))
     return Projection(fields)
 
 

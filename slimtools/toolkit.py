@@ -21,6 +21,7 @@ from pydantic import BaseModel, Field, ValidationError
 
 from slimtools import _schema
 from slimtools._json import dumps_str
+from slimtools._params import NO_ROLES, Roles, roles, secret_defaults
 from slimtools._pipeline import UNAVAILABLE, FinalResult
 from slimtools._records import Lookup, render_lookup
 from slimtools._session import current_session, session
@@ -28,6 +29,7 @@ from slimtools._wrapper import SlimState, rebind, slim_state
 from slimtools.envelope import Envelope
 from slimtools.errors import ConfigurationError
 from slimtools.handles import DEFAULT_SESSION, AsyncHandleStore, HandleStore, MemoryStore, Scope
+from slimtools.redaction import OnError, describe_error, remove
 
 log = logging.getLogger("slimtools")
 
@@ -99,6 +101,11 @@ class Toolkit:
         session: the session used when none is bound with ``slimtools.session``.
         companion_name: the name of the ``get_record`` tool (and in hints).
         record_max_chars: longer full records are returned by ``get_record`` in pages.
+        on_error: words a tool's exception for the model (``exception -> text``, shown as
+            ``"<tool> failed: <text>"``); the default, ``slimtools.describe_error``, keeps
+            the exception type and a redacted message. Every exception is also logged on
+            the ``slimtools`` logger at WARNING with its traceback; a hook that fails falls
+            back to the exception type alone.
     """
 
     def __init__(
@@ -109,9 +116,14 @@ class Toolkit:
         session: str = DEFAULT_SESSION,
         companion_name: str = "get_record",
         record_max_chars: int = 20_000,
+        on_error: OnError = describe_error,
     ) -> None:
         if not isinstance(name, str) or not name:
             raise ConfigurationError("a Toolkit needs a non-empty name")
+        if not callable(on_error):
+            raise ConfigurationError(
+                f"on_error must be callable (exception -> text), got {on_error!r}"
+            )
         self.name = name
         self.store = _resolve_store(store)
         self.default_session = session
@@ -121,6 +133,10 @@ class Toolkit:
         self._handle_tools: dict[str, SlimState] = {}
         self._lock = threading.Lock()
         self._scope: Scope | None = None
+        self.on_error = on_error
+        self._roles: dict[str, Roles] = {}
+        self._secrets: dict[str, tuple[str, ...]] = {}
+        """Each tool's secret default values (kept here, not on ToolSpec, so never printed)."""
 
     def __repr__(self) -> str:
         return f"Toolkit({self.name!r}, tools={[s.name for s in self.tools]})"
@@ -205,13 +221,7 @@ class Toolkit:
             handles = new_state.cfg.handles
             if handles is not None:
                 handle_key = handles.key or "handle"
-            if new_state.cfg.projection is not None:
-                brief_schema = new_state.cfg.projection.json_schema()
-                if handles is not None and handles.key is None:
-                    brief_schema["properties"] = {
-                        "handle": {"type": "string"},
-                        **brief_schema["properties"],
-                    }
+            brief_schema = _schema.brief_schema(new_state.cfg)
         schema = _schema.parameters_schema(model)
         if parameters is not None:
             schema = _schema.merge_parameters(parameters, schema)
@@ -231,6 +241,8 @@ class Toolkit:
         )
         with self._lock:
             self._specs[tool_name] = spec
+            self._roles[tool_name] = roles(bound)
+            self._secrets[tool_name] = secret_defaults(bound, self._roles[tool_name])
         return bound
 
     def notice(self, state: SlimState) -> None:
@@ -361,13 +373,18 @@ class Toolkit:
         lookup = Lookup.plan(self, handle, source)
         if lookup.keys:
             lookup = lookup.with_found(self.load(lookup.keys))
-        return lookup.with_live()
+        return lookup.with_live(self._fetch_failed)
 
     async def _lookup_async(self, handle: Any, source: Any) -> Lookup:
         lookup = Lookup.plan(self, handle, source)
         if lookup.keys:
             lookup = lookup.with_found(await self.aload(lookup.keys))
-        return await lookup.with_live_async()
+        return await lookup.with_live_async(self._fetch_failed)
+
+    def _fetch_failed(self, tool: str, exc: Exception) -> str:
+        """A live ``fetch=`` failure, worded and logged like a tool's."""
+        log.warning("slimtools: fetch of tool %r raised %s", tool, type(exc).__name__, exc_info=exc)
+        return self._describe(exc, tool)
 
     # dispatch -----------------------------------------------------------------------
 
@@ -398,7 +415,7 @@ class Toolkit:
                 if inspect.isawaitable(value):
                     value = _run_awaitable(value, spec.name)
             except Exception as exc:
-                return _failure(spec.name, exc)
+                return self._failure(spec.name, exc)
         return to_result(value)
 
     async def acall(
@@ -429,8 +446,26 @@ class Toolkit:
                     if inspect.isawaitable(value):
                         value = await value
             except Exception as exc:
-                return _failure(spec.name, exc)
+                return self._failure(spec.name, exc)
         return to_result(value)
+
+    def _failure(self, name: str, exc: Exception) -> ToolResult:
+        """A tool's exception as the model reads it, logged with its traceback."""
+        log.warning("slimtools: tool %r raised %s", name, type(exc).__name__, exc_info=exc)
+        return ToolResult(f"{name} failed: {self._describe(exc, name)}", is_error=True)
+
+    def _describe(self, exc: Exception, tool: str | None = None) -> str:
+        """``on_error(exc)`` without ``tool``'s secret values; the type alone if the hook fails."""
+        try:
+            text = self.on_error(exc)
+            if not isinstance(text, str):
+                raise TypeError(f"on_error returned {type(text).__name__}, not text")
+        except Exception:
+            log.warning(
+                "slimtools: the on_error hook of toolkit %r failed", self.name, exc_info=True
+            )
+            text = type(exc).__name__
+        return remove(text, self._secrets.get(tool or "", ()))
 
     def _companion_result(self, lookup: Lookup, kwargs: dict[str, Any]) -> ToolResult:
         """get_record's answer as a tool result, flagged as an error when it is one."""
@@ -446,6 +481,12 @@ class Toolkit:
         parsed = _schema.parse_arguments(arguments)
         if isinstance(parsed, str):
             return ToolResult(f"Invalid arguments for {name}: {parsed}.", is_error=True)
+        hidden = self._roles.get(spec.name, NO_ROLES).hidden & parsed.keys()
+        if hidden:  # the application's parameters, even where **kwargs would take them
+            problems = [f"unknown argument {k!r}" for k in sorted(hidden)]
+            return ToolResult(
+                _schema.describe_problems(name, problems, spec.parameters), is_error=True
+            )
         try:
             validated = spec.args_model.model_validate(parsed)
         except ValidationError as exc:
@@ -469,10 +510,6 @@ def to_result(value: Any) -> ToolResult:
     if isinstance(value, str):
         return ToolResult(text=value, value=value)
     return ToolResult(text=dumps_str(value), value=value)
-
-
-def _failure(name: str, exc: BaseException) -> ToolResult:
-    return ToolResult(f"{name} failed: {type(exc).__name__}: {exc}", is_error=True)
 
 
 def _run_awaitable(value: Any, name: str) -> Any:

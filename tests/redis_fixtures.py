@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 import socket
 import subprocess
 import tempfile
@@ -108,6 +109,16 @@ class RedisServer:
         except subprocess.TimeoutExpired:
             process.kill()
             process.wait()
+
+    def pause(self) -> None:
+        """Stop the process with SIGSTOP: connections are accepted, nothing is answered."""
+        assert self._process is not None
+        os.kill(self._process.pid, signal.SIGSTOP)
+
+    def resume(self) -> None:
+        """Continue a paused process (SIGCONT)."""
+        assert self._process is not None
+        os.kill(self._process.pid, signal.SIGCONT)
 
     def __enter__(self) -> RedisServer:
         self.start()

@@ -10,12 +10,15 @@ test knows every safe cut.
 from __future__ import annotations
 
 import dataclasses
+import enum
 import keyword
 from dataclasses import dataclass
-from typing import Any
+from typing import Annotated, Any, Literal
 
 from hypothesis import strategies as st
 from pydantic import AliasPath, BaseModel, ConfigDict, Field, create_model
+
+from slimtools import Clip
 
 # texts -------------------------------------------------------------------------------
 
@@ -237,3 +240,152 @@ class AliasedBrief(BaseModel):
     id: int
     author: str | None = Field(default=None, validation_alias=AliasPath("user", "login"))
     first_label: str | None = Field(default=None, validation_alias=AliasPath("labels", 0, "name"))
+
+
+# typed allowlists (the shape rule) -----------------------------------------------------
+
+
+class Colour(str, enum.Enum):
+    """A string enum a backend may return under a scalar field."""
+
+    RED = "red"
+    GREEN = "green, a much longer value than any clip allows"
+
+
+class Tag(str):
+    """A ``str`` subclass with an attribute dictionary (like ``markupsafe.Markup``)."""
+
+
+class Sub(BaseModel):
+    """The nested allowlist of typed shapes."""
+
+    a: str | None = None
+    b: int | None = None
+
+
+_ANNOTATIONS: dict[str, Any] = {
+    "str": str,
+    "int": int,
+    "float": float,
+    "bool": bool,
+    "literal": Literal["a", "b"],
+    "enum": Colour,
+    "optional_str": str | None,
+    "clip": Annotated[str, Clip(8)],
+    "list_str": list[str],
+    "dict_int": dict[str, int],
+    "model": Sub | None,
+    "list_model": list[Sub],
+}
+"""Field kinds of typed shapes and the annotation each declares."""
+
+TYPED_KINDS = tuple(_ANNOTATIONS)
+
+
+@dataclass(frozen=True)
+class TypedShape:
+    """A typed allowlist: field name -> kind (a key of ``_ANNOTATIONS``)."""
+
+    fields: dict[str, str]
+
+
+typed_shapes = st.dictionaries(
+    identifiers, st.sampled_from(TYPED_KINDS), min_size=1, max_size=5
+).map(TypedShape)
+"""Random allowlists whose fields declare scalar, literal, enum, list, dict and model shapes."""
+
+
+def typed_allowlist(shape: TypedShape) -> type[BaseModel]:
+    """The Pydantic allowlist of ``shape`` (every field defaulting to ``None``)."""
+    fields = {name: (_ANNOTATIONS[kind], None) for name, kind in shape.fields.items()}
+    return create_model("TypedBrief", **fields)  # type: ignore[call-overload, no-any-return]
+
+
+def _tagged(text: str) -> Tag:
+    tag = Tag(text)
+    tag.__dict__[SECRET_PREFIX + "attr"] = "secret"
+    return tag
+
+
+scalar_values = st.one_of(json_scalars, st.sampled_from(list(Colour)), texts.map(_tagged))
+"""Scalars as backends return them: JSON scalars, string enum members, ``str`` subclasses."""
+
+junk_values = st.recursive(
+    scalar_values,
+    lambda inner: st.one_of(
+        st.lists(inner, max_size=3),
+        st.dictionaries(extra_keys, inner, min_size=1, max_size=3),
+        st.dictionaries(extra_keys, inner, min_size=1, max_size=2).map(as_plain),
+    ),
+    max_leaves=8,
+)
+"""Values that try to leak: containers and objects keyed by secret names, nested."""
+
+_sub_records = st.builds(
+    lambda top, junk: {**junk, **top},
+    st.fixed_dictionaries({}, optional={"a": scalar_values, "b": scalar_values}),
+    extras(),
+)
+
+
+def _fitting(kind: str) -> st.SearchStrategy[Any]:
+    if kind == "list_str":
+        return st.lists(scalar_values, max_size=3)
+    if kind == "dict_int":
+        return st.dictionaries(identifiers, st.integers(), max_size=3)
+    if kind == "model":
+        return _sub_records | st.lists(_sub_records, max_size=2)
+    if kind == "list_model":
+        return st.lists(_sub_records, max_size=3)
+    return scalar_values
+
+
+def typed_records(shape: TypedShape) -> st.SearchStrategy[dict[str, Any]]:
+    """Dict records for ``shape``: each field absent, fitting, or holding junk; plus extras."""
+    optional = {name: _fitting(kind) | junk_values for name, kind in shape.fields.items()}
+    return st.builds(
+        lambda top, junk: {**junk, **top}, st.fixed_dictionaries({}, optional=optional), extras()
+    )
+
+
+_SCALARS = (str, int, float, bool)
+
+
+def _is_scalar(value: Any) -> bool:
+    return value is None or type(value) in _SCALARS
+
+
+def _is_sub_brief(value: Any) -> bool:
+    return (
+        isinstance(value, dict)
+        and set(value) <= {"a", "b"}
+        and all(map(_is_scalar, value.values()))
+    )
+
+
+def fits_declared(kind: str, value: Any) -> bool:
+    """Whether a brief value fits the shape ``kind`` declares (a reference, written apart)."""
+    if value is None:
+        return True
+    if kind == "list_str":
+        return isinstance(value, list) and all(map(_is_scalar, value))
+    if kind == "dict_int":
+        return isinstance(value, dict) and all(map(_is_scalar, value.values()))
+    if kind == "model":
+        return _is_sub_brief(value) or (
+            isinstance(value, list) and all(v is None or _is_sub_brief(v) for v in value)
+        )
+    if kind == "list_model":
+        return isinstance(value, list) and all(v is None or _is_sub_brief(v) for v in value)
+    if kind == "clip" and isinstance(value, str) and len(value) > 8:
+        return False
+    return _is_scalar(value)
+
+
+def keys_anywhere(value: Any) -> list[Any]:
+    """Every dict key at any depth of ``value``."""
+    if isinstance(value, dict):
+        return [k for key, inner in value.items() for k in (key, *keys_anywhere(inner))]
+    if isinstance(value, list):
+        return [k for inner in value for k in keys_anywhere(inner)]
+    return []

@@ -9,14 +9,16 @@ if that reader is never selected; in the dev environment every framework is inst
 from __future__ import annotations
 
 import asyncio
+import json
 import re
 from collections.abc import Callable
 from typing import Any
 
 import pytest
+from pydantic import BaseModel
 
-from slimtools import Toolkit
-from tests.sdk_adapter_fixtures import make_kit
+from slimtools import Toolkit, paginate, project_fields, summarize_with_handle
+from tests.sdk_adapter_fixtures import TICKETS, TicketBrief, make_kit
 
 Reader = Callable[[Toolkit, str], dict[str, Any]]
 
@@ -120,28 +122,68 @@ def _types(prop: dict[str, Any]) -> set[str]:
     return found
 
 
+def _enum(prop: dict[str, Any]) -> list[Any]:
+    values = list(prop.get("enum", []))
+    for variant in prop.get("anyOf", []):
+        values += _enum(variant)
+    return values
+
+
 def _check_param(
     schema: dict[str, Any], name: str, types: set[str], default: Any, strict: bool
 ) -> None:
+    """``default`` is written as the schema's description states it (JSON for strings)."""
     prop = schema["properties"][name]
     assert types <= _types(prop), f"{name}: {prop}"
     if default is None:
         return
     if strict:
         assert "null" in _types(prop), f"{name} must accept null for its default: {prop}"
-        assert re.search(rf"default:? {default}\b", prop["description"], re.IGNORECASE), prop
+        stated = rf"default:? {re.escape(str(default))}" + (
+            r"\b" if str(default)[-1].isalnum() else ""
+        )
+        assert re.search(stated, prop["description"], re.IGNORECASE), prop
     else:
-        assert prop["default"] == default, prop
+        assert json.dumps(prop["default"]) == str(default), prop
 
 
-@pytest.mark.parametrize("tool", ["search_tickets", "get_record"])
+class TicketDetail(BaseModel):
+    """The detailed view of a ticket (its body too, never its tenant)."""
+
+    id: int
+    title: str
+    body: str
+
+
+def _kit(name: str) -> Toolkit:
+    """The shared ticket kit plus a tool that takes ``response_format``."""
+    kit = make_kit(name)
+
+    @kit.tool
+    @summarize_with_handle(key="id")
+    @paginate(limit=3)
+    @project_fields(TicketBrief, detail=TicketDetail, response_format=True)
+    def browse_tickets(query: str) -> list[dict[str, Any]]:
+        """Browse tickets, concise or detailed."""
+        return TICKETS
+
+    return kit
+
+
+@pytest.mark.parametrize("tool", ["search_tickets", "browse_tickets", "get_record"])
 @pytest.mark.parametrize("adapter", list(READERS))
 def test_adapter_schema_shows_paging_and_get_record_parameters(adapter, tool):
-    """page/limit (typed, defaulted, described) and get_record's handle/source/page appear."""
+    """page/limit, response_format and get_record's handle/source/page appear, typed."""
     reader, strict = READERS[adapter]
-    schema = reader(make_kit(f"schema-{adapter}"), tool)
+    schema = reader(_kit(f"schema-{adapter}"), tool)
     assert schema["type"] == "object"
-    if tool == "search_tickets":
+    if tool == "browse_tickets":
+        _check_param(schema, "page", {"integer"}, 1, strict)
+        _check_param(schema, "response_format", {"string"}, '"concise"', strict)
+        prop = schema["properties"]["response_format"]
+        assert {"concise", "detailed"} <= set(_enum(prop)), prop
+        assert prop.get("description")
+    elif tool == "search_tickets":
         _check_param(schema, "query", {"string"}, None, strict)
         _check_param(schema, "page", {"integer"}, 1, strict)
         _check_param(schema, "limit", {"integer"}, 3, strict)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import random
 from typing import Any
 
 from hypothesis import given, settings
@@ -41,26 +42,108 @@ def test_an_envelope_with_briefs_never_exceeds_its_budget(rows, budget, limit, h
         assert count_tokens(str(env)) <= budget
 
 
+huge_or_short = st.one_of(short_texts, st.just("a long stack trace line " * 200))
+rows_with_huge = st.lists(
+    st.fixed_dictionaries({"level": st.sampled_from(["INFO", "ERROR"]), "message": huge_or_short}),
+    max_size=40,
+).map(lambda rows: [{"id": i, **row} for i, row in enumerate(rows)])
+
+
 @settings(max_examples=examples(60), deadline=None)
-@given(rows=rows_strategy, budget=st.integers(150, 600), limit=st.integers(1, 20))
-def test_following_the_budget_hint_resumes_exactly_after_the_last_brief(rows, budget, limit):
-    """Walking pages through the hints' calls shows every record once, in order."""
+@given(
+    rows=rows_with_huge,
+    budget=st.integers(150, 600),
+    limit=st.integers(1, 20),
+    seed=st.integers(0, 2**32),
+    handles=st.booleans(),
+)
+def test_following_the_budget_hint_shows_every_record_exactly_once(
+    rows, budget, limit, seed, handles
+):
+    """Walking the hints' calls over a backend that reorders shows every record once.
+
+    Pages after a budget cut come from the page-1 snapshot, so the backend runs once and its
+    reordering cannot repeat or skip a record; a record too large for the budget still shows,
+    clipped, with its handle.
+    """
+    shuffle = random.Random(seed)
+    calls: list[str] = []
+
+    def backend(query: str) -> list[dict[str, Any]]:
+        calls.append(query)
+        return shuffle.sample(rows, len(rows))
+
+    decorators: list[Any] = [
+        paginate(limit=limit, max_limit=20, max_tokens=budget),
+        project_fields(LogBrief),
+    ]
+    if handles:
+        decorators.insert(0, summarize_with_handle(key="id"))
     kit = Toolkit("budget")
-    tool = kit.tool(
-        build_tool(
-            "function",
-            [paginate(limit=limit, max_limit=20, max_tokens=budget), project_fields(LogBrief)],
-            lambda q: rows,
-        )
-    )
+    tool = kit.tool(build_tool("function", decorators, backend))
     seen: list[int] = []
     args: dict[str, Any] | None = {"query": "q"}
     while args is not None:
         env = tool(**args)
         assert env.briefs or not rows, env.hint
+        assert "expired" not in env.hint
         seen += [b["id"] for b in env.briefs]
         args = next_call(env.hint, "search")
-    assert seen == [r["id"] for r in rows]
+    assert sorted(seen) == sorted(r["id"] for r in rows)
+    assert len(seen) == len(set(seen))
+    assert len(calls) == 1
+
+
+def test_a_page_cut_by_the_budget_keeps_its_snapshot():
+    """A result that fits ``limit`` but not the budget is snapshotted for the resume call."""
+    calls: list[str] = []
+
+    @paginate(limit=30, max_tokens=80)
+    def tool(query: str) -> list[dict[str, Any]]:
+        calls.append(query)
+        return ROWS if len(calls) == 1 else ROWS[::-1]  # the backend reorders later
+
+    env = tool(query="q")
+    nxt = next_call(env.hint, "tool")
+    assert nxt is not None
+    assert tool(**nxt).briefs[0]["id"] == len(env.briefs)
+    assert calls == ["q"]
+
+
+def test_a_record_larger_than_the_budget_shows_its_handle_clipped():
+    """A single oversized record is shown clipped with its handle, never as 0 of 1 briefs."""
+    kit = Toolkit("huge")
+    row = {"id": 7, "level": "ERROR", "message": "stack frame " * 500}
+
+    @kit.tool
+    @summarize_with_handle(key="id")
+    @paginate(limit=5, max_tokens=60)
+    def search(query: str) -> list[dict[str, Any]]:
+        return [row]
+
+    for limit in (1, 5):
+        env = search("q", limit=limit)
+        assert [b["id"] for b in env.briefs] == [7]
+        assert count_tokens(str(env)) <= 60
+        assert "clipped to stay within 60 tokens" in env.hint
+        assert "get_record(7)" in env.hint
+    assert json.loads(kit.get_record(7)) == row
+
+
+def test_a_clipped_brief_resumes_after_itself():
+    """The record shown clipped counts as shown: the rest call starts at the next one."""
+    rows = [{"id": 0, "message": "x" * 2000}, {"id": 1, "message": "short"}]
+
+    @summarize_with_handle(key="id")
+    @paginate(limit=5, max_tokens=60)
+    def tool() -> list[dict[str, Any]]:
+        return rows
+
+    env = tool()
+    assert [b["id"] for b in env.briefs] == [0]
+    nxt = next_call(env.hint, "tool")
+    assert nxt is not None
+    assert [b["id"] for b in tool(**nxt).briefs] == [1]
 
 
 def test_the_hint_says_how_many_briefs_were_dropped_and_how_to_resume():
@@ -80,7 +163,7 @@ def test_the_hint_says_how_many_briefs_were_dropped_and_how_to_resume():
 
 
 def test_a_budget_too_small_for_any_brief_shows_none_and_says_so():
-    """When not even one brief fits, the envelope has no briefs and asks for a smaller limit."""
+    """When not even a clipped brief fits, the envelope has no briefs and says so."""
 
     @summarize_with_handle(key="id")
     @paginate(limit=5, max_tokens=5)

@@ -93,6 +93,14 @@ def test_page_and_limit_can_be_sent_by_the_model():
     assert [b["id"] for b in result.value.briefs] == [3, 4, 5]
 
 
+def test_a_page_past_the_end_is_an_envelope_not_an_error():
+    """As the README says: not flagged as an error; the hint names the pages and the last one."""
+    result = _kit().call("search", {"query": "x", "page": 99})
+    assert not result.is_error
+    assert "page 99 is past the end" in result.text
+    assert result.structured is not None
+
+
 def test_an_invalid_page_is_an_envelope_not_an_error():
     """``page=0`` passes validation and is answered by the envelope's hint."""
     result = _kit().call("search", {"query": "x", "page": 0})

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from types import MappingProxyType
 from typing import Any
 
 import orjson
@@ -13,8 +14,8 @@ from slimtools._json import _default, dumps
 from slimtools._keys import normalize_handle
 from slimtools.envelope import Envelope, make_envelope
 from slimtools.handles import MemoryStore, Scope, _sizes, approx_size
-from slimtools.projection import _WORD_BACKOFF, _splits, clip_text
-from tests.strategies import texts
+from slimtools.projection import _WORD_BACKOFF, Projection, _splits, clip_text
+from tests.strategies import texts, typed_allowlist, typed_records, typed_shapes
 
 
 def _reference_clip(text: str, max_chars: int, marker: str = "…") -> str:
@@ -166,3 +167,11 @@ def test_snapshot_is_written_only_for_results_longer_than_a_page():
     long()
     assert [key for _, key in kit_store._entries if key.startswith("s:")] != []
     assert str(long(page=3)) == str(long(page=3))
+
+
+@given(shape=typed_shapes, data=st.data())
+def test_flat_projection_of_dicts_matches_the_general_path(shape, data):
+    """The flat dict path shows exactly what the general path shows for any other mapping."""
+    record = data.draw(typed_records(shape))
+    projection = Projection.from_spec(typed_allowlist(shape))
+    assert projection.project(record) == projection.project(MappingProxyType(record))

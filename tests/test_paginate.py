@@ -373,3 +373,18 @@ def test_windows_line_endings_are_shown_as_newlines():
 
     env = read()
     assert (env.total, env.text) == (3, "a\nb")
+
+
+def test_page_two_first_says_page_one_was_never_asked_for_and_gives_its_call(make_tool, call):
+    """Page 2 of a query never seen in this session names page 1's call for consistent pages."""
+    env = call(make_tool([paginate(limit=5)], _rows), "fresh", page=2)
+    assert "page 1 was never asked for, or its snapshot expired" in env.hint
+    assert 'start at search(query="fresh")' in env.hint
+
+
+def test_a_large_limit_raises_the_default_max_limit():
+    """``@paginate(limit=1000)`` needs no ``max_limit``: it defaults to ``max(100, limit)``."""
+    tool = paginate(limit=1000)(lambda: list(range(2000)))
+    assert len(tool().briefs) == 1000
+    assert "1 to 1000" in str(inspect.signature(tool).parameters["limit"].annotation)
+    assert "1 to 100 " in str(inspect.signature(paginate(limit=5)(list)).parameters["limit"])

@@ -240,9 +240,20 @@ def test_methods_of_two_objects_page_their_own_results():
 )
 def test_scalar_results_pass_through_with_a_hint(kind, value, shown):
     """An int, float, bool or Decimal comes back in a valid envelope saying nothing was slimmed."""
-    env = call_sync(build_tool(kind, [DECORATORS[n]() for n in DECORATORS], lambda q: value), "x")
+    decorators = [DECORATORS[n]() for n in DECORATORS if n != "project"]
+    env = call_sync(build_tool(kind, decorators, lambda q: value), "x")
     assert json.loads(str(env))["briefs"] == [shown]
     assert env.total == 1
+    assert "passed through as is" in env.hint
+
+
+@pytest.mark.parametrize(
+    ("value", "shown"), [(42, "42"), (3.5, "3.5"), (True, "true"), (Decimal("1.10"), "1.10")]
+)
+def test_scalar_results_of_projected_tools_pass_through_as_text(kind, value, shown):
+    """Under an allowlist (whose schema promises object briefs) a scalar comes back as text."""
+    env = call_sync(build_tool(kind, [DECORATORS[n]() for n in DECORATORS], lambda q: value), "x")
+    assert (env.total, env.briefs, env.text) == (1, [], shown)
     assert "passed through as is" in env.hint
 
 

@@ -25,7 +25,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from slimtools._json import to_jsonable
-from slimtools.errors import ConfigurationError
+from slimtools.errors import ConfigurationError, StoreUnavailableError
 from slimtools.handles import AsyncHandleStore, HandleStore, MemoryStore, Scope
 from slimtools.stores import LangGraphStore, RedisStore, SQLiteStore, open_store
 from tests import redis_fixtures
@@ -377,6 +377,50 @@ async def test_async_refuses_oversize_records(async_harness: Harness) -> None:
     assert await asyncio.wait_for(store.aget_many(SCOPE, ["big", "ok"]), 10) == {"ok": 1}
     if isinstance(store, RedisStore):
         await store.aclose()
+
+
+class _BrokenError(RuntimeError):
+    """An error no store knows in advance (not a driver error)."""
+
+
+def _break(store: HandleStore, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Make the innermost layer of ``store`` raise ``_BrokenError`` on every access."""
+
+    def fail(*args: Any, **kwargs: Any) -> Any:
+        raise _BrokenError("inner failure")
+
+    async def afail(*args: Any, **kwargs: Any) -> Any:
+        raise _BrokenError("inner failure")
+
+    if isinstance(store, MemoryStore):
+        monkeypatch.setattr("slimtools.handles._sizes", fail)
+        monkeypatch.setattr(store, "_clock", fail)
+    elif isinstance(store, SQLiteStore):
+        monkeypatch.setattr(store, "_connection", fail)
+    elif isinstance(store, RedisStore):
+        monkeypatch.setattr(store, "_sync_client", fail)
+        monkeypatch.setattr(store, "_async_client", afail)
+    else:
+        assert isinstance(store, LangGraphStore)
+        monkeypatch.setattr(type(store.store), "batch", fail)
+        monkeypatch.setattr(type(store.store), "abatch", afail)
+
+
+async def test_any_inner_error_surfaces_as_store_unavailable(
+    harness: Harness, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Whatever fails inside a store, sync or async, callers see StoreUnavailableError."""
+    store = harness.make()
+    _break(store, monkeypatch)
+    with pytest.raises(StoreUnavailableError, match="inner failure"):
+        store.put_many(SCOPE, {"a": RECORD})
+    with pytest.raises(StoreUnavailableError, match="inner failure"):
+        store.get_many(SCOPE, ["a"])
+    if isinstance(store, AsyncHandleStore):
+        with pytest.raises(StoreUnavailableError, match="inner failure"):
+            await store.aput_many(SCOPE, {"a": RECORD})
+        with pytest.raises(StoreUnavailableError, match="inner failure"):
+            await store.aget_many(SCOPE, ["a"])
 
 
 # -- choosing a store by URL ---------------------------------------------------------------

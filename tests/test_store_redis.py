@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import gc
 import socket
 import threading
+import warnings
 from collections.abc import Iterator
 from functools import partial
 from typing import Any
@@ -16,6 +18,7 @@ import redis.asyncio as aioredis
 from hypothesis import given
 from hypothesis import strategies as st
 
+from slimtools import Toolkit, paginate, summarize_with_handle
 from slimtools.errors import StoreUnavailableError
 from slimtools.handles import Scope
 from slimtools.stores import RedisStore, open_store
@@ -260,6 +263,98 @@ async def test_redis_outage_degrades_async_tools_too(own_redis_server: RedisServ
     assert '"tenant":"t-9"' in await asyncio.wait_for(kit.aget_record(2), 10)
     assert isinstance(kit.store, RedisStore)
     await kit.store.aclose()
+
+
+def test_a_stalled_server_costs_a_call_one_store_attempt(own_redis_server: RedisServer) -> None:
+    """A hung Redis (SIGSTOP): page 2 degrades after its failed read and writes nothing."""
+    store = RedisStore(own_redis_server.url, socket_timeout=0.1)
+    kit = logs_toolkit(store)
+    writes: list[int] = []
+    original = store.put_many
+
+    def counted(scope: Scope, items: Any) -> list[str]:
+        writes.append(len(items))
+        return original(scope, items)
+
+    store.put_many = counted  # type: ignore[method-assign]
+    own_redis_server.pause()
+    try:
+        result = kit.call("search_logs", {"query": "q", "page": 2})
+    finally:
+        own_redis_server.resume()
+    assert not result.is_error
+    assert "unavailable" in result.text
+    assert writes == []
+
+
+# -- event loops -----------------------------------------------------------------------------
+
+
+def test_one_store_serves_successive_event_loops(redis_url: str) -> None:
+    """Each ``asyncio.run`` gets its own asyncio client: no "Event loop is closed"."""
+    store = RedisStore(redis_url)
+    for i in range(3):
+        assert asyncio.run(store.aput_many(SCOPE, {f"k{i}": i})) == []
+        assert asyncio.run(store.aget_many(SCOPE, ["k0", f"k{i}"])) == {"k0": 0, f"k{i}": i}
+    store.close()
+
+
+def test_a_finished_loop_leaves_no_open_connection(redis_url: str) -> None:
+    """The client of a loop that ``asyncio.run`` finished is closed with it, not leaked."""
+    store = RedisStore(redis_url)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", ResourceWarning)
+        for i in range(3):
+            asyncio.run(store.aput_many(SCOPE, {f"k{i}": i}))
+        gc.collect()
+    assert [str(w.message) for w in caught if issubclass(w.category, ResourceWarning)] == []
+    store.close()
+
+
+def test_async_tools_through_kit_call_keep_their_handles(redis_url: str) -> None:
+    """``kit.call`` runs an async tool in a new loop each time; the store works in every one."""
+    kit = Toolkit("loops", store=RedisStore(redis_url))
+
+    @kit.tool
+    @summarize_with_handle(key="id")
+    @paginate(limit=2)
+    async def search(query: str) -> list[dict[str, Any]]:
+        """Search."""
+        return [{"id": i, "secret": "kept"} for i in range(6)]
+
+    for page in (1, 2, 3):
+        result = kit.call("search", {"query": "q", "page": page})
+        assert "unavailable" not in result.text, result.text
+        assert "fetched again" not in result.text, result.text
+    assert '"secret":"kept"' in kit.get_record(5)
+
+
+@pytest.mark.parametrize("error", [RuntimeError("boom"), ValueError("bad"), KeyError("k")])
+async def test_any_client_error_surfaces_as_store_unavailable(
+    redis_url: str, monkeypatch: pytest.MonkeyPatch, error: Exception
+) -> None:
+    """Whatever the client raises, sync or async, the store raises StoreUnavailableError."""
+    store = RedisStore(redis_url)
+
+    def fail(*args: Any, **kwargs: Any) -> Any:
+        raise error
+
+    async def afail(*args: Any, **kwargs: Any) -> Any:
+        raise error
+
+    monkeypatch.setattr(redis.Redis, "mget", fail)
+    monkeypatch.setattr(aioredis.Redis, "mget", afail)
+    monkeypatch.setattr(redis.client.Pipeline, "execute", fail)
+    monkeypatch.setattr(aioredis.client.Pipeline, "execute", afail)
+    with pytest.raises(StoreUnavailableError, match=type(error).__name__):
+        store.get_many(SCOPE, ["a"])
+    with pytest.raises(StoreUnavailableError, match=type(error).__name__):
+        store.put_many(SCOPE, {"a": 1})
+    with pytest.raises(StoreUnavailableError, match=type(error).__name__):
+        await store.aget_many(SCOPE, ["a"])
+    with pytest.raises(StoreUnavailableError, match=type(error).__name__):
+        await store.aput_many(SCOPE, {"a": 1})
+    await store.aclose()
 
 
 # -- the fixture's behaviour without a redis-server binary --------------------------------

@@ -156,10 +156,100 @@ def test_a_locked_database_raises_store_unavailable(tmp_path: Path) -> None:
     assert store.get_many(SCOPE, ["b"]) == {"b": 2}
 
 
-def test_an_unopenable_path_raises_store_unavailable(tmp_path: Path) -> None:
-    """A file in a missing directory is reported as an unavailable store."""
+def test_an_unopenable_path_raises_store_unavailable_on_use(tmp_path: Path) -> None:
+    """A file in a missing directory opens nothing, and each use says the store is unavailable."""
+    store = SQLiteStore(tmp_path / "missing" / "h.db")
     with pytest.raises(StoreUnavailableError, match="missing"):
-        SQLiteStore(tmp_path / "missing" / "h.db")
+        store.put_many(SCOPE, {"a": 1})
+    with pytest.raises(StoreUnavailableError, match="missing"):
+        store.get_many(SCOPE, ["a"])
+
+
+def test_a_corrupt_file_degrades_tools_like_an_unreachable_redis(tmp_path: Path, caplog) -> None:
+    """``Toolkit(...)`` on a corrupt file starts; tools answer and say the store is down."""
+    path = tmp_path / "corrupt.db"
+    path.write_bytes(b"this is not a database, just junk " * 200)
+    kit = logs_toolkit(f"sqlite:///{path}")
+    assert "corrupt.db" in caplog.text
+    result = kit.call("search_logs", {"query": "q"})
+    assert not result.is_error
+    assert "handle store is unavailable" in result.text
+    assert "unavailable" in kit.get_record(0)
+
+
+def test_a_store_that_could_not_open_recovers_once_the_file_can_be(tmp_path: Path) -> None:
+    """Opening is retried on use: a directory created later makes the store work."""
+    store = SQLiteStore(tmp_path / "later" / "h.db")
+    with pytest.raises(StoreUnavailableError):
+        store.get_many(SCOPE, ["a"])
+    (tmp_path / "later").mkdir()
+    store.put_many(SCOPE, {"a": 1})
+    assert store.get_many(SCOPE, ["a"]) == {"a": 1}
+
+
+# -- defaults, expiry and file size -------------------------------------------------------
+
+
+def test_defaults_match_the_other_stores(tmp_path: Path) -> None:
+    """One hour TTL, 100,000 records, 256 MiB, 16 MiB a record: as memory and Redis."""
+    store = SQLiteStore(tmp_path / "h.db")
+    assert (store.ttl, store.max_items, store.max_bytes, store.max_record_bytes) == (
+        3600.0,
+        100_000,
+        256 * 1024 * 1024,
+        16 * 1024 * 1024,
+    )
+
+
+def test_a_page_snapshot_is_never_served_past_its_ttl(tmp_path: Path) -> None:
+    """An hour after page 1, page 2 is fetched again rather than read from a stale snapshot."""
+    clock = FakeClock()
+    kit = logs_toolkit(SQLiteStore(tmp_path / "h.db", clock=clock))
+    kit.call("search_logs", {"query": "q"})
+    assert "fetched again" not in kit.call("search_logs", {"query": "q", "page": 2}).text
+    clock.now += 3601
+    assert "fetched again" in kit.call("search_logs", {"query": "q", "page": 2}).text
+
+
+def _file_bytes(path: Path) -> int:
+    """The database file and its WAL and shared-memory files."""
+    return sum(p.stat().st_size for p in path.parent.glob(path.name + "*"))
+
+
+def test_new_files_reuse_and_return_freed_pages(tmp_path: Path) -> None:
+    """New files are created with incremental auto-vacuum."""
+    SQLiteStore(tmp_path / "h.db").put_many(SCOPE, {"a": 1})
+    assert _raw(tmp_path / "h.db").execute("PRAGMA auto_vacuum").fetchone()[0] == 2
+
+
+def test_the_file_stops_growing_as_records_expire(tmp_path: Path) -> None:
+    """Hour after hour of writes keep the file at about one hour's worth of records."""
+    clock = FakeClock()
+    path = tmp_path / "h.db"
+    store = SQLiteStore(path, clock=clock)
+    blob = "x" * 50_000
+    sizes = []
+    for hour in range(6):
+        for i in range(40):
+            store.put_many(SCOPE, {f"{hour}:{i}": blob})
+        sizes.append(_file_bytes(path))
+        clock.now += 3601
+    written = 6 * 40 * len(blob)
+    assert max(sizes[1:]) == sizes[1], sizes  # a plateau from the second hour on
+    assert sizes[-1] < written / 2, sizes  # far below everything ever written
+
+
+def test_the_file_shrinks_once_its_records_are_gone(tmp_path: Path) -> None:
+    """Space freed by expiry goes back to the file system, not only to later writes."""
+    clock = FakeClock()
+    path = tmp_path / "h.db"
+    store = SQLiteStore(path, clock=clock)
+    store.put_many(SCOPE, {f"k{i}": "x" * 50_000 for i in range(200)})
+    full = _file_bytes(path)
+    clock.now += 3601
+    store.put_many(SCOPE, {"small": 1})
+    store.close()  # the last connection checkpoints the WAL into the database file
+    assert _file_bytes(path) < full / 4
 
 
 def test_a_closed_store_raises_store_unavailable(tmp_path: Path) -> None:

@@ -300,3 +300,33 @@ def test_sync_tools_use_the_stores_sync_api():
     tool("x")
     kit.get_record(1)
     assert store.used == ["put_many", "get_many"]
+
+
+def test_parameters_named_cls_or_self_of_plain_functions_stay_in_the_schema():
+    """Only a bound method's first parameter is dropped; ``cls``/``self`` of a function stay."""
+    kit = Toolkit("k")
+
+    @kit.tool
+    def classify(cls: str, self: int = 1) -> str:
+        """Classify a record."""
+        return f"{cls}:{self}"
+
+    assert kit.spec("classify").parameters["required"] == ["cls"]
+    assert set(kit.spec("classify").parameters["properties"]) == {"cls", "self"}
+    assert kit.call("classify", {"cls": "bug", "self": 2}).text == "bug:2"
+
+
+def test_a_slimmed_function_with_a_cls_parameter_can_be_called_by_the_model():
+    """A decorated plain function keeps ``cls`` in its schema, its hints and its snapshot key."""
+    kit = Toolkit("k")
+
+    @kit.tool
+    @paginate(limit=2)
+    def by_class(cls: str) -> list[str]:
+        """List the records of one class."""
+        return [f"{cls}{i}" for i in range(5)]
+
+    assert "cls" in kit.spec("by_class").parameters["required"]
+    first = kit.call("by_class", {"cls": "a"}).value
+    assert 'by_class(cls="a", page=2)' in first.hint
+    assert kit.call("by_class", {"cls": "b", "page": 2}).value.briefs == ["b2", "b3"]

@@ -12,22 +12,30 @@
   (``volatile-lru`` suits records written with a TTL). A server that is full
   (``OOM command not allowed``) makes :meth:`~RedisStore.put_many` raise
   :class:`~slimtools.errors.StoreUnavailableError`, like an unreachable one.
-- **Failures**: every redis-py error becomes ``StoreUnavailableError``. A store built from a
-  URL uses short socket timeouts (``socket_timeout``, 0.5 s) and one immediate retry, so a
-  dead server costs a tool call about a second at worst, not redis-py's default retry loop
-  (ten retries with back-off over 5 s timeouts). Clients passed in keep their own settings.
-- **Sync and asyncio**: from a URL the store makes a sync client and (on first use) an
-  asyncio client, so sync and async tools share it. Given a sync ``redis.Redis``, the
-  asynchronous methods run it in a worker thread. Given only a ``redis.asyncio.Redis``,
-  the synchronous methods raise ``StoreUnavailableError`` saying to pass a URL instead: a
-  sync call cannot safely drive a client bound to an event loop.
+- **Failures**: every error the client raises, of any type, becomes
+  ``StoreUnavailableError``. A store built from a URL uses short socket timeouts
+  (``socket_timeout``, 0.5 s) and one immediate retry, so a dead or hung server costs one
+  store operation about a second at worst, not redis-py's default retry loop (ten retries
+  with back-off over 5 s timeouts); a tool call stops using the store after its first
+  failure. Clients passed in keep their own settings.
+- **Sync and asyncio**: from a URL the store makes a sync client and, per event loop, an
+  asyncio client (an asyncio client is bound to the loop it first ran in, and
+  ``Toolkit.call`` or a second ``asyncio.run`` runs async tools in a new loop each time). A
+  loop's client is closed when ``asyncio.run`` shuts the loop down (an async generator's
+  finaliser, which asyncio runs then), and a loop found closed is dropped. Given a sync
+  ``redis.Redis``, the asynchronous methods run it in a worker thread. Given only a
+  ``redis.asyncio.Redis``, the synchronous methods raise ``StoreUnavailableError`` saying to
+  pass a URL instead: a sync call cannot safely drive a client bound to an event loop.
 - Redis Cluster is not supported: one ``MGET`` would span hash slots.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Collection, Mapping, Sequence
+import contextlib
+import threading
+import weakref
+from collections.abc import AsyncIterator, Collection, Mapping, Sequence
 from typing import Any
 
 from slimtools.errors import StoreUnavailableError
@@ -47,7 +55,21 @@ except ImportError as exc:  # pragma: no cover - exercised only without the extr
 
 DEFAULT_TTL = 3600.0
 DEFAULT_MAX_RECORD_BYTES = 16 * 1024 * 1024
-_ERRORS = (redis.RedisError, OSError)
+
+
+async def _close_with_loop(client: aioredis.Redis) -> AsyncIterator[None]:
+    """Suspends until its loop shuts down, then closes ``client`` within that loop.
+
+    ``asyncio.run`` closes every async generator started in its loop before closing the loop
+    (``loop.shutdown_asyncgens``), so a loop's client closes its connections while they can
+    still be closed. (Rejected: closing a client found bound to a closed loop afterwards;
+    its transports can no longer be closed then, and leak until collected.)
+    """
+    try:
+        yield
+    finally:
+        with contextlib.suppress(Exception):  # a server gone by then: nothing to release
+            await client.aclose()
 
 
 def redis_key(prefix: str, scope: Scope, key: str) -> bytes:
@@ -96,6 +118,11 @@ class RedisStore:
         self._owned = isinstance(url_or_client, str)
         self._client: redis.Redis | None = None
         self._aclient: aioredis.Redis | None = None
+        """An asyncio client passed in (bound to its own loop)."""
+        self._loop_clients: weakref.WeakKeyDictionary[
+            asyncio.AbstractEventLoop, tuple[aioredis.Redis, AsyncIterator[None]]
+        ] = weakref.WeakKeyDictionary()
+        self._loop_lock = threading.Lock()
         self._options: dict[str, Any] = {
             "socket_timeout": socket_timeout,
             "socket_connect_timeout": socket_timeout,
@@ -128,12 +155,13 @@ class RedisStore:
         kept, refused = encode_items(items, self.max_record_bytes)
         if not kept:
             return refused
-        client = self._sync_client()
         try:
-            with client.pipeline(transaction=True) as pipe:
+            with self._sync_client().pipeline(transaction=True) as pipe:
                 self._queue_sets(pipe, scope, kept)
                 pipe.execute()
-        except _ERRORS as exc:
+        except StoreUnavailableError:
+            raise
+        except Exception as exc:
             raise self._unavailable("write", exc) from exc
         return refused
 
@@ -142,57 +170,60 @@ class RedisStore:
         wanted = list(dict.fromkeys(keys))
         if not wanted:
             return {}
-        client = self._sync_client()
         try:
-            blobs = client.mget([redis_key(self.prefix, scope, key) for key in wanted])
-        except _ERRORS as exc:
+            blobs = self._sync_client().mget([redis_key(self.prefix, scope, key) for key in wanted])
+        except StoreUnavailableError:
+            raise
+        except Exception as exc:
             raise self._unavailable("read", exc) from exc
         return decode_found(zip(wanted, blobs, strict=True), repr(self))
 
     async def aput_many(self, scope: Scope, items: Mapping[str, Any]) -> list[str]:
         """Asynchronous :meth:`put_many` (a worker thread when only a sync client exists)."""
-        client = self._async_client()
-        if client is None:
+        if self._url is None and self._aclient is None:
             return await asyncio.to_thread(self.put_many, scope, items)
         kept, refused = encode_items(items, self.max_record_bytes)
         if not kept:
             return refused
         try:
+            client = await self._async_client()
             async with client.pipeline(transaction=True) as pipe:
                 self._queue_sets(pipe, scope, kept)
                 await pipe.execute()
-        except _ERRORS as exc:
+        except Exception as exc:
             raise self._unavailable("write", exc) from exc
         return refused
 
     async def aget_many(self, scope: Scope, keys: Sequence[str]) -> dict[str, Any]:
         """Asynchronous :meth:`get_many`."""
-        client = self._async_client()
-        if client is None:
+        if self._url is None and self._aclient is None:
             return await asyncio.to_thread(self.get_many, scope, keys)
         wanted = list(dict.fromkeys(keys))
         if not wanted:
             return {}
         try:
+            client = await self._async_client()
             blobs = await client.mget([redis_key(self.prefix, scope, key) for key in wanted])
-        except _ERRORS as exc:
+        except Exception as exc:
             raise self._unavailable("read", exc) from exc
         return decode_found(zip(wanted, blobs, strict=True), repr(self))
 
     def close(self) -> None:
         """Close the sync client this store made; clients passed in stay the caller's.
 
-        An asyncio client made from the URL must be closed with :meth:`aclose` from async code.
+        The asyncio client of a running loop is closed by :meth:`aclose`, or when
+        ``asyncio.run`` shuts that loop down.
         """
         if self._owned and self._client is not None:
             self._client.close()
 
     async def aclose(self) -> None:
-        """Close every client this store made, the asyncio one included."""
+        """Close the sync client and the running loop's asyncio client this store made."""
         self.close()
-        if self._owned and self._aclient is not None:
-            await self._aclient.aclose()
-            self._aclient = None
+        with self._loop_lock:
+            made = self._loop_clients.pop(asyncio.get_running_loop(), None)
+        if made is not None:
+            await made[0].aclose()
 
     # -- plumbing ---------------------------------------------------------------------------
 
@@ -209,13 +240,27 @@ class RedisStore:
             )
         return self._client
 
-    def _async_client(self) -> aioredis.Redis | None:
-        if self._aclient is None and self._url is not None:
-            # Made lazily, inside the running loop that will own its connections.
-            self._aclient = aioredis.Redis.from_url(
-                self._url, retry=AsyncRetry(NoBackoff(), 1), **self._options
-            )
-        return self._aclient
+    async def _async_client(self) -> aioredis.Redis:
+        """The asyncio client of the running loop (the one passed in, or one made for it)."""
+        if self._aclient is not None:
+            return self._aclient
+        loop = asyncio.get_running_loop()
+        with self._loop_lock:
+            made = self._loop_clients.get(loop)
+            if made is None:
+                for closed in [old for old in self._loop_clients if old.is_closed()]:
+                    del self._loop_clients[closed]  # its client still refers to the loop
+        if made is not None:
+            return made[0]
+        assert self._url is not None
+        client = aioredis.Redis.from_url(
+            self._url, retry=AsyncRetry(NoBackoff(), 1), **self._options
+        )
+        lifetime = _close_with_loop(client)
+        await anext(lifetime)  # started here, so asyncio finalises it when the loop shuts down
+        with self._loop_lock:
+            self._loop_clients[loop] = (client, lifetime)
+        return client
 
     def _unavailable(self, action: str, exc: BaseException) -> StoreUnavailableError:
         return StoreUnavailableError(

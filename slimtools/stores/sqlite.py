@@ -20,6 +20,18 @@ Design choices, each with the alternative rejected:
 - ``synchronous=NORMAL``: a committed ``put_many`` survives the process being killed; after
   a power loss the last transactions may roll back, never corrupt the file.
 - A page-1 snapshot of a 10,000-row result is one row holding one compact JSON blob.
+- **Bounded by default**, like the other stores: records live an hour (``ttl``), at most
+  100,000 of them and 256 MiB of JSON (``max_items``, ``max_bytes``), 16 MiB each
+  (``max_record_bytes``). Pages freed by expiry and eviction are reused by later writes,
+  and new files use ``auto_vacuum=INCREMENTAL``: once a quarter of the file (and at least
+  1 MiB) is free, an ``incremental_vacuum`` gives it back to the file system, so the file
+  tracks what is live instead of its high-water mark. (Rejected: a full ``VACUUM``, which
+  rewrites the whole file under the write lock.) Files made by earlier versions keep their
+  auto-vacuum setting and only reuse freed pages.
+- **Opening is lazy on failure**: a file that cannot be opened (a missing directory, a
+  corrupt file) is logged at construction and retried on each use, where it raises
+  ``StoreUnavailableError``, so ``Toolkit(...)`` starts and tools degrade, as with a Redis
+  server that is down. Only a file holding a newer schema is refused at construction.
 """
 
 from __future__ import annotations
@@ -37,7 +49,19 @@ from typing import Any
 
 from slimtools.errors import ConfigurationError, StoreUnavailableError
 from slimtools.handles import Scope
-from slimtools.stores._codec import decode_found, encode_items, exact_bytes, validate_limit
+from slimtools.stores._codec import (
+    decode_found,
+    encode_items,
+    exact_bytes,
+    logger,
+    validate_limit,
+)
+
+DEFAULT_TTL = 3600.0
+DEFAULT_MAX_ITEMS = 100_000
+DEFAULT_MAX_BYTES = 256 * 1024 * 1024
+DEFAULT_MAX_RECORD_BYTES = 16 * 1024 * 1024
+_VACUUM_MIN_PAGES = 256  # free pages (1 MiB of 4 KiB pages) before space is given back
 
 _SCHEMA_VERSION = 1
 _SCHEMA = """
@@ -110,10 +134,12 @@ class SQLiteStore:
 
     Args:
         path: the database file (created with its tables when missing).
-        max_items: most records kept; the oldest written go first. ``None``: unbounded.
-        max_bytes: most bytes of record JSON kept; a record larger than this is refused.
-        ttl: seconds a record lives after it is written; ``None``: no expiry.
-        max_record_bytes: a record whose JSON is larger is refused (returned by
+        max_items: most records kept (100,000); the oldest written go first. ``None``:
+            unbounded.
+        max_bytes: most bytes of record JSON kept (256 MiB); a record larger than this is
+            refused. ``None``: unbounded.
+        ttl: seconds a record lives after it is written (an hour); ``None``: no expiry.
+        max_record_bytes: a record whose JSON is larger (16 MiB) is refused (returned by
             :meth:`put_many`), never stored truncated.
         busy_timeout: seconds to wait for another process's write lock before giving up
             with :class:`~slimtools.errors.StoreUnavailableError`.
@@ -127,10 +153,10 @@ class SQLiteStore:
         self,
         path: str | os.PathLike[str],
         *,
-        max_items: int | None = None,
-        max_bytes: int | None = None,
-        ttl: float | None = None,
-        max_record_bytes: int | None = None,
+        max_items: int | None = DEFAULT_MAX_ITEMS,
+        max_bytes: int | None = DEFAULT_MAX_BYTES,
+        ttl: float | None = DEFAULT_TTL,
+        max_record_bytes: int | None = DEFAULT_MAX_RECORD_BYTES,
         busy_timeout: float = 5.0,
         clock: Callable[[], float] = time.time,
     ) -> None:
@@ -153,16 +179,13 @@ class SQLiteStore:
         self._holders: weakref.WeakSet[_Holder] = weakref.WeakSet()
         self._holders_lock = threading.Lock()
         self._closed = False
-        with self._guard("open"):
-            conn = self._connection()
-            version = conn.execute("PRAGMA user_version").fetchone()[0]
-            if version not in (0, _SCHEMA_VERSION):
-                raise ConfigurationError(
-                    f"{self.path} holds slimtools handle schema v{version}; this version "
-                    f"reads v{_SCHEMA_VERSION}. Use a new file."
-                )
-            if version == 0:
-                conn.executescript(_SCHEMA)
+        self._ready = False
+        try:
+            self._open_schema()
+        except StoreUnavailableError as exc:
+            logger.warning(
+                "slimtools: %s; tools answer without expandable handles until it opens", exc
+            )
 
     def __repr__(self) -> str:
         return f"SQLiteStore({str(self.path)!r})"
@@ -176,6 +199,30 @@ class SQLiteStore:
         """Bytes of record JSON held."""
         return self._totals()[1]
 
+    def _open_schema(self) -> None:
+        """Create or check the tables once; ``StoreUnavailableError`` if the file fails."""
+        if self._ready:
+            return
+        with self._guard("open"):
+            conn = self._connection()
+            version = conn.execute("PRAGMA user_version").fetchone()[0]
+            if version not in (0, _SCHEMA_VERSION):
+                raise ConfigurationError(
+                    f"{self.path} holds slimtools handle schema v{version}; this version "
+                    f"reads v{_SCHEMA_VERSION}. Use a new file."
+                )
+            if version == 0:
+                conn.executescript(_SCHEMA)
+        self._ready = True
+
+    def _ensure_open(self) -> None:
+        """Open the schema now if construction could not; a refusal is an outage here."""
+        if not self._ready:
+            try:
+                self._open_schema()
+            except ConfigurationError as exc:
+                raise StoreUnavailableError(str(exc)) from exc
+
     def put_many(self, scope: Scope, items: Mapping[str, Any]) -> list[str]:
         """Store ``items`` in one transaction; return the keys refused as too large.
 
@@ -187,20 +234,27 @@ class SQLiteStore:
         if not kept:
             return refused
         toolkit, session = exact_bytes(scope.toolkit), exact_bytes(scope.session)
-        with self._guard("write"), self._transaction() as conn:
-            now = self._clock()
-            expires = None if self.ttl is None else now + self.ttl
-            conn.execute("DELETE FROM slimtools_handles WHERE expires_at <= ?", (now,))
-            seq = conn.execute("SELECT next_seq FROM slimtools_totals").fetchone()[0]
-            conn.executemany(
-                _UPSERT,
-                [
-                    (toolkit, session, exact_bytes(key), blob, len(blob), seq + i, expires)
-                    for i, (key, blob) in enumerate(kept)
-                ],
-            )
-            conn.execute("UPDATE slimtools_totals SET next_seq = ?", (seq + len(kept),))
-            self._evict(conn)
+        self._ensure_open()
+        with self._guard("write"):
+            with self._transaction() as conn:
+                now = self._clock()
+                expires = None if self.ttl is None else now + self.ttl
+                expired = conn.execute(
+                    "DELETE FROM slimtools_handles WHERE expires_at <= ?", (now,)
+                )
+                freed = expired.rowcount > 0
+                seq = conn.execute("SELECT next_seq FROM slimtools_totals").fetchone()[0]
+                conn.executemany(
+                    _UPSERT,
+                    [
+                        (toolkit, session, exact_bytes(key), blob, len(blob), seq + i, expires)
+                        for i, (key, blob) in enumerate(kept)
+                    ],
+                )
+                conn.execute("UPDATE slimtools_totals SET next_seq = ?", (seq + len(kept),))
+                freed = self._evict(conn) or freed
+            if freed:
+                self._give_back_space(conn)
         return refused
 
     def get_many(self, scope: Scope, keys: Sequence[str]) -> dict[str, Any]:
@@ -211,6 +265,7 @@ class SQLiteStore:
         toolkit, session = exact_bytes(scope.toolkit), exact_bytes(scope.session)
         now = self._clock()
         rows: list[tuple[bytes, bytes]] = []
+        self._ensure_open()
         with self._guard("read"):
             conn = self._connection()
             blobs = list(wanted)
@@ -247,18 +302,42 @@ class SQLiteStore:
         return min(caps) if caps else None
 
     def _totals(self) -> tuple[int, int]:
+        self._ensure_open()
         with self._guard("read"):
             row = self._connection().execute("SELECT items, bytes FROM slimtools_totals")
             items, nbytes = row.fetchone()
         return int(items), int(nbytes)
 
-    def _evict(self, conn: sqlite3.Connection) -> None:
-        """Delete the oldest written records until both bounds hold again."""
+    def _give_back_space(self, conn: sqlite3.Connection) -> None:
+        """Return free pages to the file system once they are a quarter of the file."""
+        free = conn.execute("PRAGMA freelist_count").fetchone()[0]
+        if (
+            free >= _VACUUM_MIN_PAGES
+            and free * 4 >= conn.execute("PRAGMA page_count").fetchone()[0]
+        ):
+            # executescript steps the pragma to the end (``execute`` frees a single page).
+            # The pages it moves go through the WAL; a TRUNCATE checkpoint then shrinks the
+            # database file and empties the WAL, with no busy wait: if another connection
+            # is reading it gives up at once, and the WAL is reused (under
+            # ``journal_size_limit``) until a later checkpoint.
+            wait = int(self.busy_timeout * 1000)
+            try:
+                conn.executescript(
+                    "PRAGMA incremental_vacuum; PRAGMA busy_timeout = 0; "
+                    f"PRAGMA wal_checkpoint(TRUNCATE); PRAGMA busy_timeout = {wait};"
+                )
+            except sqlite3.Error:  # best effort: the batch is committed, space waits a while
+                logger.debug("slimtools: %r could not give back free pages", self, exc_info=True)
+                with suppress(sqlite3.Error):
+                    conn.execute(f"PRAGMA busy_timeout = {wait}")
+
+    def _evict(self, conn: sqlite3.Connection) -> bool:
+        """Delete the oldest written records until both bounds hold again; True if any went."""
         items, nbytes = conn.execute("SELECT items, bytes FROM slimtools_totals").fetchone()
         extra_items = items - self.max_items if self.max_items is not None else 0
         extra_bytes = nbytes - self.max_bytes if self.max_bytes is not None else 0
         if extra_items <= 0 and extra_bytes <= 0:
-            return
+            return False
         victims: list[tuple[int]] = []
         freed = 0
         cursor = conn.execute("SELECT rowid, size FROM slimtools_handles ORDER BY seq")
@@ -269,6 +348,7 @@ class SQLiteStore:
             freed += size
         cursor.close()
         conn.executemany("DELETE FROM slimtools_handles WHERE rowid = ?", victims)
+        return bool(victims)
 
     def _connection(self) -> sqlite3.Connection:
         if self._closed:
@@ -290,10 +370,17 @@ class SQLiteStore:
             isolation_level=None,  # we issue BEGIN/COMMIT ourselves
             check_same_thread=False,  # close() runs on whichever thread calls it
         )
-        conn.execute(f"PRAGMA busy_timeout = {int(self.busy_timeout * 1000)}")
-        conn.execute("PRAGMA journal_mode = WAL")
-        conn.execute("PRAGMA synchronous = NORMAL")
-        conn.execute("PRAGMA journal_size_limit = 67108864")
+        try:
+            conn.execute(f"PRAGMA busy_timeout = {int(self.busy_timeout * 1000)}")
+            # Only takes on a new, empty file, and must come before WAL writes its header;
+            # on an existing file it changes nothing.
+            conn.execute("PRAGMA auto_vacuum = INCREMENTAL")
+            conn.execute("PRAGMA journal_mode = WAL")
+            conn.execute("PRAGMA synchronous = NORMAL")
+            conn.execute("PRAGMA journal_size_limit = 67108864")
+        except BaseException:
+            conn.close()  # a corrupt file: retried on the next use, never leaked
+            raise
         return conn
 
     @contextmanager
@@ -313,10 +400,16 @@ class SQLiteStore:
 
     @contextmanager
     def _guard(self, action: str) -> Iterator[None]:
-        """Turn sqlite3 errors into ``StoreUnavailableError`` naming the file and action."""
+        """Turn any error into ``StoreUnavailableError`` naming the file and action.
+
+        Not only ``sqlite3.Error``: a store failure of any type must degrade the tool, never
+        fail it.
+        """
         try:
             yield
-        except sqlite3.Error as exc:
+        except (StoreUnavailableError, ConfigurationError):
+            raise
+        except Exception as exc:
             raise StoreUnavailableError(
                 f"SQLite handle store {str(self.path)!r} failed to {action}: {exc}"
             ) from exc

@@ -71,6 +71,34 @@ def list_issues(repo: str) -> list[dict[str, Any]]:
     return []
 
 
+class IssueDetail(BaseModel):
+    """What a handle keeps of an issue."""
+
+    number: int
+    body: str
+
+
+@summarize_with_handle(key="number")
+@project_fields(
+    ["number", "title"], detail=IssueDetail, deny=["author.email"], response_format=True
+)
+def search_issues(
+    query: str,
+    tenant: Annotated[str, slimtools.Hidden] = "acme",
+    token: Annotated[str, slimtools.Secret] = "",
+) -> list[dict[str, Any]]:
+    """Search issues for one tenant."""
+    return []
+
+
+def word_failure(exc: Exception) -> str:
+    """An ``on_error`` hook."""
+    return slimtools.describe_error(exc) + " " + slimtools.redact(str(exc))
+
+
+guarded = Toolkit("guarded", on_error=word_failure)
+
+
 def fetch_ticket(handle: str) -> Mapping[str, Any]:
     """Read one ticket live."""
     return {"id": handle}
@@ -104,6 +132,7 @@ def use_results() -> None:
     assert_type(str(run_command("make test")), str)
     assert_type(Service().search("x"), Envelope[Any])
     assert_type(list_issues("a/b"), Envelope[Any])
+    assert_type(search_issues("bug", tenant="globex"), Envelope[Any])
     assert_type(list_tickets(), Envelope[Any])
     assert_type(kit.get_record(3), str)
     assert_type(kit.get_record("k3f9a2qd", source="search_logs", page=2), str)
