@@ -33,7 +33,12 @@ EXPECTED = {
         '"body":"Steps to reproduce',
     ],
     "pydantic_ai_agent.py": ["page 9 is past the end", "get_record", '"body":"Steps to reproduce'],
-    "langgraph_clearing.py": ["CLEARED", "Handles: 1, 2, 3", "with clearing: resident"],
+    "langgraph_clearing.py": [
+        "CLEARED",
+        "Handles: 1, 2, 3",
+        "with clearing:        resident",
+        "cache-aware default:",
+    ],
     "mcp_server.py": [
         "search_logs(query: string, page: integer = 1, limit: integer = 3)",
         '"total":12',
