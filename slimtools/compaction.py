@@ -88,8 +88,9 @@ def history_tokens(
 ) -> int:
     """Billed tokens of ``history`` (content, call names and arguments, result texts), each
     piece counted alone, as the clearer and the ledger count them."""
-    pieces = view(history, format=format).message_pieces
-    return sum(counter(piece) for parts in pieces for piece in parts)
+    seen = view(history, format=format)
+    text = sum(counter(piece) for parts in seen.message_pieces for piece in parts)
+    return text + sum(seen.message_media_tokens)
 
 
 def compact(

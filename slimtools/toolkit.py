@@ -44,6 +44,7 @@ _PAGE_DOC = "For long texts and records, the page to read (1-based)."
 F = TypeVar("F", bound=Callable[..., Any])
 
 CATEGORIES = frozenset({"search", "read", "command", "write", "input"})
+_READ_CATEGORIES = frozenset({"search", "read"})
 """Retention categories a tool may declare (see ``slimtools.clearing``)."""
 
 
@@ -61,6 +62,10 @@ class ToolSpec:
     args_model: type[BaseModel]
     output_schema: dict[str, Any] | None
     returns_envelope: bool
+    read_only: bool = False
+    """The tool only reads: calling it again changes nothing (declared, or its category is
+    ``search`` or ``read``). Clearing placeholders offer to call it again; MCP lists it with
+    ``readOnlyHint``."""
 
 
 @dataclass(frozen=True)
@@ -154,6 +159,7 @@ class Toolkit:
         category: str | None = ...,
         parameters: Mapping[str, Any] | None = ...,
         output_schema: Mapping[str, Any] | None = ...,
+        read_only: bool | None = ...,
     ) -> F: ...
     @overload
     def tool(
@@ -166,6 +172,7 @@ class Toolkit:
         category: str | None = ...,
         parameters: Mapping[str, Any] | None = ...,
         output_schema: Mapping[str, Any] | None = ...,
+        read_only: bool | None = ...,
     ) -> Callable[[F], F]: ...
     def tool(
         self,
@@ -177,6 +184,7 @@ class Toolkit:
         category: str | None = None,
         parameters: Mapping[str, Any] | None = None,
         output_schema: Mapping[str, Any] | None = None,
+        read_only: bool | None = None,
     ) -> Any:
         """Register a tool (slimmed or not); return the callable bound to this toolkit.
 
@@ -191,6 +199,9 @@ class Toolkit:
             output_schema: the schema to publish for the tool's results instead of the
                 envelope's (e.g. one that also admits results passed through untouched);
                 an empty mapping publishes none.
+            read_only: the tool only reads, so calling it again is safe (default: when its
+                category is ``search`` or ``read``). Clearing placeholders offer to call
+                only such tools again.
         """
         if fn is None:
             return lambda f: self.tool(
@@ -200,6 +211,7 @@ class Toolkit:
                 category=category,
                 parameters=parameters,
                 output_schema=output_schema,
+                read_only=read_only,
             )
         if category is not None and category not in CATEGORIES:
             raise ConfigurationError(
@@ -238,6 +250,7 @@ class Toolkit:
             args_model=model,
             output_schema=dict(output_schema) if output_schema is not None else None,
             returns_envelope=new_state is not None,
+            read_only=category in _READ_CATEGORIES if read_only is None else bool(read_only),
         )
         with self._lock:
             self._specs[tool_name] = spec
@@ -272,6 +285,11 @@ class Toolkit:
         return {s.name: s.category for s in self.tools}
 
     @property
+    def read_only_tools(self) -> frozenset[str]:
+        """The tools safe to call again (get_record included)."""
+        return frozenset(s.name for s in self.tools if s.read_only)
+
+    @property
     def handle_keys(self) -> dict[str, str | None]:
         """Each tool's brief field that carries the handle (``None`` when it keeps none)."""
         return {s.name: s.handle_key for s in self.tools}
@@ -293,6 +311,7 @@ class Toolkit:
             args_model=model,
             output_schema=None,
             returns_envelope=False,
+            read_only=True,
         )
         self.__dict__["_companion"] = spec
         return spec

@@ -11,6 +11,7 @@ from slimtools.clearing import (
     clear_with_report,
     view,
 )
+from slimtools.clearing._codec import MEDIA_TOKENS
 from tests.strategies_clearing import FORMATS, IMAGE, Call, Res, Turn, big, render, script
 
 fmt_param = pytest.mark.parametrize("fmt", FORMATS)
@@ -169,11 +170,10 @@ def test_unchanged_messages_are_shared(fmt):
 
 
 @fmt_param
-def test_orphans_empty_and_multimodal_results_are_left_alone(fmt):
-    """Orphan results and calls, empty and image-bearing results never crash and stay."""
-    multimodal = Res((("text", big("m", 200)), ("image", IMAGE)))
+def test_orphans_and_empty_results_are_left_alone(fmt):
+    """Orphan results and calls and empty results never crash and stay as they are."""
     turns = [
-        Turn((Call("a", "t", {}, Res("")), Call("b", "t", {}, multimodal)), user="go"),
+        Turn((Call("a", "t", {}, Res("")),), user="go"),
         Turn((Call("c", "t", {}, None),), orphans=(("ghost", Res(big("g", 200))),)),
         *script("t", "t", "t")[1:],
     ]
@@ -182,8 +182,32 @@ def test_orphans_empty_and_multimodal_results_are_left_alone(fmt):
     after = view(clear_stale_results(history, FLAT.replace(keep_turns=0)))
     texts = {r.call_id: (r.text, r.cleared) for r in after.results}
     for r in before.results:
-        if r.call_id in ("a", "b", "ghost"):
+        if r.call_id in ("a", "ghost"):
             assert texts[r.call_id] == (r.text, False)
+
+
+@fmt_param
+def test_multimodal_results_are_cleared_and_say_what_they_held(fmt):
+    """A result with an image is cleared; its placeholder names the block, never its data."""
+    multimodal = Res((("text", big("m", 200)), ("image", IMAGE)))
+    turns = [Turn((Call("b", "t", {}, multimodal),), user="go"), *script("t", "t", "t")[1:]]
+    history = render(fmt, turns)
+    (result, *_) = view(clear_stale_results(history, FLAT.replace(keep_turns=0))).results
+    assert result.cleared
+    assert "1 non-text block: image (" in result.text
+    assert "base64" in result.text or "data URL" in result.text or "image/png" in result.text
+    assert "iVBORw0KGgo" not in result.text
+
+
+@fmt_param
+def test_an_image_only_result_counts_as_media_tokens(fmt):
+    """A result that is only an image still weighs MEDIA_TOKENS, so clearing it pays."""
+    image_only = Res((("image", IMAGE),))
+    turns = [Turn((Call("b", "t", {}, image_only),), user="go"), *script("t", "t", "t")[1:]]
+    (result, *_) = view(render(fmt, turns)).results
+    assert result.media_tokens == MEDIA_TOKENS
+    _, report = clear_with_report(render(fmt, turns), FLAT.replace(keep_turns=0))
+    assert "b" in report.cleared_call_ids
 
 
 @fmt_param
@@ -390,3 +414,25 @@ def test_reused_call_ids_do_not_confuse_the_incremental_clearer():
     for end in range(1, len(history) + 1):
         out = clearer.clear(history[:end])
     assert out == clear_stale_results(history, FLAT)
+
+
+@pytest.mark.parametrize(
+    ("history", "says"),
+    [
+        ({"role": "user", "content": "hi"}, "a dict is one message or a request body"),
+        ("hello", "pass the list of messages, not text"),
+        ((m for m in [{"role": "user", "content": "hi"}]), "pass list(history)"),
+        (42, "got int"),
+    ],
+)
+def test_a_history_that_is_not_a_message_list_gets_a_clear_error(history, says):
+    """A dict, a string, a generator or a number: a TypeError saying what to pass instead."""
+    with pytest.raises(TypeError, match="history must be a list of messages") as error:
+        clear_stale_results(history)
+    assert says in str(error.value)
+
+
+def test_a_tuple_of_messages_is_a_history_too():
+    """Any sequence of messages is accepted, not only a list."""
+    history = tuple(render("openai_chat", script("search_logs", "x", "x")))
+    assert len(clear_stale_results(history)) == len(history)

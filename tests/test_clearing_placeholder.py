@@ -7,6 +7,7 @@ import pytest
 
 from slimtools.clearing import ClearingPolicy, clear_stale_results, is_placeholder, view
 from slimtools.clearing.placeholder import envelope_handles, flatten_head
+from slimtools.clearing.policy import repeatable_tools
 from slimtools.envelope import Envelope
 from tests.strategies_clearing import FORMATS, Call, Res, Turn, big, render, script
 
@@ -212,3 +213,107 @@ def test_terse_template_still_clears():
     text = cleared_text("openai_chat", "v" * 500, policy=NOW.replace(placeholder="[cleared]"))
     assert text.endswith("] [cleared]")
     assert is_placeholder(text)
+
+
+@pytest.mark.parametrize("tool", ["search_logs", "read_file", "list_dir", "get_record"])
+def test_tools_that_only_read_are_offered_again(tool):
+    """Search and read tools (by category) get the exact call to make again."""
+    text = cleared_text("openai_chat", big("r", 200), tool=tool, args={"q": "x"})
+    assert f'call {tool}(q="x") again' in text
+
+
+@pytest.mark.parametrize(
+    "tool",
+    [
+        "str_replace_editor",
+        "edit_file",
+        "apply_patch",
+        "run_ipython",
+        "execute_bash",
+        "computer",
+        "browser",
+        "create_issue",
+        "bash",
+    ],
+)
+def test_tools_with_effects_are_never_offered_again(tool):
+    """Writes and commands, agents' own tools included, are not to be called again."""
+    args = {"path": "/repo/app.py", "command": "insert", "new_str": "x = 1"}
+    text = cleared_text("anthropic", big("r", 200), tool=tool, args=args)
+    assert f"call {tool}(" not in text
+    assert f"Do not call {tool} again to see this: that would repeat what it did." in text
+    assert 'To see the current state, read "/repo/app.py" with a read-only tool.' in text
+
+
+def test_an_unknown_tool_is_warned_about_not_offered():
+    """A tool nothing is known about: repeating it may repeat an effect; read instead."""
+    text = cleared_text("openai_chat", big("r", 200), tool="frobnicate", args={"n": 1})
+    assert "frobnicate(n=1) again" not in text
+    assert "If frobnicate changed anything, calling it again would repeat that" in text
+    assert "use a read-only tool" in text
+
+
+def test_a_tool_declared_repeatable_is_offered_again():
+    """``repeatable=`` (MCP readOnlyHint/idempotentHint, a read-only toolkit tool) wins."""
+    policy = NOW.replace(repeatable={"frobnicate"})
+    text = cleared_text("openai_chat", big("r", 200), tool="frobnicate", policy=policy)
+    assert 'call frobnicate(path="a.py") again' in text
+
+
+def test_handles_stay_reachable_for_tools_with_effects():
+    """get_record is always safe: a write tool's envelope still offers its handles."""
+    briefs = [{"id": i, "t": big("t", 120)} for i in range(3)]
+    envelope = str(Envelope(total=3, briefs=briefs, hint="full record: get_record(0)"))
+    text = cleared_text("openai_chat", envelope, tool="create_issue")
+    assert "Do not call create_issue again" in text
+    assert "or get_record(<handle>) for one record" in text
+
+
+def test_repeatable_tools_reads_mcp_annotations():
+    """readOnlyHint or idempotentHint (SDK objects or dicts, either spelling) count."""
+    from mcp.types import Tool, ToolAnnotations
+
+    tools = [
+        Tool(
+            name="read",
+            input_schema={"type": "object"},
+            annotations=ToolAnnotations(read_only_hint=True),
+        ),
+        {"name": "put", "annotations": {"idempotentHint": True}},
+        {"name": "delete", "annotations": {"destructiveHint": True}},
+        {"name": "plain"},
+    ]
+    assert repeatable_tools(tools) == {"read", "put"}
+
+
+def test_for_toolkit_marks_read_only_tools_and_get_record_repeatable():
+    """A toolkit's read-only tools (declared or by category) and its companion repeat safely."""
+    from slimtools import Toolkit
+
+    kit = Toolkit("k")
+    kit.tool(lambda: 1, name="status", read_only=True)
+    kit.tool(lambda: 1, name="deploy", category="command")
+    kit.tool(lambda: 1, name="grep_code", category="search")
+    policy = ClearingPolicy.for_toolkit(kit)
+    assert policy.repeatable_of("status") is True
+    assert policy.repeatable_of("grep_code") is True
+    assert policy.repeatable_of("get_record") is True
+    assert policy.repeatable_of("deploy") is False
+
+
+@pytest.mark.shared
+def test_no_placeholder_on_real_openhands_runs_asks_to_repeat_an_edit():
+    """On recorded OpenHands runs, edits and IPython cells are never offered to run again."""
+    from slimtools.transcripts import load_transcripts
+    from tests._shared import shared_data
+
+    runs = load_transcripts(shared_data() / "transcripts" / "openhands")
+    texts = []
+    for run in runs:
+        out = clear_stale_results(run.messages, ClearingPolicy(cache=None, keep_turns=1))
+        texts += [r.text for r in view(out).results if r.cleared]
+    assert texts
+    for text in texts:
+        assert "call str_replace_editor(" not in text
+        assert "call run_ipython(" not in text
+        assert "call execute_bash(" not in text

@@ -8,6 +8,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from slimtools import count_tokens
 from slimtools.clearing import (
     Clearer,
     ClearingPolicy,
@@ -88,14 +89,19 @@ def test_input_history_not_mutated(fmt, script, policy):
 @fmt_param
 @SETTINGS
 @given(script=turns(), policy=policies)
-def test_placeholders_are_shorter_and_recognised(fmt, script, policy):
-    """Each replaced result is shorter than its original and reads as cleared."""
+def test_placeholders_are_smaller_and_recognised(fmt, script, policy):
+    """Each replaced result reads as cleared, holds no media, and is smaller than before:
+    shorter text, or (a result that held images or documents) fewer tokens."""
     history = render(fmt, script)
     before, after = view(history), view(clear_stale_results(history, policy))
     for old, new in zip(before.results, after.results, strict=True):
-        if new.text != old.text:
+        if new.text != old.text or new.media != old.media:
             assert new.cleared
-            assert len(new.text) < len(old.text)
+            assert not new.media
+            if old.media:
+                assert count_tokens(new.text) < count_tokens(old.text) + old.media_tokens
+            else:
+                assert len(new.text) < len(old.text)
 
 
 @fmt_param

@@ -37,7 +37,6 @@ from slimtools.toolkit import Toolkit, ToolResult, ToolSpec
 
 __all__ = ["SessionSource", "to_mcp_server"]
 
-_READ_ONLY_CATEGORIES = frozenset({"search", "read"})
 
 SessionSource: TypeAlias = str | Callable[[], str | None] | None
 """A fixed session id, a callable asked on every request (``None`` meaning the default), or
@@ -136,7 +135,7 @@ def _mcp_tool(
         def fn(**arguments: Any) -> CallToolResult:
             return _call_tool_result(kit.call(name, arguments, session=_session_id(session)))
 
-    if annotations is None and spec.category in _READ_ONLY_CATEGORIES:
+    if annotations is None and spec.read_only:
         annotations = ToolAnnotations(read_only_hint=True)
     return Tool(
         fn=fn,

@@ -36,8 +36,9 @@ class RawResult(NamedTuple):
     """A tool result as a codec found it.
 
     ``slot`` addresses the result inside its message (a block index for Anthropic, 0
-    elsewhere). ``clearable`` is False for empty and multimodal results, which are left
-    alone; ``cleared`` is True for a result that already holds a placeholder.
+    elsewhere). ``clearable`` is False for empty results and for results that already hold
+    a placeholder (``cleared``). ``media`` describes the non-text blocks of a multimodal
+    result (images, documents, files), each counted as :data:`MEDIA_TOKENS` tokens.
     """
 
     call_id: str
@@ -47,6 +48,7 @@ class RawResult(NamedTuple):
     is_error: bool
     cleared: bool
     clearable: bool
+    media: tuple[str, ...] = ()
 
 
 class Decoded(NamedTuple):
@@ -67,6 +69,10 @@ class Decoded(NamedTuple):
         out.extend(f"{c.name} {c.args_text}" for c in self.calls)
         out.extend(r.text for r in self.results if r.text)
         return out
+
+    def media_tokens(self) -> int:
+        """The tokens of the images, documents and files in the message's results."""
+        return MEDIA_TOKENS * sum(len(r.media) for r in self.results)
 
 
 OTHER = Decoded(model_output=False)
@@ -190,6 +196,83 @@ def to_dict(obj: Any) -> dict[str, Any]:
     return dict(vars(obj))
 
 
+MEDIA_TOKENS = 1_600
+"""Tokens counted for each image, document or file block of a tool result: what a full-size
+image costs under Anthropic's pricing (about 1.15 megapixels at 750 pixels a token). Used to
+decide whether clearing one pays and to bill it in the ledger; text is counted exactly."""
+
+_MEDIA_KINDS = {
+    "image": "image",
+    "image_url": "image",
+    "input_image": "image",
+    "document": "document",
+    "file": "file",
+    "input_file": "file",
+    "input_audio": "audio",
+    "audio": "audio",
+}
+
+
+def describe_media(block: Any) -> str:
+    """One non-text block as a placeholder names it: kind, media type, size, source.
+
+    E.g. ``image (image/png, 45 KB, base64)`` or ``image (https://example.com/a.png)``; only
+    what the block says is shown, and never its data.
+    """
+    kind = get(block, "type")
+    label = _MEDIA_KINDS.get(kind, str(kind or "block")) if isinstance(kind, str) else "block"
+    facts: list[str] = []
+    source = get(block, "source")
+    url = get(block, "image_url")
+    if isinstance(url, (dict, str)) or hasattr(url, "url"):
+        url = url if isinstance(url, str) else get(url, "url")
+    data = None
+    if source is not None:
+        media_type = get(source, "media_type")
+        if isinstance(media_type, str):
+            facts.append(media_type)
+        data = get(source, "data")
+        if get(source, "type") == "url" and isinstance(get(source, "url"), str):
+            url = get(source, "url")
+        elif get(source, "type") == "file" and isinstance(get(source, "file_id"), str):
+            facts.append(f"file {get(source, 'file_id')}")
+    for key in ("file_id", "filename"):
+        value = get(block, key) or get(get(block, "file"), key)
+        if isinstance(value, str):
+            facts.append(f"{key.replace('_', ' ')} {value}")
+    if isinstance(url, str) and url.startswith("data:"):
+        header, _, data = url.partition(",")
+        facts.append(header[5:].split(";")[0] or "data URL")
+        url = None
+    if data is None:
+        data = get(block, "data") or get(get(block, "file"), "file_data")
+    if isinstance(data, str) and data:
+        facts.append(f"{_size(len(data) * 3 // 4)}, base64")
+    if isinstance(url, str):
+        facts.append(url[:120])
+    return f"{label} ({', '.join(facts)})" if facts else label
+
+
+def _size(n: int) -> str:
+    if n >= 1_000_000:
+        return f"{n / 1_000_000:.1f} MB"
+    if n >= 1_000:
+        return f"{n // 1_000} KB"
+    return f"{n} bytes"
+
+
+def content_media(content: Any) -> tuple[str, ...]:
+    """Descriptions of the non-text blocks of a content value (``()`` for plain text)."""
+    if not isinstance(content, (list, tuple)):
+        return ()
+    return tuple(
+        describe_media(block)
+        for block in content
+        if not isinstance(block, str)
+        and not (get(block, "type") in TEXT_BLOCK_TYPES and isinstance(get(block, "text"), str))
+    )
+
+
 def content_text(content: Any) -> tuple[str, bool]:
     """The plain text of a content value, and whether it held anything but text.
 
@@ -220,16 +303,19 @@ def make_result(
     """Build a :class:`RawResult`, or None when the call id is unusable."""
     if not isinstance(call_id, str) or not call_id:
         return None
+    media: tuple[str, ...] = ()
     if isinstance(content, str):  # the common case, without the block walk
-        text, multimodal = content, False
+        text = content
     else:
         text, multimodal = content_text(content)
-    if not (cleared or multimodal) and text.startswith(MARKER_PREFIX):
+        if multimodal and isinstance(content, (list, tuple)):
+            media = content_media(content)
+    if not (cleared or media) and text.startswith(MARKER_PREFIX):
         cleared = is_placeholder(text)  # only text with the marker can be one
     named = name if isinstance(name, str) else None
-    clearable = text != "" and not (multimodal or cleared)
+    clearable = not cleared and (text != "" or bool(media))
     result: RawResult = new_tuple(
-        RawResult, (call_id, named, text, slot, is_error, cleared, clearable)
+        RawResult, (call_id, named, text, slot, is_error, cleared, clearable, media)
     )
     return result
 

@@ -35,8 +35,8 @@ from slimtools.clearing._batch import (
     audit_originals,
     write_batch,
 )
-from slimtools.clearing._codec import OTHER, Codec, RawResult, new_tuple
-from slimtools.clearing._view import _format_of, detect_format, get_codec
+from slimtools.clearing._codec import MEDIA_TOKENS, OTHER, Codec, RawResult, new_tuple
+from slimtools.clearing._view import _format_of, check_history, detect_format, get_codec
 from slimtools.clearing.audit import Audit
 from slimtools.clearing.placeholder import (
     PlaceholderInfo,
@@ -88,6 +88,7 @@ class Clearer:
         self._rereading = False
         self._state = State()
         self._blank_args: dict[str, int] = {}  # tool -> tokens of its call with "{}" arguments
+        self._repeat: dict[str, bool | None] = {}  # tool -> policy.repeatable_of(tool)
         self._needs = self.policy.placeholder_needs
         self._untriggered = self.policy.trigger_tokens is None and (
             self.policy.trigger_tool_uses is None
@@ -126,7 +127,13 @@ class Clearer:
         return self.clear_with_report(history)[0]
 
     def clear_with_report(self, history: Sequence[Any]) -> tuple[list[Any], ClearingReport]:
-        """:meth:`clear` and a report of what this call cleared (Anthropic's applied_edits)."""
+        """:meth:`clear` and a report of what this call cleared (Anthropic's applied_edits).
+
+        Raises:
+            TypeError: ``history`` is not a list of messages (a dict, a string, a generator).
+        """
+        if type(history) is not list:
+            check_history(history)
         codec = self._codec if self._sure and self._codec is not None else self._codec_for(history)
         state = self._state
         n = state.n
@@ -214,6 +221,8 @@ class Clearer:
                 calls[c.id] = new_tuple(Call, info)
             for raw in results:
                 size = count(raw.text) if raw.text else 0
+                if raw.media:
+                    size += MEDIA_TOKENS * len(raw.media)
                 tokens += size
                 file(raw, position, size, turns)
         state.turns, state.previous_model, state.tokens = turns, previous, tokens
@@ -240,7 +249,7 @@ class Clearer:
         eidx = len(state.eligible_turns)
         state.eligible_turns.append(turn)
         if not raw.clearable:
-            return  # empty, multimodal or already cleared: counts toward keep, stays
+            return  # empty or already cleared: counts toward keep, stays
         info = (raw, tool, call, position, turn, tokens, eidx, "", 0, 0)
         pending: Pending = new_tuple(Pending, info)
         if self._rereading and self._memory.knows(raw):
@@ -376,7 +385,7 @@ class Clearer:
                 return
             text, size = rendered, self.policy.token_counter(rendered)
         saving = tokens - size
-        if len(text) >= len(raw.text) or saving <= 0:
+        if saving <= 0 or (len(text) >= len(raw.text) and not raw.media):
             return
         args_saving = 0
         if self._inputs and call.args and self.policy.clears_inputs_of(tool):
@@ -385,6 +394,13 @@ class Clearer:
         state = self._state
         state.ready.append(new_tuple(Pending, info))
         state.ready_saving += saving + args_saving
+
+    def _repeatable(self, tool: str) -> bool | None:
+        """The policy's word on repeating ``tool``, asked once per tool."""
+        known = self._repeat
+        if tool not in known:
+            known[tool] = self.policy.repeatable_of(tool)
+        return known[tool]
 
     def _args_saving(self, pending: Pending) -> int:
         """Tokens blanking the call's arguments saves: its billed text against ``name {}``."""
@@ -414,6 +430,8 @@ class Clearer:
                 pending.turn,
                 raw.is_error,
                 policy.refetch_tool,
+                self._repeatable(pending.tool),
+                raw.media,
             ),
         )
         try:

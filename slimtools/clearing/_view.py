@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import importlib
 import logging
-from collections.abc import Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from slimtools.clearing._codec import OTHER, Codec, Decoded, get
+from slimtools.clearing._codec import MEDIA_TOKENS, OTHER, Codec, Decoded, get
 from slimtools.errors import ConfigurationError
 
 logger = logging.getLogger("slimtools.clearing")
@@ -51,7 +51,11 @@ class CallView:
 
 @dataclass(frozen=True, slots=True)
 class ResultView:
-    """One tool result; ``name`` is the paired call's tool (None for an orphan result)."""
+    """One tool result; ``name`` is the paired call's tool (None for an orphan result).
+
+    ``media`` describes its images, documents and files (``"image (image/png, 45 KB,
+    base64)"``), which count ``media_tokens`` tokens; ``text`` is its text only.
+    """
 
     call_id: str
     name: str | None
@@ -60,6 +64,12 @@ class ResultView:
     position: int
     is_error: bool
     cleared: bool
+    media: tuple[str, ...] = ()
+
+    @property
+    def media_tokens(self) -> int:
+        """The tokens the result's images, documents and files count for."""
+        return MEDIA_TOKENS * len(self.media)
 
 
 @dataclass(frozen=True)
@@ -78,6 +88,8 @@ class HistoryView:
             content, each call, each result): what the clearer counts tokens of.
         turn_starts: the index of the message that starts each turn (where each model call's
             output begins), in order; as long as ``turns``.
+        message_media_tokens: per message, the tokens its results' images, documents and
+            files count for (``MEDIA_TOKENS`` each); not part of ``message_texts``.
     """
 
     format: str
@@ -87,6 +99,7 @@ class HistoryView:
     message_texts: list[str]
     message_pieces: list[tuple[str, ...]]
     turn_starts: list[int]
+    message_media_tokens: list[int]
 
 
 _LOADED: dict[str, Codec] = {}
@@ -147,6 +160,31 @@ def _format_of(message: Any) -> str | None:
     return None
 
 
+def check_history(history: Any) -> None:
+    """Raise a ``TypeError`` that says what to pass when ``history`` is not a message list.
+
+    A dict (one message, or a request body), a string, or a generator (which a clearer
+    would consume, losing the messages) are the usual mistakes.
+    """
+    if isinstance(history, Sequence) and not isinstance(history, (str, bytes, bytearray)):
+        return
+    kind = type(history).__name__
+    if isinstance(history, Mapping):
+        hint = (
+            "a dict is one message or a request body: pass its message list "
+            '(e.g. body["messages"] or [message])'
+        )
+    elif isinstance(history, (str, bytes, bytearray)):
+        hint = "pass the list of messages, not text"
+    elif isinstance(history, Iterable):
+        hint = "an iterator would be used up: pass list(history)"
+    else:
+        hint = "pass a list of messages"
+    raise TypeError(
+        f"history must be a list of messages (LangChain, OpenAI or Anthropic), got {kind}; {hint}"
+    )
+
+
 def safe_decode(codec: Codec, message: Any) -> Decoded:
     """Decode, treating a message the codec cannot read as plain context (never raises)."""
     try:
@@ -162,7 +200,11 @@ def view(history: Sequence[Any], format: str | None = None) -> HistoryView:
     Args:
         history: the messages, in any supported format.
         format: one of :data:`FORMATS`; detected when None.
+
+    Raises:
+        TypeError: ``history`` is not a list of messages (a dict, a string, a generator).
     """
+    check_history(history)
     name = format or detect_format(history)
     codec = get_codec(name)
     calls: list[CallView] = []
@@ -170,6 +212,7 @@ def view(history: Sequence[Any], format: str | None = None) -> HistoryView:
     texts: list[str] = []
     pieces: list[tuple[str, ...]] = []
     starts: list[int] = []
+    media: list[int] = []
     call_names: dict[str, str] = {}
     turn, previous = 0, False
     for position, message in enumerate(history):
@@ -180,6 +223,7 @@ def view(history: Sequence[Any], format: str | None = None) -> HistoryView:
         previous = decoded.model_output
         parts = tuple(decoded.pieces())
         pieces.append(parts)
+        media.append(decoded.media_tokens() if decoded.results else 0)
         texts.append("\n".join(parts))
         for c in decoded.calls:
             call_names[c.id] = c.name  # the latest call with an id (ids may repeat)
@@ -187,6 +231,6 @@ def view(history: Sequence[Any], format: str | None = None) -> HistoryView:
         for r in decoded.results:
             name_ = call_names.get(r.call_id, r.name)
             results.append(
-                ResultView(r.call_id, name_, r.text, turn, position, r.is_error, r.cleared)
+                ResultView(r.call_id, name_, r.text, turn, position, r.is_error, r.cleared, r.media)
             )
-    return HistoryView(name, turn, calls, results, texts, pieces, starts)
+    return HistoryView(name, turn, calls, results, texts, pieces, starts, media)

@@ -24,7 +24,7 @@ from typing import Any, Literal, Protocol, runtime_checkable
 import orjson
 
 from slimtools._json import dumps, dumps_str
-from slimtools.clearing._view import detect_format, get_codec, safe_decode
+from slimtools.clearing._view import check_history, detect_format, get_codec, safe_decode
 
 logger = logging.getLogger("slimtools.clearing")
 
@@ -191,7 +191,11 @@ def restore(
 
     Results are restored only where they still hold a placeholder; blanked arguments are
     put back from their snapshots. ``restore(clear(h, audit=a), a) == h``.
+
+    Raises:
+        TypeError: ``history`` is not a list of messages (a dict, a string, a generator).
     """
+    check_history(history)
     records: dict[tuple[str, str], list[AuditRecord]] = {}
     for record in audit.read():
         records.setdefault((record.kind, record.call_id), []).append(record)

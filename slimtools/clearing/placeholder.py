@@ -33,7 +33,8 @@ _ARGS_MAX = 160
 _MAX_HANDLES = 20
 
 DEFAULT_TEMPLATE = (
-    "{tool}({args}) returned {chars} chars (~{tokens} tokens){error}; removed to save context.\n"
+    "{tool}({args}) returned {chars} chars{media} (~{tokens} tokens){error}; removed to save "
+    "context.\n"
     "Head: {head}\n"
     "Handles: {handles}\n"
     "{refetch}"
@@ -42,6 +43,7 @@ DEFAULT_TEMPLATE = (
 
 TEMPLATE_FIELDS = frozenset(
     {"tool", "args", "chars", "tokens", "head", "handles", "refetch", "call_id", "turn", "error"}
+    | {"media"}
 )
 """The fields a template may use (``str.format`` syntax)."""
 
@@ -64,6 +66,10 @@ class PlaceholderInfo(NamedTuple):
         turn: the turn the result belongs to.
         is_error: whether the result was an error.
         refetch_tool: the name of the companion that fetches one record by handle.
+        repeatable: True when calling the tool again is safe (it only reads), False when it
+            has effects (writes, commands), None when nothing is known about it.
+        media: the result's images, documents and files, described (kind, type, size,
+            source; never their data).
     """
 
     tool: str
@@ -77,13 +83,52 @@ class PlaceholderInfo(NamedTuple):
     turn: int
     is_error: bool
     refetch_tool: str = "get_record"
+    repeatable: bool | None = None
+    media: tuple[str, ...] = ()
 
     def refetch_line(self) -> str:
-        """The explicit permission to refetch, naming the exact call."""
-        line = f"To see it again, call {self.tool}({self.args_text}) again"
-        if self.handles:
-            line += f", or {self.refetch_tool}(<handle>) for one record"
-        return line + "."
+        """How to see it again: the exact call for a tool safe to repeat; for any other,
+        that repeating it would repeat its effect, and a read-only way to the current state.
+
+        The explicit permission to refetch keeps the model from "remembering" a cleared
+        detail; it is only given where calling again cannot change anything.
+        """
+        record = f", or {self.refetch_tool}(<handle>) for one record" if self.handles else ""
+        if self.repeatable:
+            return f"To see it again, call {self.tool}({self.args_text}) again{record}."
+        where = _target(self.args)
+        look = f"read {where} with a read-only tool" if where else "use a read-only tool"
+        if self.repeatable is False:
+            return (
+                f"Do not call {self.tool} again to see this: that would repeat what it did. "
+                f"To see the current state, {look}{record}."
+            )
+        return (
+            f"If {self.tool} changed anything, calling it again would repeat that; to see "
+            f"the current state, {look}{record}."
+        )
+
+    def media_text(self) -> str:
+        """``" and 1 image (image/png, 45 KB, base64)"``, or ``""`` without media."""
+        if not self.media:
+            return ""
+        shown = ", ".join(self.media[:_MAX_MEDIA])
+        more = f" and {len(self.media) - _MAX_MEDIA} more" if len(self.media) > _MAX_MEDIA else ""
+        count = len(self.media)
+        return f" and {count} non-text block{'s' if count > 1 else ''}: {shown}{more}"
+
+
+_TARGET_KEYS = ("path", "file_path", "filepath", "file", "filename", "url")
+_MAX_MEDIA = 3
+
+
+def _target(args: Mapping[str, Any]) -> str:
+    """What a call acted on, when its arguments name it (a path or URL), for the read hint."""
+    for key in _TARGET_KEYS:
+        value = args.get(key) if isinstance(args, Mapping) else None
+        if isinstance(value, str) and value and len(value) <= 200:
+            return dumps_str(value)
+    return ""
 
 
 PlaceholderTemplate: TypeAlias = "str | Callable[[PlaceholderInfo], str]"
@@ -112,7 +157,9 @@ def validate_template(template: str | Callable[[PlaceholderInfo], str]) -> None:
         raise ConfigurationError(f"placeholder template cannot render: {exc}") from None
 
 
-_SAMPLE = PlaceholderInfo("tool", {}, "", 1, 1, "head", ("h",), "call", 1, True)
+_SAMPLE = PlaceholderInfo(
+    "tool", {}, "", 1, 1, "head", ("h",), "call", 1, True, "get_record", True, ("image",)
+)
 
 
 _ALL_NEEDS = frozenset({"args", "head", "handles"})
@@ -170,6 +217,7 @@ _VALUES: dict[str, Callable[[PlaceholderInfo], str]] = {
     "call_id": lambda i: i.call_id,
     "turn": lambda i: str(i.turn),
     "error": lambda i: " (an error)" if i.is_error else "",
+    "media": PlaceholderInfo.media_text,
 }
 
 
@@ -183,8 +231,9 @@ def _format_default(info: PlaceholderInfo) -> str:
     """DEFAULT_TEMPLATE as one f-string: the same text (a test pins it), 4x faster, which
     matters when a 10,000-turn history is cleared in one pass."""
     error = " (an error)" if info.is_error else ""
+    media = info.media_text() if info.media else ""
     text = (
-        f"{info.tool}({info.args_text}) returned {info.chars:,} chars "
+        f"{info.tool}({info.args_text}) returned {info.chars:,} chars{media} "
         f"(~{info.tokens:,} tokens){error}; removed to save context."
     )
     if info.head:

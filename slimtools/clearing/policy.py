@@ -39,17 +39,25 @@ CATEGORY_VERBS: Mapping[str, frozenset[str]] = MappingProxyType(
     {
         "write": frozenset(
             {"create", "update", "delete", "write", "commit", "post", "send", "edit", "put"}
-            | {"patch", "insert", "remove", "save", "upload"}
+            | {"patch", "insert", "remove", "save", "upload", "editor", "replace", "apply"}
+            | {"modify", "rename", "move", "append"}
         ),
-        "read": frozenset({"read", "get", "fetch", "open", "cat", "load", "show", "view"}),
         "command": frozenset(
             {"bash", "run", "exec", "execute", "shell", "command", "tail", "sh", "terminal"}
+            | {"ipython", "computer", "browser", "click", "navigate"}
         ),
+        "read": frozenset({"read", "get", "fetch", "open", "cat", "load", "show", "view"}),
         "search": frozenset({"search", "list", "find", "browse", "query", "grep", "ls", "lookup"}),
     }
 )
-"""Name words that imply a category; the first category listed here wins (write is kept
-longest, so a name like ``fetch_and_update`` errs on the side of keeping)."""
+"""Name words that imply a category; the first category listed here wins. Tools with effects
+come first (write is kept longest, so ``fetch_and_update`` errs on the side of keeping, and
+``run_query`` is a command): agents' own tools are recognised too (``str_replace_editor``,
+``edit_file`` and ``apply_patch`` write; ``run_ipython``, ``execute_bash``, ``computer`` and
+``browser`` are commands)."""
+
+REPEATABLE_CATEGORIES = frozenset({"search", "read"})
+"""Categories whose tools only read, so a placeholder may tell the model to call them again."""
 
 _WORDS = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
 ANTHROPIC_EDIT_TYPE = "clear_tool_uses_20250919"
@@ -143,6 +151,11 @@ class ClearingPolicy:
         max_placeholder_chars: upper bound on a placeholder's size.
         refetch_tool: the companion named in placeholders (``get_record``).
         token_counter: counts tokens for triggers, ``clear_at_least`` and reports.
+        repeatable: tools safe to call again (they only read): MCP tools annotated
+            ``readOnlyHint``/``idempotentHint`` (:func:`repeatable_tools`), a toolkit's
+            read-only tools (:meth:`for_toolkit`). Placeholders tell the model to call a tool
+            again only when it is here or its category is ``search`` or ``read``; for any
+            other they say that calling it again would repeat its effect.
         cache: the prompt-cache prices that decide whether clearing pays: a
             :class:`~slimtools.clearing.pricing.CachePricing`, a preset name
             (``"anthropic"``, ``"anthropic-1h"``, ``"openai"``, ``"gemini"``, ``"none"``) or
@@ -174,6 +187,7 @@ class ClearingPolicy:
     max_placeholder_chars: int = 1000
     refetch_tool: str = "get_record"
     token_counter: TokenCounter = count_tokens
+    repeatable: AbstractSet[str] = frozenset()
     cache: CachePricing | str | None = DEFAULT_PRICING
     expected_calls: int | None = None
     payback_horizon: int | None = DEFAULT_HORIZON
@@ -192,6 +206,7 @@ class ClearingPolicy:
         set_ = object.__setattr__
         set_(self, "cache", pricing_of(self.cache))
         set_(self, "exclude_tools", _names(self.exclude_tools, "exclude_tools"))
+        set_(self, "repeatable", _names(self.repeatable, "repeatable"))
         if not isinstance(self.clear_tool_inputs, bool):
             set_(self, "clear_tool_inputs", _names(self.clear_tool_inputs, "clear_tool_inputs"))
         set_(self, "retention", _frozen_map(self.retention, "retention", values=_turns))
@@ -268,6 +283,16 @@ class ClearingPolicy:
             turns = self.keep_turns if category is None else self.retention.get(category, 0)
         return None if turns is None else max(turns, self.keep_turns)
 
+    def repeatable_of(self, tool: str) -> bool | None:
+        """Whether calling ``tool`` again is safe (True), repeats an effect (False) or is
+        unknown (None): what a placeholder may tell the model."""
+        if tool in self.repeatable:
+            return True
+        category = self.category_of(tool)
+        if category is None:
+            return None
+        return category in REPEATABLE_CATEGORIES
+
     def clears_inputs_of(self, tool: str) -> bool:
         """Whether a cleared call of ``tool`` also has its arguments blanked."""
         if isinstance(self.clear_tool_inputs, bool):
@@ -309,20 +334,26 @@ class ClearingPolicy:
 
     @classmethod
     def for_toolkit(cls, kit: Any, **overrides: Any) -> ClearingPolicy:
-        """A policy using a slimtools ``Toolkit``'s categories and handle keys.
+        """A policy using a slimtools ``Toolkit``'s categories, handle keys and read-only tools.
 
         ``kit`` is duck-typed: anything with ``categories`` and ``handle_keys`` mappings
-        (and optionally ``companion_name``). Explicit ``categories=``/``handle_keys=`` in
-        ``overrides`` are merged over the toolkit's.
+        (and optionally ``companion_name`` and ``read_only_tools``). Explicit
+        ``categories=``/``handle_keys=``/``repeatable=`` in ``overrides`` are merged over the
+        toolkit's.
         """
         categories = {k: v for k, v in dict(getattr(kit, "categories", {})).items() if v}
         categories.update(overrides.pop("categories", {}))
         handle_keys = dict(getattr(kit, "handle_keys", {}))
         handle_keys.update(overrides.pop("handle_keys", {}))
+        repeatable = set(getattr(kit, "read_only_tools", ()))
+        repeatable.update(overrides.pop("repeatable", ()))
         companion = getattr(kit, "companion_name", None)
         if isinstance(companion, str) and companion:
             overrides.setdefault("refetch_tool", companion)
-        return cls(categories=categories, handle_keys=handle_keys, **overrides)
+            repeatable.add(companion)
+        return cls(
+            categories=categories, handle_keys=handle_keys, repeatable=repeatable, **overrides
+        )
 
 
 _ANTHROPIC_KEYS = frozenset(
@@ -368,3 +399,27 @@ def _typed(value: Any, name: str, kinds: tuple[str, ...], default: int) -> tuple
     number = value.get("value")
     _count(number, f"{name}.value", optional=False)
     return str(value["type"]), int(number or 0)
+
+
+def repeatable_tools(tools: Iterable[Any]) -> frozenset[str]:
+    """The names of MCP tools annotated as safe to call again, for ``ClearingPolicy(repeatable=)``.
+
+    Takes MCP tool definitions as ``list_tools`` returns them (SDK objects or dicts):
+    a tool counts when its annotations say ``readOnlyHint`` or ``idempotentHint``. Nothing
+    is imported; anything without those annotations is left out.
+    """
+    names = set()
+    for tool in tools:
+        name = _field(tool, "name")
+        notes = _field(tool, "annotations")
+        if not isinstance(name, str) or notes is None:
+            continue
+        hints = [_field(notes, k) for k in ("readOnlyHint", "read_only_hint")]
+        hints += [_field(notes, k) for k in ("idempotentHint", "idempotent_hint")]
+        if any(h is True for h in hints):
+            names.add(name)
+    return frozenset(names)
+
+
+def _field(obj: Any, key: str) -> Any:
+    return obj.get(key) if isinstance(obj, Mapping) else getattr(obj, key, None)

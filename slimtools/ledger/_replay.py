@@ -292,18 +292,27 @@ class _Reader:
     def bills(self, seen: HistoryView) -> list[_Bill]:
         """The bill of every message of a viewed history."""
         results: list[list[str]] = [[] for _ in seen.message_texts]
+        media: list[list[int]] = [[] for _ in seen.message_texts]
         for r in seen.results:
             results[r.position].append(r.text)
+            media[r.position].append(r.media_tokens)
         count = self.counter
         return [
             _Bill(
                 text=text,
                 results=tuple(texts),
-                tokens=sum(count(p) for p in pieces),
-                result_tokens=tuple(count(t) if t else 0 for t in texts),
+                tokens=sum(count(p) for p in pieces) + extra,
+                result_tokens=tuple(
+                    (count(t) if t else 0) + m for t, m in zip(texts, images, strict=True)
+                ),
             )
-            for text, pieces, texts in zip(
-                seen.message_texts, seen.message_pieces, results, strict=True
+            for text, pieces, texts, images, extra in zip(
+                seen.message_texts,
+                seen.message_pieces,
+                results,
+                media,
+                seen.message_media_tokens,
+                strict=True,
             )
         ]
 

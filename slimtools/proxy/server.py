@@ -110,6 +110,7 @@ def _register(proxy: Proxy, config: ProxyConfig, tool: Tool, call: Caller) -> No
         description=(options.description if options else None) or tool.description or name,
         category=category,
         parameters=tool.input_schema,
+        read_only=read_only,
     )
     upstream_schema = tool.output_schema
     if not plan.slims:
