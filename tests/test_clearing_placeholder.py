@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import orjson
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from slimtools.clearing import ClearingPolicy, clear_stale_results, is_placeholder, view
 from slimtools.clearing.placeholder import envelope_handles, flatten_head
@@ -39,6 +41,18 @@ def test_head_is_bounded_by_keep_head():
     text = cleared_text("openai_chat", "y" * 3000, policy=NOW.replace(keep_head=10))
     assert "Head: yyyyyyyyyy\n" in text
     assert "Head:" not in cleared_text("openai_chat", "y" * 3000, policy=NOW.replace(keep_head=0))
+
+
+@given(
+    text=st.text(
+        st.sampled_from(["a", " ", "\n", "\t", "\x0b", "\x1c", "\u00a0", "\u2028", "é", "\x00"]),
+        max_size=60,
+    ),
+    keep=st.integers(0, 30),
+)
+def test_flatten_head_is_split_and_join_cut_to_keep_head(text, keep):
+    """Every shortcut of flatten_head gives the prefix of whitespace-flattened text."""
+    assert flatten_head(text, keep) == " ".join(text.split())[:keep]
 
 
 def test_flatten_head_handles_long_whitespace_runs():
@@ -176,17 +190,32 @@ def test_cjk_results_are_counted_in_tokens():
 @pytest.mark.parametrize("handles", [(), ('"k1"', "3")])
 @pytest.mark.parametrize("head", ["", "some head"])
 @pytest.mark.parametrize("is_error", [False, True])
-def test_default_template_fast_path_matches_the_generic_renderer(handles, head, is_error):
-    """The f-string used for the default template renders exactly what the template says."""
+@pytest.mark.parametrize("repeatable", [True, False, None])
+@pytest.mark.parametrize("media", [(), ("image (image/png, 3 KB, base64)",)])
+def test_default_template_fast_paths_match_the_generic_renderer(
+    handles, head, is_error, repeatable, media
+):
+    """The f-strings used for the default template render exactly what the template says."""
     from slimtools.clearing.placeholder import (
         DEFAULT_TEMPLATE,
         PlaceholderInfo,
         _format_default,
         _format_generic,
+        default_placeholder,
+        render,
     )
 
-    info = PlaceholderInfo("t", {"a": 1}, "a=1", 12345, 3086, head, handles, "c", 4, is_error)
+    args = {"path": "a.py"}
+    info = PlaceholderInfo(
+        "t", args, 'path="a.py"', 12345, 3086, head, handles, "c", 4, is_error, "get_record",
+        repeatable, media,
+    )  # fmt: skip
     assert _format_default(info) == _format_generic(DEFAULT_TEMPLATE, info)
+    fast = default_placeholder(
+        "t", 'path="a.py"', args, "x" * 12345, 3086, is_error, media, head, handles,
+        repeatable, "get_record", 1000,
+    )  # fmt: skip
+    assert fast == render(info, DEFAULT_TEMPLATE, 1000)
 
 
 @pytest.mark.parametrize(

@@ -175,3 +175,42 @@ def test_flat_projection_of_dicts_matches_the_general_path(shape, data):
     record = data.draw(typed_records(shape))
     projection = Projection.from_spec(typed_allowlist(shape))
     assert projection.project(record) == projection.project(MappingProxyType(record))
+
+
+@given(
+    content=st.text(max_size=60),
+    status=st.sampled_from(["success", "error"]),
+    name=st.none() | st.text(max_size=8),
+)
+def test_langchain_plain_result_decodes_as_make_result_does(content, status, name):
+    """The inlined decode of a plain ToolMessage equals the general make_result path."""
+    from langchain_core.messages import ToolMessage
+
+    from slimtools.clearing._codec import make_result, result_message
+    from slimtools.clearing._langchain import LangChainCodec
+
+    message = ToolMessage(content, tool_call_id="c1", status=status, name=name)
+    expected = result_message(make_result("c1", name, content, 0, is_error=status == "error"))
+    assert LangChainCodec().decode(message) == expected
+
+
+@given(
+    content=st.text(max_size=40), extra=st.dictionaries(st.sampled_from(["a", "b"]), st.integers())
+)
+def test_model_copy_builds_what_pydantic_model_copy_builds(content, extra):
+    """The direct copy of a LangChain message equals ``model_copy(update=...)``."""
+    from langchain_core.messages import AIMessage, ToolMessage
+
+    from slimtools.clearing._codec import model_copy
+
+    for message in (
+        ToolMessage("x" * 50, tool_call_id="c1", id="t1", artifact={"k": 1}, **extra),
+        AIMessage("hi", tool_calls=[{"id": "c", "name": "n", "args": {}}]),
+    ):
+        ours = model_copy(message, {"content": content})
+        theirs = message.model_copy(update={"content": content})
+        assert ours == theirs
+        assert ours.__pydantic_fields_set__ == theirs.__pydantic_fields_set__
+        assert ours.__pydantic_extra__ == theirs.__pydantic_extra__
+        assert ours.__pydantic_private__ == theirs.__pydantic_private__
+        assert ours.model_dump() == theirs.model_dump()

@@ -8,10 +8,11 @@ from __future__ import annotations
 
 import logging
 from collections import deque
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
-from slimtools.clearing._codec import Codec, RawResult, new_tuple
+from slimtools.clearing._codec import Codec, RawResult, new_tuple, with_changes
 from slimtools.clearing._plan import Candidates
 from slimtools.clearing._savings import SavingsIndex
 from slimtools.clearing.audit import Audit, AuditRecord
@@ -123,6 +124,7 @@ class Pending(NamedTuple):
     placeholder: str = ""  # rendered when the result is made ready
     saving: int = 0  # tokens the placeholder saves
     input_saving: int = 0  # tokens blanking the call's arguments saves (0: not blanked)
+    first: int = 0  # the first message clearing it rewrites (the call's, when blanked)
 
 
 @dataclass(slots=True)
@@ -169,11 +171,10 @@ def write_batch(
     before = state.tokens - state.saved
     if not fresh and not forced:
         return report(0, 0, (), 0, None, before, before)
-    add = state.savings.add
-    for p in forced + fresh if forced else fresh:
-        add(p.position, p.saving)
-        if p.input_saving:
-            add(p.call.position, p.input_saving)
+    batch = forced + fresh if forced else fresh
+    saved = [(p.position, p.saving) for p in batch]
+    saved += [(p.call.position, p.input_saving) for p in batch if p.input_saving]
+    state.savings.add_many(saved)
     if forced or len(fresh) > 1 or fresh[0].input_saving:
         return _write_many(codec, state, forced, fresh, memory, before=before)
     return _write_one(codec, state, fresh, memory, before=before)
@@ -205,22 +206,36 @@ def _write_many(
 ) -> ClearingReport:
     """:func:`write_batch` in general: results grouped by message, so a message holding
     several (Anthropic) is rebuilt once, then the calls whose arguments are blanked."""
-    texts: dict[int, dict[int, str]] = {}  # message position -> result slot -> placeholder
     blank: dict[int, set[str]] = {}  # message position -> ids of calls to blank
     saving = 0
-    for p in forced + fresh if forced else fresh:
-        slots = texts.get(p.position)
-        if slots is None:
-            texts[p.position] = {p.raw.slot: p.placeholder}
-        else:
-            slots[p.raw.slot] = p.placeholder
-        saving += p.saving + p.input_saving
-        if p.input_saving:
-            blank.setdefault(p.call.position, set()).add(p.raw.call_id)
+    out = state.out
+    batch = forced + fresh if forced else fresh
+    # Formats whose result is a whole message (WholeMessageResults) name the field holding
+    # it: one result per message, so nothing needs grouping.
+    field = getattr(codec, "result_field", None)
+    if field is not None:
+        texts: Collection[int] = [p.position for p in batch]
+        for p in batch:
+            out[p.position] = with_changes(out[p.position], {field: p.placeholder})
+            saving += p.saving + p.input_saving
+            if p.input_saving:
+                blank.setdefault(p.call.position, set()).add(p.raw.call_id)
+    else:
+        grouped: dict[int, dict[int, str]] = {}  # message position -> slot -> placeholder
+        for p in batch:
+            slots = grouped.get(p.position)
+            if slots is None:
+                grouped[p.position] = {p.raw.slot: p.placeholder}
+            else:
+                slots[p.raw.slot] = p.placeholder
+            saving += p.saving + p.input_saving
+            if p.input_saving:
+                blank.setdefault(p.call.position, set()).add(p.raw.call_id)
+        replace = codec.replace_results
+        for position, slots in grouped.items():
+            out[position] = replace(out[position], slots)
+        texts = grouped
     memory.remember(fresh)
-    out, replace = state.out, codec.replace_results
-    for position, slots in texts.items():
-        out[position] = replace(out[position], slots)
     state.saved += saving
     after = before - saving
     if forced:  # re-applied after a re-read: not reported again

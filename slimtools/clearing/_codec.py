@@ -161,27 +161,28 @@ def model_copy(model: BaseModel, changes: dict[str, Any]) -> Any:
     an update that is not a declared field.
     """
     cls = type(model)
-    fields = cls.__pydantic_fields__
-    if (
-        cls.__copy__ is not _BASE_COPY
-        or cls.model_copy is not _BASE_MODEL_COPY
-        or not all(k in fields for k in changes)
-    ):
+    fields = _COPYABLE.get(cls, _UNSEEN)
+    if fields is _UNSEEN:
+        plain = cls.__copy__ is _BASE_COPY and cls.model_copy is _BASE_MODEL_COPY
+        fields = _COPYABLE[cls] = frozenset(cls.__pydantic_fields__) if plain else None
+    if fields is None or not fields.issuperset(changes):
         return model.model_copy(update=changes)
     new = cls.__new__(cls)
     state = model.__dict__.copy()
     state.update(changes)
     _object_setattr(new, "__dict__", state)
     extra = model.__pydantic_extra__
-    _object_setattr(new, "__pydantic_extra__", None if extra is None else extra.copy())
-    _object_setattr(new, "__pydantic_fields_set__", model.__pydantic_fields_set__ | changes.keys())
-    private = getattr(model, "__pydantic_private__", None)
+    _object_setattr(new, "__pydantic_extra__", extra if extra is None else extra.copy())
+    _object_setattr(new, "__pydantic_fields_set__", model.__pydantic_fields_set__.union(changes))
+    private = model.__pydantic_private__
     if private is not None:
         private = {k: v for k, v in private.items() if v is not PydanticUndefined}
     _object_setattr(new, "__pydantic_private__", private)
     return new
 
 
+_UNSEEN: Any = object()
+_COPYABLE: dict[type, frozenset[str] | None] = {}
 _object_setattr = object.__setattr__
 
 
@@ -329,7 +330,14 @@ def make_call(call_id: Any, name: Any, args: Any) -> RawCall | None:
         return None
     name = name if isinstance(name, str) else ""
     if isinstance(args, dict):
-        call: RawCall = new_tuple(RawCall, (call_id, name, args, dumps_str(args) if args else "{}"))
+        if not args:
+            text = "{}"
+        else:
+            try:  # plain JSON arguments (nearly all) need none of dumps_str's fallbacks
+                text = orjson.dumps(args).decode()
+            except (TypeError, orjson.JSONEncodeError):
+                text = dumps_str(args)
+        call: RawCall = new_tuple(RawCall, (call_id, name, args, text))
         return call
     if isinstance(args, str):
         return RawCall(call_id, name, parse_args(args), args)

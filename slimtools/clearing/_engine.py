@@ -39,8 +39,10 @@ from slimtools.clearing._codec import MEDIA_TOKENS, OTHER, Codec, RawResult, new
 from slimtools.clearing._view import _format_of, check_history, detect_format, get_codec
 from slimtools.clearing.audit import Audit
 from slimtools.clearing.placeholder import (
+    DEFAULT_TEMPLATE,
     PlaceholderInfo,
     constant_placeholder,
+    default_placeholder,
     envelope_handles,
     flatten_head,
     render,
@@ -99,6 +101,8 @@ class Clearer:
             self.policy.placeholder, self.policy.max_placeholder_chars
         )
         self._constant_tokens = self.policy.token_counter(self._constant or "")
+        placeholder = self.policy.placeholder
+        self._default = isinstance(placeholder, str) and placeholder == DEFAULT_TEMPLATE
         self.last_report = ClearingReport()
 
     @classmethod
@@ -250,7 +254,7 @@ class Clearer:
         state.eligible_turns.append(turn)
         if not raw.clearable:
             return  # empty or already cleared: counts toward keep, stays
-        info = (raw, tool, call, position, turn, tokens, eidx, "", 0, 0)
+        info = (raw, tool, call, position, turn, tokens, eidx, "", 0, 0, position)
         pending: Pending = new_tuple(Pending, info)
         if self._rereading and self._memory.knows(raw):
             state.forced.append(pending)  # cleared before the re-read: stays cleared
@@ -315,7 +319,12 @@ class Clearer:
             text, blanked = self._memory.recall(pending.raw)
             saving = pending.tokens - self.policy.token_counter(text)
             args_saving = self._args_saving(pending) if blanked else 0
-            now.append(pending._replace(placeholder=text, saving=saving, input_saving=args_saving))
+            first = min(pending.position, pending.call.position) if blanked else pending.position
+            now.append(
+                pending._replace(
+                    placeholder=text, saving=saving, input_saving=args_saving, first=first
+                )
+            )
         state.forced = later
         return now
 
@@ -346,10 +355,16 @@ class Clearer:
             return offsets[position] - savings.before(position) if savings else offsets[position]
 
         plan = state.plan
-        for pending in sorted(state.ready, key=_first_change):
-            position = _first_change(pending)
-            saving = pending.saving + pending.input_saving
-            plan.add(pending, position, saving, tokens_before(position))
+        ready = state.ready
+        if len(ready) > 1:
+            ready.sort(key=_first_change)
+        if savings:
+            entries = [
+                (p, p.first, p.saving + p.input_saving, tokens_before(p.first)) for p in ready
+            ]
+        else:  # nothing cleared yet: the history before a position is all original tokens
+            entries = [(p, p.first, p.saving + p.input_saving, offsets[p.first]) for p in ready]
+        plan.extend(entries)
         state.ready, state.ready_saving = [], 0
         need = state.tokens - state.saved - limit if over and limit is not None else 0
         cut = plan.choose(
@@ -376,7 +391,7 @@ class Clearer:
 
     def _make_ready(self, pending: Pending) -> None:
         """Render the placeholder; a result it would not shrink is left alone for good."""
-        raw, tool, call, position, turn, tokens, eidx, _, _, _ = pending
+        raw, tool, call, position, turn, tokens, eidx, _, _, _, _ = pending
         if self._constant is not None:
             text, size = self._constant, self._constant_tokens
         else:
@@ -388,9 +403,12 @@ class Clearer:
         if saving <= 0 or (len(text) >= len(raw.text) and not raw.media):
             return
         args_saving = 0
+        first = position
         if self._inputs and call.args and self.policy.clears_inputs_of(tool):
             args_saving = self._args_saving(pending)
-        info = (raw, tool, call, position, turn, tokens, eidx, text, saving, args_saving)
+            if args_saving and call.position < position:
+                first = call.position
+        info = (raw, tool, call, position, turn, tokens, eidx, text, saving, args_saving, first)
         state = self._state
         state.ready.append(new_tuple(Pending, info))
         state.ready_saving += saving + args_saving
@@ -414,26 +432,29 @@ class Clearer:
         """The placeholder of one result (None when a user template fails: keep it)."""
         policy, raw, needs = self.policy, pending.raw, self._needs
         args = pending.call.args
+        text = raw.text
+        args_text = render_args(args) if "args" in needs else ""
+        head = flatten_head(text, policy.keep_head) if "head" in needs else ""
+        handles = (
+            envelope_handles(text, policy.handle_key(pending.tool))
+            if "handles" in needs and text[:1] in "{ \n"
+            else ()
+        )
+        tool = pending.tool
+        repeat = self._repeat
+        repeatable = repeat[tool] if tool in repeat else self._repeatable(tool)
+        if self._default:  # the default template, without the generic machinery
+            return default_placeholder(
+                tool, args_text, args, text, pending.tokens, raw.is_error, raw.media, head,
+                handles, repeatable, policy.refetch_tool, policy.max_placeholder_chars,
+            )  # fmt: skip
         info: PlaceholderInfo = new_tuple(
             PlaceholderInfo,
             (
-                pending.tool,
-                args,
-                render_args(args) if "args" in needs else "",
-                len(raw.text),
-                pending.tokens,
-                flatten_head(raw.text, policy.keep_head) if "head" in needs else "",
-                envelope_handles(raw.text, policy.handle_key(pending.tool))
-                if "handles" in needs
-                else (),
-                raw.call_id,
-                pending.turn,
-                raw.is_error,
-                policy.refetch_tool,
-                self._repeatable(pending.tool),
-                raw.media,
+                tool, args, args_text, len(text), pending.tokens, head, handles, raw.call_id,
+                pending.turn, raw.is_error, policy.refetch_tool, repeatable, raw.media,
             ),
-        )
+        )  # fmt: skip
         try:
             return render(info, policy.placeholder, policy.max_placeholder_chars)
         except Exception:  # a user template or callable failed: keep the result
@@ -454,6 +475,4 @@ class Clearer:
 
 def _first_change(pending: Pending) -> int:
     """The first message clearing this result rewrites (its call's, when arguments blank)."""
-    if pending.input_saving:
-        return min(pending.position, pending.call.position)
-    return pending.position
+    return pending.first

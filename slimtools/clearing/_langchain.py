@@ -16,6 +16,7 @@ from typing import Any
 from slimtools.clearing._codec import (
     OTHER,
     Decoded,
+    RawResult,
     WholeMessageResults,
     compact,
     content_text,
@@ -28,6 +29,7 @@ from slimtools.clearing._codec import (
     put_back,
     result_message,
 )
+from slimtools.clearing.placeholder import MARKER_PREFIX
 
 _TOOL = frozenset({"tool", "ToolMessageChunk"})
 _AI = frozenset({"ai", "AIMessageChunk"})
@@ -51,14 +53,40 @@ class LangChainCodec(WholeMessageResults):
         if kind in _TOOL:
             meta = fields.get("response_metadata")
             editing = meta.get("context_editing") if meta and isinstance(meta, dict) else None
+            cleared = isinstance(editing, dict) and bool(editing.get("cleared"))
+            call_id = fields.get("tool_call_id")
+            if (
+                type(content) is str
+                and content
+                and not cleared
+                and not content.startswith(MARKER_PREFIX)
+                and type(call_id) is str
+                and call_id
+            ):
+                # The common result: plain text, not a placeholder (make_result, inlined).
+                name = fields.get("name")
+                raw = new_tuple(
+                    RawResult,
+                    (
+                        call_id,
+                        name if type(name) is str else None,
+                        content,
+                        0,
+                        fields.get("status") == "error",
+                        False,
+                        True,
+                        (),
+                    ),
+                )
+                return new_tuple(Decoded, (False, "", (), (raw,)))
             return result_message(
                 make_result(
-                    fields.get("tool_call_id"),
+                    call_id,
                     fields.get("name"),
                     content,
                     0,
                     is_error=fields.get("status") == "error",
-                    cleared=isinstance(editing, dict) and bool(editing.get("cleared")),
+                    cleared=cleared,
                 )
             )
         text = content if isinstance(content, str) else content_text(content)[0]

@@ -67,6 +67,27 @@ class Candidates:
         self.total = running
         del self._best[i:]
 
+    def extend(self, entries: list[tuple[Any, int, int, int]]) -> None:
+        """:meth:`add` each ``(item, position, saving, before)``, in one go when they come
+        after every candidate filed, in position order (a one-pass clear's whole batch)."""
+        positions = self.positions
+        last = positions[-1] if positions else -1
+        ordered = all(entries[i][1] <= entries[i + 1][1] for i in range(len(entries) - 1))
+        if not entries or not ordered or entries[0][1] < last:
+            for entry in entries:
+                self.add(*entry)
+            return
+        running = self.total
+        prefix = self.prefix
+        for _, _, saving, _ in entries:
+            prefix.append(running)
+            running += saving
+        self.total = running
+        self.items += [e[0] for e in entries]
+        positions += [e[1] for e in entries]
+        self.savings += [e[2] for e in entries]
+        self.before += [e[3] for e in entries]
+
     def take(self, cut: int) -> list[Any]:
         """Remove and return the candidates from index ``cut`` on."""
         taken = self.items[cut:]

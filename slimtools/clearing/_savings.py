@@ -41,6 +41,17 @@ class SavingsIndex:
             tree[i] += saved
             i |= i + 1
 
+    def add_many(self, pairs: list[tuple[int, int]]) -> None:
+        """:meth:`add` each ``(position, saved)``; before the first prefix sum, in one go."""
+        if self._tree is not None:
+            for position, saved in pairs:
+                self.add(position, saved)
+            return
+        at = self._at
+        for position, saved in pairs:
+            at[position] = at.get(position, 0) + saved
+        self.total += sum(saved for _, saved in pairs)
+
     def before(self, position: int) -> int:
         """Tokens saved in the messages before ``position``."""
         tree = self._tree
