@@ -5,10 +5,12 @@ from __future__ import annotations
 import copy
 
 import pytest
+from hypothesis import given, settings
 
 from slimtools.clearing import Clearer, ClearingPolicy, clear_stale_results, view
 from slimtools.clearing._view import get_codec
-from tests.strategies_clearing import FORMATS, Turn, render, script
+from tests._profile import examples
+from tests.strategies_clearing import FORMATS, Turn, policies, render, script, turns
 
 fmt_param = pytest.mark.parametrize("fmt", FORMATS)
 FLAT = ClearingPolicy(cache=None, retention={}, infer_categories=False)
@@ -211,3 +213,45 @@ def test_last_report_is_kept():
     clearer = Clearer(FLAT)
     clearer.clear(render("openai_chat", script(*["t"] * 4)))
     assert clearer.last_report.cleared_tool_uses == 2
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+@settings(max_examples=examples(40), deadline=None)
+@given(script=turns(), policy=policies)
+def test_clearing_in_place_sends_what_clear_sends(fmt, script, policy):
+    """Round by round, the list cleared in place equals what clear() returns."""
+    history = render(fmt, script)
+    ours: list = []
+    in_place, copying = Clearer(policy), Clearer(policy)
+    for end in range(1, len(history) + 1):
+        ours.append(history[end - 1])
+        in_place.clear_in_place(ours)
+        assert ours == copying.clear(history[:end])
+
+
+def test_clear_in_place_keeps_the_callers_list():
+    """The caller's list is the history: results are replaced in it, nothing is copied."""
+    history = render("openai_chat", script(*["t"] * 6))
+    mine = list(history)
+    report = Clearer(FLAT).clear_in_place(mine)
+    assert report.cleared_tool_uses == 4
+    assert sum(r.cleared for r in view(mine).results) == 4
+    assert len(mine) == len(history)
+    assert history == render("openai_chat", script(*["t"] * 6))  # the original: untouched
+
+
+def test_clear_in_place_rereads_a_list_that_changed():
+    """A list edited behind the clearer's back (a message removed) is read again, not trusted."""
+    history = render("openai_chat", script(*["t"] * 6))
+    clearer = Clearer(FLAT)
+    mine = list(history)
+    clearer.clear_in_place(mine)
+    del mine[0]
+    clearer.clear_in_place(mine)
+    assert mine == clear_stale_results(history[1:], FLAT)
+
+
+def test_clear_in_place_needs_a_list():
+    """A tuple (or any other sequence) cannot be changed in place: a clear TypeError."""
+    with pytest.raises(TypeError, match="clear_in_place needs the history's own list"):
+        Clearer().clear_in_place(tuple(render("openai_chat", script("t"))))  # type: ignore[arg-type]

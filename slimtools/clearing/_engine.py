@@ -136,6 +136,34 @@ class Clearer:
         Raises:
             TypeError: ``history`` is not a list of messages (a dict, a string, a generator).
         """
+        report = self._advance(history)
+        return self._state.out.copy(), report
+
+    def clear_in_place(self, history: list[Any]) -> ClearingReport:
+        """Clear the caller's own list: stale results are replaced in ``history`` itself.
+
+        For a history you keep and grow (persisted clearing): call it before each model call
+        with the same list, appending new messages in between. Nothing is copied, so a whole
+        run costs about one pass, where :meth:`clear` copies the history on every call.
+        Messages are replaced at their positions with the same ids, never moved or removed;
+        do not reorder or remove messages between calls (a changed list is re-read).
+
+        Raises:
+            TypeError: ``history`` is not a list.
+        """
+        if not isinstance(history, list):
+            raise TypeError(
+                f"clear_in_place needs the history's own list, got {type(history).__name__}; "
+                "use clear() for other sequences"
+            )
+        report = self._advance(history)
+        if self._state.out is not history:  # the first call, or the list changed: adopt it
+            history[:] = self._state.out
+            self._state.out = history
+        return report
+
+    def _advance(self, history: Sequence[Any]) -> ClearingReport:
+        """Read what was appended since the last call, clear what is due, report it."""
         if type(history) is not list:
             check_history(history)
         codec = self._codec if self._sure and self._codec is not None else self._codec_for(history)
@@ -145,17 +173,19 @@ class Clearer:
         grown = n == 0 or (
             len(history) >= n and history[0] is state.first and history[n - 1] is state.last
         )
-        if not grown and not self._extends(history):
+        in_place = history is state.out and len(history) >= n
+        if not (grown or in_place) and not self._extends(history):
             state = self._state = State()
             self._rereading = bool(self._memory)
         start, end = state.n, len(history)
         if end > start:
-            state.out += history[start:]
+            if history is not state.out:  # in place, the new messages are there already
+                state.out += history[start:]
             self._read(codec, history, start)
             state.n, state.first, state.last = end, history[0], history[-1]
         self._rereading = False
         report = self.last_report = self._evaluate(codec)
-        return state.out.copy(), report
+        return report
 
     # -- reading ---------------------------------------------------------------------------
 

@@ -70,10 +70,14 @@ class Candidates:
     def extend(self, entries: list[tuple[Any, int, int, int]]) -> None:
         """:meth:`add` each ``(item, position, saving, before)``, in one go when they come
         after every candidate filed, in position order (a one-pass clear's whole batch)."""
+        if len(entries) < 8:  # a round's few results: the bulk path does not pay
+            for entry in entries:
+                self.add(*entry)
+            return
         positions = self.positions
         last = positions[-1] if positions else -1
         ordered = all(entries[i][1] <= entries[i + 1][1] for i in range(len(entries) - 1))
-        if not entries or not ordered or entries[0][1] < last:
+        if not ordered or entries[0][1] < last:
             for entry in entries:
                 self.add(*entry)
             return
