@@ -25,9 +25,9 @@ import orjson
 
 from benchmarks._data import ROWS, log_row
 from slimtools import Scope, Toolkit, paginate, project_fields, summarize_with_handle
-from slimtools._json import dumps
-from slimtools.handles import HandleStore, MemoryStore
+from slimtools._core.jsonenc import dumps
 from slimtools.stores import SQLiteStore
+from slimtools.stores.memory import HandleStore, MemoryStore
 from tests.redis_fixtures import launch
 
 SCOPE = Scope("bench")

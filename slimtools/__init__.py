@@ -5,8 +5,8 @@ returning an ``Envelope``), refetch any item by handle (``Toolkit.get_record``),
 results in place, and measure the bill.
 """
 
-from slimtools._params import Hidden, Secret
-from slimtools._session import current_session, session
+from slimtools._core.params import Hidden, Secret
+from slimtools._core.session import current_session, session
 from slimtools.clearing import (
     Audit,
     AuditRecord,
@@ -30,11 +30,11 @@ from slimtools.compaction import CompactionPolicy, ContextPipeline, compact
 from slimtools.decorators import paginate, project_fields, summarize_with_handle
 from slimtools.envelope import Envelope
 from slimtools.errors import ConfigurationError, SlimtoolsError, StoreUnavailableError
-from slimtools.handles import AsyncHandleStore, HandleStore, MemoryStore, Scope
 from slimtools.ledger import LedgerRow, LedgerSummary, TokenLedger, tool_result_bill
 from slimtools.projection import Clip, clip_text
 from slimtools.redaction import describe_error, redact
 from slimtools.stores import SQLiteStore, open_store
+from slimtools.stores.memory import AsyncHandleStore, HandleStore, MemoryStore, Scope
 from slimtools.tokens import TokenCounter, count_tokens
 from slimtools.toolkit import Toolkit, ToolResult, ToolSpec, default_toolkit, get_record
 from slimtools.wrap import wrap

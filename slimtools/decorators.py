@@ -2,8 +2,8 @@
 
 Each decorator validates its options once, when it is applied, and records them; applied to
 an already-slimmed tool it merges them into the same wrapper, so any stacking order gives
-one pipeline run per call (wrapping: ``slimtools._wrapper``; the pipeline:
-``slimtools._pipeline``). The added ``page``/``limit`` parameters appear in
+one pipeline run per call (wrapping: ``slimtools._core.wrapper``; the pipeline:
+``slimtools._core.pipeline``). The added ``page``/``limit`` parameters appear in
 ``inspect.signature`` and ``__annotations__``, where frameworks read tool schemas. Static type
 checkers cannot see those added keyword parameters; they exist at run time and are tested
 there.
@@ -16,9 +16,9 @@ from typing import Any, ParamSpec, Protocol, TypeAlias, overload
 
 from pydantic import BaseModel
 
-from slimtools._config import HandleSpec, PageSpec, SlimConfig
-from slimtools._deny import compile_deny
-from slimtools._wrapper import build
+from slimtools._core.config import HandleSpec, PageSpec, SlimConfig
+from slimtools._core.deny import compile_deny
+from slimtools._core.wrapper import build
 from slimtools.envelope import Envelope
 from slimtools.errors import ConfigurationError
 from slimtools.projection import Projection

@@ -10,7 +10,7 @@ backend returned. A declared field missing from a record takes the model's defau
 declares one and is otherwise omitted from the brief (never an exception). A value that does
 not fit its field's declared shape (a container under ``str``, records under ``list[str]``, a
 string where a nested model is declared) is omitted too, so nested secrets never ride out
-whole under an allowlisted name; the shape rule is ``slimtools._shapes``.
+whole under an allowlisted name; the shape rule is ``slimtools._core.shapes``.
 """
 
 from __future__ import annotations
@@ -28,11 +28,11 @@ from pydantic import AliasChoices, AliasPath, BaseModel
 from pydantic.fields import FieldInfo
 from pydantic_core import PydanticUndefined
 
-from slimtools._deny import DenyTree, allowed_paths, denying
-from slimtools._json import to_jsonable
-from slimtools._shapes import MISSING as _MISSING
-from slimtools._shapes import PLAIN as _PLAIN
-from slimtools._shapes import Fit, compile_fit, fit_records
+from slimtools._core.deny import DenyTree, allowed_paths, denying
+from slimtools._core.jsonenc import to_jsonable
+from slimtools._core.shapes import MISSING as _MISSING
+from slimtools._core.shapes import PLAIN as _PLAIN
+from slimtools._core.shapes import Fit, compile_fit, fit_records
 from slimtools.errors import ConfigurationError
 
 
@@ -191,7 +191,7 @@ class _Field:
     default: Any = _MISSING
     annotation: Any = None
     fit: Fit | None = None
-    """The compiled shape check (``slimtools._shapes``); ``None``: anything fits."""
+    """The compiled shape check (``slimtools._core.shapes``); ``None``: anything fits."""
     scalars_ok: bool = True
     """Whether an exact JSON scalar fits as is (no call to ``fit`` needed)."""
 
@@ -242,7 +242,7 @@ class Projection:
 
         Args:
             spec: the allowlist.
-            deny: compiled ``deny=`` paths (``slimtools._deny``); they win over the allowlist.
+            deny: compiled ``deny=`` paths (``slimtools._core.deny``); they win over the allowlist.
         """
         if isinstance(spec, Projection):
             return spec

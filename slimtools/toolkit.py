@@ -19,17 +19,23 @@ from typing import Annotated, Any, TypeVar, overload
 
 from pydantic import BaseModel, Field, ValidationError
 
-from slimtools import _schema
-from slimtools._json import dumps_str
-from slimtools._params import NO_ROLES, Roles, roles, secret_defaults
-from slimtools._pipeline import UNAVAILABLE, FinalResult
-from slimtools._records import Lookup, render_lookup
-from slimtools._session import current_session, session
-from slimtools._wrapper import SlimState, rebind, slim_state
+from slimtools._core import schema as _schema
+from slimtools._core.jsonenc import dumps_str
+from slimtools._core.lookup import Lookup, render_lookup
+from slimtools._core.params import NO_ROLES, Roles, roles, secret_defaults
+from slimtools._core.pipeline import UNAVAILABLE, FinalResult
+from slimtools._core.session import current_session, session
+from slimtools._core.wrapper import SlimState, rebind, slim_state
 from slimtools.envelope import Envelope
 from slimtools.errors import ConfigurationError
-from slimtools.handles import DEFAULT_SESSION, AsyncHandleStore, HandleStore, MemoryStore, Scope
 from slimtools.redaction import OnError, describe_error, remove
+from slimtools.stores.memory import (
+    DEFAULT_SESSION,
+    AsyncHandleStore,
+    HandleStore,
+    MemoryStore,
+    Scope,
+)
 
 log = logging.getLogger("slimtools")
 

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 
 from slimtools.clearing import Clearer, ClearingPolicy, clear_stale_results, view
-from slimtools.clearing._view import get_codec
+from slimtools.clearing.formats.view import get_codec
 from tests._profile import examples
 from tests.strategies_clearing import FORMATS, Turn, policies, render, script, turns
 

@@ -21,7 +21,7 @@ from slimtools import (
     project_fields,
     summarize_with_handle,
 )
-from slimtools._json import dumps_str
+from slimtools._core.jsonenc import dumps_str
 from slimtools.adapters.mcp import to_mcp_server
 from tests._profile import examples
 from tests.core_helpers import next_call

@@ -10,11 +10,11 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from slimtools import Toolkit, paginate, project_fields, summarize_with_handle
-from slimtools._json import _default, dumps
-from slimtools._keys import normalize_handle
+from slimtools._core.jsonenc import _default, dumps
+from slimtools._core.keys import normalize_handle
 from slimtools.envelope import Envelope, make_envelope
-from slimtools.handles import MemoryStore, Scope, _sizes, approx_size
 from slimtools.projection import _WORD_BACKOFF, Projection, _splits, clip_text
+from slimtools.stores.memory import MemoryStore, Scope, _sizes, approx_size
 from tests.strategies import texts, typed_allowlist, typed_records, typed_shapes
 
 
@@ -186,8 +186,8 @@ def test_langchain_plain_result_decodes_as_make_result_does(content, status, nam
     """The inlined decode of a plain ToolMessage equals the general make_result path."""
     from langchain_core.messages import ToolMessage
 
-    from slimtools.clearing._codec import make_result, result_message
-    from slimtools.clearing._langchain import LangChainCodec
+    from slimtools.clearing.formats.base import make_result, result_message
+    from slimtools.clearing.formats.langchain import LangChainCodec
 
     message = ToolMessage(content, tool_call_id="c1", status=status, name=name)
     expected = result_message(make_result("c1", name, content, 0, is_error=status == "error"))
@@ -201,7 +201,7 @@ def test_model_copy_builds_what_pydantic_model_copy_builds(content, extra):
     """The direct copy of a LangChain message equals ``model_copy(update=...)``."""
     from langchain_core.messages import AIMessage, ToolMessage
 
-    from slimtools.clearing._codec import model_copy
+    from slimtools.clearing.formats.base import model_copy
 
     for message in (
         ToolMessage("x" * 50, tool_call_id="c1", id="t1", artifact={"k": 1}, **extra),

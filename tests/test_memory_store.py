@@ -10,8 +10,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from slimtools import AsyncHandleStore, HandleStore, MemoryStore, Scope
-from slimtools._json import dumps
-from slimtools.handles import approx_size
+from slimtools._core.jsonenc import dumps
+from slimtools.stores.memory import approx_size
 
 A = Scope("kit", "alice")
 B = Scope("kit", "bob")

@@ -11,7 +11,7 @@ import pytest
 
 import slimtools
 from slimtools import MemoryStore, Scope, Toolkit, paginate, summarize_with_handle
-from slimtools.handles import DEFAULT_SESSION
+from slimtools.stores.memory import DEFAULT_SESSION
 
 ROWS = [{"id": i, "secret_note": f"note {i}"} for i in range(6)]
 

@@ -24,10 +24,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from slimtools._json import to_jsonable
+from slimtools._core.jsonenc import to_jsonable
 from slimtools.errors import ConfigurationError, StoreUnavailableError
-from slimtools.handles import AsyncHandleStore, HandleStore, MemoryStore, Scope
 from slimtools.stores import LangGraphStore, RedisStore, SQLiteStore, open_store
+from slimtools.stores.memory import AsyncHandleStore, HandleStore, MemoryStore, Scope
 from tests import redis_fixtures
 from tests._profile import examples
 
@@ -393,7 +393,7 @@ def _break(store: HandleStore, monkeypatch: pytest.MonkeyPatch) -> None:
         raise _BrokenError("inner failure")
 
     if isinstance(store, MemoryStore):
-        monkeypatch.setattr("slimtools.handles._sizes", fail)
+        monkeypatch.setattr("slimtools.stores.memory._sizes", fail)
         monkeypatch.setattr(store, "_clock", fail)
     elif isinstance(store, SQLiteStore):
         monkeypatch.setattr(store, "_connection", fail)

@@ -20,8 +20,8 @@ from hypothesis import strategies as st
 
 from slimtools import Toolkit, paginate, summarize_with_handle
 from slimtools.errors import StoreUnavailableError
-from slimtools.handles import Scope
 from slimtools.stores import RedisStore, open_store
+from slimtools.stores.memory import Scope
 from slimtools.stores.redis import redis_key
 from tests import redis_fixtures
 from tests.redis_fixtures import RedisServer, free_port

@@ -17,8 +17,8 @@ from hypothesis import strategies as st
 
 from slimtools import session
 from slimtools.errors import ConfigurationError, StoreUnavailableError
-from slimtools.handles import Scope
 from slimtools.stores import SQLiteStore
+from slimtools.stores.memory import Scope
 from tests._profile import examples
 from tests.store_fixtures import (
     SPAWN,

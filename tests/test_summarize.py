@@ -19,7 +19,7 @@ from slimtools import (
     project_fields,
     summarize_with_handle,
 )
-from slimtools._json import to_jsonable
+from slimtools._core.jsonenc import to_jsonable
 from tests._profile import examples
 from tests.core_helpers import KINDS, build_tool, call_sync, next_call
 from tests.strategies import RECORD_FORMS, LogBrief, extras, json_scalars, log_rows

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from slimtools.clearing import view
-from slimtools.clearing._view import get_codec, safe_decode
+from slimtools.clearing.formats.view import get_codec, safe_decode
 from slimtools.errors import ConfigurationError, TranscriptError
 from slimtools.ledger import TokenLedger
 from slimtools.transcripts import (

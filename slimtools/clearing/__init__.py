@@ -9,14 +9,6 @@ history; ``view`` reads any history the same way for measuring.
 from __future__ import annotations
 
 from slimtools.clearing._engine import Clearer
-from slimtools.clearing._view import (
-    FORMATS,
-    CallView,
-    HistoryView,
-    ResultView,
-    detect_format,
-    view,
-)
 from slimtools.clearing.audit import (
     Audit,
     AuditRecord,
@@ -26,6 +18,14 @@ from slimtools.clearing.audit import (
     restore,
 )
 from slimtools.clearing.clear import clear_stale_results, clear_with_report
+from slimtools.clearing.formats.view import (
+    FORMATS,
+    CallView,
+    HistoryView,
+    ResultView,
+    detect_format,
+    view,
+)
 from slimtools.clearing.placeholder import DEFAULT_TEMPLATE, PlaceholderInfo, is_placeholder
 from slimtools.clearing.policy import DEFAULT_RETENTION, ClearingPolicy, infer_category
 from slimtools.clearing.report import ClearingReport

@@ -12,10 +12,10 @@ from collections.abc import Collection
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
-from slimtools.clearing._codec import Codec, RawResult, new_tuple, with_changes
 from slimtools.clearing._plan import Candidates
 from slimtools.clearing._savings import SavingsIndex
 from slimtools.clearing.audit import Audit, AuditRecord
+from slimtools.clearing.formats.base import Codec, RawResult, new_tuple, with_changes
 from slimtools.clearing.report import ClearingReport
 
 logger = logging.getLogger("slimtools.clearing")

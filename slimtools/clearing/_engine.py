@@ -35,9 +35,9 @@ from slimtools.clearing._batch import (
     audit_originals,
     write_batch,
 )
-from slimtools.clearing._codec import MEDIA_TOKENS, OTHER, Codec, RawResult, new_tuple
-from slimtools.clearing._view import _format_of, check_history, detect_format, get_codec
 from slimtools.clearing.audit import Audit
+from slimtools.clearing.formats.base import MEDIA_TOKENS, OTHER, Codec, RawResult, new_tuple
+from slimtools.clearing.formats.view import _format_of, check_history, detect_format, get_codec
 from slimtools.clearing.placeholder import (
     DEFAULT_TEMPLATE,
     PlaceholderInfo,

@@ -21,7 +21,7 @@ from typing import Any, NamedTuple, TypeAlias
 
 import orjson
 
-from slimtools._json import dumps_str
+from slimtools._core.jsonenc import dumps_str
 from slimtools.envelope import is_envelope_dict
 from slimtools.errors import ConfigurationError
 

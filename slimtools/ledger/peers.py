@@ -36,8 +36,8 @@ from collections.abc import Callable, Collection, Sequence
 from typing import Any, TypeAlias
 
 from slimtools.clearing import ClearingPolicy, ResultView, clear_stale_results, detect_format, view
-from slimtools.clearing._codec import TEXT_BLOCK_TYPES, get
-from slimtools.clearing._view import get_codec, safe_decode
+from slimtools.clearing.formats.base import TEXT_BLOCK_TYPES, get
+from slimtools.clearing.formats.view import get_codec, safe_decode
 from slimtools.errors import ConfigurationError
 
 __all__ = [

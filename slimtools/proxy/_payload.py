@@ -15,7 +15,7 @@ from typing import Any
 
 import orjson
 
-from slimtools._json import dumps_str, to_jsonable
+from slimtools._core.jsonenc import dumps_str, to_jsonable
 from slimtools.tokens import TokenCounter
 
 MISSING: Any = object()

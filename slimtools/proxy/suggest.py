@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from slimtools._json import dumps_str
+from slimtools._core.jsonenc import dumps_str
 from slimtools.errors import ConfigurationError
 from slimtools.proxy._forward import Plan, slim
 from slimtools.proxy.config import ToolOptions, parse_config

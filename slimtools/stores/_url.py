@@ -21,7 +21,7 @@ from typing import Any
 from urllib.parse import parse_qsl, unquote, urlencode, urlsplit, urlunsplit
 
 from slimtools.errors import ConfigurationError
-from slimtools.handles import HandleStore, MemoryStore
+from slimtools.stores.memory import HandleStore, MemoryStore
 
 ENV_VAR = "SLIMTOOLS_STORE"
 DEFAULT_URL = "memory://"

@@ -28,8 +28,8 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from slimtools.errors import ConfigurationError, StoreUnavailableError
-from slimtools.handles import Scope
-from slimtools.stores._codec import decode_found, encode_items, escape, logger, validate_limit
+from slimtools.stores._encoding import decode_found, encode_items, escape, logger, validate_limit
+from slimtools.stores.memory import Scope
 
 try:
     from langgraph.store.base import BaseStore, GetOp, Item, PutOp

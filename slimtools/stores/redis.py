@@ -39,8 +39,14 @@ from collections.abc import AsyncIterator, Collection, Mapping, Sequence
 from typing import Any
 
 from slimtools.errors import StoreUnavailableError
-from slimtools.handles import Scope
-from slimtools.stores._codec import decode_found, encode_items, escape, exact_bytes, validate_limit
+from slimtools.stores._encoding import (
+    decode_found,
+    encode_items,
+    escape,
+    exact_bytes,
+    validate_limit,
+)
+from slimtools.stores.memory import Scope
 
 try:
     import redis

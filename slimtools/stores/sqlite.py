@@ -9,7 +9,7 @@ Design choices, each with the alternative rejected:
   LRU would turn every ``get_record`` into a write transaction competing for the database's
   single write lock; FIFO keeps reads read-only, which WAL runs concurrently with writers.
   Handles are read soon after they are written, so the difference rarely matters.
-  (:class:`~slimtools.handles.MemoryStore` is LRU: recency costs it nothing.)
+  (:class:`~slimtools.stores.memory.MemoryStore` is LRU: recency costs it nothing.)
 - **TTL from the time of writing**, by the wall clock (``time.time``) because it has to agree
   across processes and restarts. Expired rows are invisible at once and deleted by the
   next write.
@@ -48,14 +48,14 @@ from pathlib import Path
 from typing import Any
 
 from slimtools.errors import ConfigurationError, StoreUnavailableError
-from slimtools.handles import Scope
-from slimtools.stores._codec import (
+from slimtools.stores._encoding import (
     decode_found,
     encode_items,
     exact_bytes,
     logger,
     validate_limit,
 )
+from slimtools.stores.memory import Scope
 
 DEFAULT_TTL = 3600.0
 DEFAULT_MAX_ITEMS = 100_000

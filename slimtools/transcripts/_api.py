@@ -19,7 +19,7 @@ from collections.abc import Callable, Sequence
 from typing import Any, cast
 
 from slimtools.clearing import detect_format
-from slimtools.clearing._view import get_codec, safe_decode
+from slimtools.clearing.formats.view import get_codec, safe_decode
 from slimtools.transcripts._model import (
     HistoryFormat,
     JsonPath,

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from slimtools.clearing import ClearingPolicy, MemoryAudit, clear_with_report
-from slimtools.clearing._view import get_codec, safe_decode
+from slimtools.clearing.formats.view import get_codec, safe_decode
 from slimtools.errors import ConfigurationError, TranscriptError
 from slimtools.transcripts._audit import AuditIndex, AuditWriter, check_target
 from slimtools.transcripts._load import iter_file

@@ -15,8 +15,8 @@ from collections.abc import Collection, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from slimtools._config import Call, SlimConfig
-from slimtools._keys import format_call
+from slimtools._core.config import Call, SlimConfig
+from slimtools._core.keys import format_call
 from slimtools.envelope import Envelope, make_envelope
 from slimtools.projection import clip_text
 

@@ -6,8 +6,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from slimtools._deny import DenyTree, strip
-from slimtools._keys import args_digest, snapshot_key
+from slimtools._core.deny import DenyTree, strip
+from slimtools._core.keys import args_digest, snapshot_key
 from slimtools.projection import Projection
 from slimtools.tokens import TokenCounter, count_tokens
 

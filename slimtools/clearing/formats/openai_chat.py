@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Collection
 from typing import Any
 
-from slimtools.clearing._codec import (
+from slimtools.clearing.formats.base import (
     Decoded,
     ListedCalls,
     RawCall,

@@ -16,7 +16,7 @@ import orjson
 from pydantic import BaseModel
 from pydantic_core import PydanticUndefined
 
-from slimtools._json import dumps_str
+from slimtools._core.jsonenc import dumps_str
 from slimtools.clearing.placeholder import MARKER_PREFIX, is_placeholder
 
 TEXT_BLOCK_TYPES = frozenset({"text", "input_text", "output_text"})

@@ -13,7 +13,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from slimtools.clearing._codec import MEDIA_TOKENS, OTHER, Codec, Decoded, get
+from slimtools.clearing.formats.base import MEDIA_TOKENS, OTHER, Codec, Decoded, get
 from slimtools.errors import ConfigurationError
 
 logger = logging.getLogger("slimtools.clearing")
@@ -22,10 +22,10 @@ FORMATS = ("langchain", "openai_chat", "openai_responses", "anthropic")
 """The history formats the clearer reads and writes."""
 
 _CODECS = {
-    "langchain": ("slimtools.clearing._langchain", "LangChainCodec"),
-    "openai_chat": ("slimtools.clearing._openai_chat", "OpenAIChatCodec"),
-    "openai_responses": ("slimtools.clearing._openai_responses", "OpenAIResponsesCodec"),
-    "anthropic": ("slimtools.clearing._anthropic", "AnthropicCodec"),
+    "langchain": ("slimtools.clearing.formats.langchain", "LangChainCodec"),
+    "openai_chat": ("slimtools.clearing.formats.openai_chat", "OpenAIChatCodec"),
+    "openai_responses": ("slimtools.clearing.formats.openai_responses", "OpenAIResponsesCodec"),
+    "anthropic": ("slimtools.clearing.formats.anthropic", "AnthropicCodec"),
 }
 _RESPONSES_TYPES = frozenset(
     {"function_call", "function_call_output", "custom_tool_call", "custom_tool_call_output"}

@@ -11,9 +11,9 @@ from typing import Any
 import orjson
 from pydantic import BaseModel, ConfigDict, ValidationError, create_model
 
-from slimtools._config import SlimConfig
-from slimtools._json import dumps_str
-from slimtools._params import roles
+from slimtools._core.config import SlimConfig
+from slimtools._core.jsonenc import dumps_str
+from slimtools._core.params import roles
 from slimtools.envelope import Envelope
 from slimtools.errors import ConfigurationError
 
@@ -23,7 +23,7 @@ def args_model(name: str, fn: Callable[..., Any]) -> type[BaseModel]:
 
     ``fn``'s signature is taken as is: a bound method's already omits ``self``, so a plain
     function's parameters named ``self`` or ``cls`` are ordinary arguments. Parameters the
-    model cannot see (injected by a framework, ``Hidden``, secrets: ``slimtools._params``)
+    model cannot see (injected by a framework, ``Hidden``, secrets: ``slimtools._core.params``)
     are left out.
     """
     sig = inspect.signature(fn)

@@ -18,7 +18,7 @@ from typing import Any, TypeAlias
 
 from pydantic import BaseModel
 
-from slimtools._shapes import Fit
+from slimtools._core.shapes import Fit
 from slimtools.errors import ConfigurationError
 
 DenyTree: TypeAlias = dict[str, "DenyTree | None"]

@@ -16,7 +16,7 @@ from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple, Protocol, runtime_checkable
 
-from slimtools._json import dumps
+from slimtools._core.jsonenc import dumps
 from slimtools.errors import StoreUnavailableError
 
 DEFAULT_SESSION = "default"
@@ -36,7 +36,7 @@ class HandleStore(Protocol):
     """Keeps JSON-able values by key within a scope, bounded and expiring.
 
     Values are records as tools return them (dicts, models, objects, lists of them, text).
-    A store that serialises may hand back the JSON form (``slimtools._json.dumps`` decoded)
+    A store that serialises may hand back the JSON form (``slimtools._core.jsonenc.dumps`` decoded)
     instead of the original object; slimtools only relies on that JSON form.
     """
 

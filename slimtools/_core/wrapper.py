@@ -5,7 +5,7 @@ another slimming decorator is applied), so every stacking order yields one wrapp
 pipeline run per call. Wrappers are wrapt ``FunctionWrapper`` subclasses, so functions,
 methods, classmethods and staticmethods work; they report a signature with the added
 ``page``/``limit`` parameters, where frameworks read tool schemas. ``drive_sync`` and
-``drive_async`` answer the I/O requests of the sans-I/O pipeline in ``slimtools._pipeline``.
+``drive_async`` answer the I/O requests of the sans-I/O pipeline in ``slimtools._core.pipeline``.
 """
 
 from __future__ import annotations
@@ -20,9 +20,9 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 import wrapt
 from pydantic import Field
 
-from slimtools._config import Call, SlimConfig
-from slimtools._params import NO_ROLES, Roles, reveal, roles
-from slimtools._pipeline import Invoke, Load, Step, run
+from slimtools._core.config import Call, SlimConfig
+from slimtools._core.params import NO_ROLES, Roles, reveal, roles
+from slimtools._core.pipeline import Invoke, Load, Step, run
 from slimtools.envelope import Envelope
 from slimtools.errors import ConfigurationError
 
@@ -54,7 +54,7 @@ class SlimState:
     key_defaults: dict[str, Any] = field(default_factory=dict)
     """``defaults`` without a method's ``self``/``cls``: the base of every snapshot key."""
     roles: Roles = NO_ROLES
-    """Parameters the model does not see (``slimtools._params``): never in hints."""
+    """Parameters the model does not see (``slimtools._core.params``): never in hints."""
 
     def kit(self) -> Toolkit:
         """The toolkit this tool keeps its handles in (the default one when unregistered)."""

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Collection, Mapping
 from typing import Any
 
-from slimtools.clearing._codec import (
+from slimtools.clearing.formats.base import (
     Decoded,
     WholeMessageResults,
     content_text,

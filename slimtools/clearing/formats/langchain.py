@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Collection, Iterator, Mapping
 from typing import Any
 
-from slimtools.clearing._codec import (
+from slimtools.clearing.formats.base import (
     OTHER,
     Decoded,
     RawResult,

@@ -13,14 +13,14 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
-from slimtools._deny import strip
-from slimtools._json import dumps_str
-from slimtools._keys import chunks, normalize_handle, record_key, split_lines, text_key
-from slimtools._pipeline import UNAVAILABLE
+from slimtools._core.deny import strip
+from slimtools._core.jsonenc import dumps_str
+from slimtools._core.keys import chunks, normalize_handle, record_key, split_lines, text_key
+from slimtools._core.pipeline import UNAVAILABLE
 from slimtools.envelope import Envelope
 
 if TYPE_CHECKING:
-    from slimtools._config import SlimConfig
+    from slimtools._core.config import SlimConfig
     from slimtools.toolkit import Toolkit
 
 _MAX_HANDLE = 256

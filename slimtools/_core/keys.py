@@ -7,7 +7,7 @@ import hashlib
 from collections.abc import Mapping
 from typing import Any
 
-from slimtools._json import dumps, dumps_str
+from slimtools._core.jsonenc import dumps, dumps_str
 
 
 def record_key(tool: str, handle: str) -> str:

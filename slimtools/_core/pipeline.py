@@ -16,10 +16,10 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from slimtools._config import Call, HandleSpec, PageSpec, SlimConfig
-from slimtools._fit import Out, Req, fit, note_unkept
-from slimtools._json import dumps_str, to_jsonable
-from slimtools._keys import (
+from slimtools._core.config import Call, HandleSpec, PageSpec, SlimConfig
+from slimtools._core.fit import Out, Req, fit, note_unkept
+from slimtools._core.jsonenc import dumps_str, to_jsonable
+from slimtools._core.keys import (
     format_call,
     make_handle,
     normalize_handle,
