@@ -21,15 +21,9 @@ from pydantic import AliasChoices, BaseModel, Field
 
 from benchmarks._data import ROWS
 from benchmarks._timing import SHARED_DATA, best_seconds
-from slimtools import (
-    Clip,
-    MemoryStore,
-    Toolkit,
-    count_tokens,
-    paginate,
-    project_fields,
-    summarize_with_handle,
-)
+from slimtools import Clip, Toolkit, paginate, project_fields, summarize_with_handle
+from slimtools.stores import MemoryStore
+from slimtools.tokens import count_tokens
 
 
 class LogBrief(BaseModel):

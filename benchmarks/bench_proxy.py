@@ -24,10 +24,10 @@ from mcp import Client
 from mcp.types import CallToolResult, TextContent, Tool
 
 from benchmarks._timing import SHARED_DATA
-from slimtools import count_tokens
 from slimtools.proxy.config import parse_config
 from slimtools.proxy.server import build_proxy, proxy_server
 from slimtools.proxy.suggest import render, suggest
+from slimtools.tokens import count_tokens
 
 SOURCES = {  # tool -> (file in github_pygithub, how the upstream sends it)
     "list_issues": ("145.json", None),

@@ -24,10 +24,11 @@ from typing import Any
 import orjson
 
 from benchmarks._data import ROWS, log_row
-from slimtools import Scope, Toolkit, paginate, project_fields, summarize_with_handle
+from slimtools import Toolkit, paginate, project_fields, summarize_with_handle
 from slimtools._core.jsonenc import dumps
 from slimtools.stores import SQLiteStore
-from slimtools.stores.memory import HandleStore, MemoryStore
+from slimtools.stores.memory import MemoryStore
+from slimtools.typing import HandleStore, Scope
 from tests.redis_fixtures import launch
 
 SCOPE = Scope("bench")

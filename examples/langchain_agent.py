@@ -15,8 +15,8 @@ from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from langchain_core.utils.function_calling import convert_to_openai_tool
 
-from slimtools import count_tokens
 from slimtools.adapters.langchain import to_langchain_tools
+from slimtools.tokens import count_tokens
 
 
 class ScriptedModel(GenericFakeChatModel):

@@ -10,7 +10,8 @@ from typing import Annotated
 
 from pydantic import BaseModel, Field
 
-from slimtools import Clip, Toolkit, count_tokens, paginate, project_fields, summarize_with_handle
+from slimtools import Clip, Toolkit, paginate, project_fields, summarize_with_handle
+from slimtools.tokens import count_tokens
 
 LEVELS = ["ERROR", "WARN", "ERROR", "INFO"]
 

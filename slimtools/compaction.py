@@ -15,19 +15,16 @@ place.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, TypeAlias
+from typing import Any
 
-from slimtools.clearing import Audit, Clearer, ClearingPolicy, detect_format, view
+from slimtools.clearing import Clearer, ClearingPolicy, detect_format, view
 from slimtools.errors import ConfigurationError
-from slimtools.tokens import TokenCounter, count_tokens
+from slimtools.tokens import count_tokens
+from slimtools.typing import Audit, Summarizer, TokenCounter
 
 logger = logging.getLogger("slimtools.compaction")
-
-Summarizer: TypeAlias = Callable[[list[Any]], "str | Sequence[Any]"]
-"""Messages to fold away -> the summary text (wrapped in a user message in the history's
-format) or the messages to put in their place."""
 
 
 @dataclass(frozen=True)

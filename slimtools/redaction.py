@@ -10,15 +10,13 @@ API keys, bearer tokens. ``Toolkit`` words every failure with an ``on_error`` ho
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 
-__all__ = ["MASK", "OnError", "describe_error", "redact", "remove"]
+__all__ = ["MASK", "describe_error", "redact", "remove"]
 
 MASK = "[redacted]"
 """What a removed secret becomes."""
 
-OnError = Callable[[Exception], str]
-"""Words a tool's exception for the model (``Toolkit(on_error=...)``)."""
 
 _TOKEN_CHARS = r"[A-Za-z0-9_\-]"
 _PATTERNS: list[tuple[re.Pattern[str], str]] = [

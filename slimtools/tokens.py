@@ -8,11 +8,6 @@ token a character), which a plain ``len(text) / 4`` undercounts four-fold.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
-from typing import TypeAlias
-
-TokenCounter: TypeAlias = Callable[[str], int]
-"""Any callable from text to a token count, e.g. ``lambda s: len(enc.encode(s))``."""
 
 # Han, kana, hangul, fullwidth forms and CJK punctuation: each character is roughly one
 # token in the BPE vocabularies of current models.

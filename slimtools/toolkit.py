@@ -28,14 +28,9 @@ from slimtools._core.session import current_session, session
 from slimtools._core.wrapper import SlimState, rebind, slim_state
 from slimtools.envelope import Envelope
 from slimtools.errors import ConfigurationError
-from slimtools.redaction import OnError, describe_error, remove
-from slimtools.stores.memory import (
-    DEFAULT_SESSION,
-    AsyncHandleStore,
-    HandleStore,
-    MemoryStore,
-    Scope,
-)
+from slimtools.redaction import describe_error, remove
+from slimtools.stores.memory import MemoryStore
+from slimtools.typing import DEFAULT_SESSION, AsyncHandleStore, HandleStore, OnError, Scope
 
 log = logging.getLogger("slimtools")
 

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from typing import Any
 
 from slimtools import Toolkit, paginate, summarize_with_handle
-from slimtools.stores.memory import HandleStore, Scope
+from slimtools.typing import HandleStore, Scope
 
 SPAWN = multiprocessing.get_context("spawn")
 

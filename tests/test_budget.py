@@ -9,7 +9,8 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from slimtools import Toolkit, count_tokens, paginate, project_fields, summarize_with_handle
+from slimtools import Toolkit, paginate, project_fields, summarize_with_handle
+from slimtools.tokens import count_tokens
 from tests._profile import examples
 from tests.core_helpers import KINDS, build_tool, call_sync, next_call
 from tests.strategies import LogBrief, graphemes

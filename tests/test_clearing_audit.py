@@ -7,7 +7,6 @@ import logging
 import pytest
 
 from slimtools.clearing import (
-    Audit,
     AuditRecord,
     Clearer,
     ClearingPolicy,
@@ -18,6 +17,7 @@ from slimtools.clearing import (
     restore,
     view,
 )
+from slimtools.typing import Audit
 from tests.strategies_clearing import FORMATS, Call, Res, Turn, big, render, script
 
 fmt_param = pytest.mark.parametrize("fmt", FORMATS)

@@ -8,7 +8,6 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from slimtools import count_tokens
 from slimtools.clearing import (
     Clearer,
     ClearingPolicy,
@@ -18,6 +17,7 @@ from slimtools.clearing import (
     restore,
     view,
 )
+from slimtools.tokens import count_tokens
 from tests._profile import examples
 from tests.strategies_clearing import FORMATS, policies, render, turns
 

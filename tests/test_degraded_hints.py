@@ -5,14 +5,9 @@ from __future__ import annotations
 from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
-from slimtools import (
-    MemoryStore,
-    Scope,
-    StoreUnavailableError,
-    Toolkit,
-    paginate,
-    summarize_with_handle,
-)
+from slimtools import StoreUnavailableError, Toolkit, paginate, summarize_with_handle
+from slimtools.stores import MemoryStore
+from slimtools.typing import Scope
 
 ROWS = [{"id": i, "message": f"m{i}"} for i in range(6)]
 TEXT = "\n".join(f"line {i}" for i in range(100))

@@ -13,16 +13,10 @@ from hypothesis import strategies as st
 from mcp import Client
 from pydantic import BaseModel
 
-from slimtools import (
-    ConfigurationError,
-    MemoryStore,
-    Toolkit,
-    paginate,
-    project_fields,
-    summarize_with_handle,
-)
+from slimtools import ConfigurationError, Toolkit, paginate, project_fields, summarize_with_handle
 from slimtools._core.jsonenc import dumps_str
 from slimtools.adapters.mcp import to_mcp_server
+from slimtools.stores import MemoryStore
 from tests._profile import examples
 from tests.core_helpers import next_call
 from tests.strategies import SECRET_PREFIX, extras, keys_anywhere

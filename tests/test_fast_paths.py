@@ -14,7 +14,8 @@ from slimtools._core.jsonenc import _default, dumps
 from slimtools._core.keys import normalize_handle
 from slimtools.envelope import Envelope, make_envelope
 from slimtools.projection import _WORD_BACKOFF, Projection, _splits, clip_text
-from slimtools.stores.memory import MemoryStore, Scope, _sizes, approx_size
+from slimtools.stores.memory import MemoryStore, _sizes, approx_size
+from slimtools.typing import Scope
 from tests.strategies import texts, typed_allowlist, typed_records, typed_shapes
 
 

@@ -11,15 +11,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import slimtools
-from slimtools import (
-    HandleStore,
-    MemoryStore,
-    Scope,
-    StoreUnavailableError,
-    Toolkit,
-    paginate,
-    summarize_with_handle,
-)
+from slimtools import StoreUnavailableError, Toolkit, paginate, summarize_with_handle
+from slimtools.stores import MemoryStore
+from slimtools.typing import HandleStore, Scope
 from tests.core_helpers import build_tool, call_sync
 from tests.strategies import json_values
 

@@ -9,9 +9,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from slimtools import AsyncHandleStore, HandleStore, MemoryStore, Scope
 from slimtools._core.jsonenc import dumps
+from slimtools.stores import MemoryStore
 from slimtools.stores.memory import approx_size
+from slimtools.typing import AsyncHandleStore, HandleStore, Scope
 
 A = Scope("kit", "alice")
 B = Scope("kit", "bob")

@@ -10,9 +10,10 @@ from typing import Any
 
 import pytest
 
-from slimtools import ConfigurationError, count_tokens
+from slimtools import ConfigurationError
 from slimtools.proxy.config import parse_config
 from slimtools.proxy.server import build_proxy
+from slimtools.tokens import count_tokens
 from tests import proxy_upstream
 from tests.core_helpers import next_call
 from tests.proxy_fixtures import envelope, proxied, text_of, use_shared_payloads

@@ -21,7 +21,7 @@ import anyio
 import pytest
 from mcp import Client, StdioServerParameters
 
-from slimtools import count_tokens
+from slimtools.tokens import count_tokens
 from tests.proxy_fixtures import envelope, text_of
 
 pytestmark = pytest.mark.subprocess

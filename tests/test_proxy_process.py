@@ -21,7 +21,7 @@ import anyio
 import pytest
 from mcp import Client, StdioServerParameters
 
-from slimtools import count_tokens
+from slimtools.tokens import count_tokens
 from tests._shared import shared_data
 from tests.proxy_fixtures import CONFIG, envelope, free_port, text_of
 

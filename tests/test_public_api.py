@@ -9,18 +9,13 @@ import pytest
 import slimtools
 from slimtools import (
     ClearingPolicy,
-    ClearingReport,
     ConfigurationError,
-    HistoryView,
-    LedgerRow,
-    LedgerSummary,
     SlimtoolsError,
     StoreUnavailableError,
-    TokenLedger,
-    clear_with_report,
     paginate,
-    view,
 )
+from slimtools.clearing import ClearingReport, HistoryView, clear_with_report, view
+from slimtools.ledger import LedgerRow, LedgerSummary, TokenLedger
 
 
 def _chat_history(turns: int) -> list[dict]:

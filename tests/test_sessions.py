@@ -10,8 +10,9 @@ from typing import Any
 import pytest
 
 import slimtools
-from slimtools import MemoryStore, Scope, Toolkit, paginate, summarize_with_handle
-from slimtools.stores.memory import DEFAULT_SESSION
+from slimtools import Toolkit, paginate, summarize_with_handle
+from slimtools.stores import MemoryStore
+from slimtools.typing import DEFAULT_SESSION, Scope
 
 ROWS = [{"id": i, "secret_note": f"note {i}"} for i in range(6)]
 

@@ -27,7 +27,8 @@ from hypothesis import strategies as st
 from slimtools._core.jsonenc import to_jsonable
 from slimtools.errors import ConfigurationError, StoreUnavailableError
 from slimtools.stores import LangGraphStore, RedisStore, SQLiteStore, open_store
-from slimtools.stores.memory import AsyncHandleStore, HandleStore, MemoryStore, Scope
+from slimtools.stores.memory import MemoryStore
+from slimtools.typing import AsyncHandleStore, HandleStore, Scope
 from tests import redis_fixtures
 from tests._profile import examples
 

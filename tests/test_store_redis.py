@@ -21,8 +21,8 @@ from hypothesis import strategies as st
 from slimtools import Toolkit, paginate, summarize_with_handle
 from slimtools.errors import StoreUnavailableError
 from slimtools.stores import RedisStore, open_store
-from slimtools.stores.memory import Scope
 from slimtools.stores.redis import redis_key
+from slimtools.typing import Scope
 from tests import redis_fixtures
 from tests.redis_fixtures import RedisServer, free_port
 from tests.store_fixtures import logs_toolkit, misplaced, run_processes, run_threads, written_keys

@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 from slimtools import session
 from slimtools.errors import ConfigurationError, StoreUnavailableError
 from slimtools.stores import SQLiteStore
-from slimtools.stores.memory import Scope
+from slimtools.typing import Scope
 from tests._profile import examples
 from tests.store_fixtures import (
     SPAWN,

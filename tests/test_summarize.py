@@ -11,15 +11,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import slimtools
-from slimtools import (
-    ConfigurationError,
-    MemoryStore,
-    Toolkit,
-    paginate,
-    project_fields,
-    summarize_with_handle,
-)
+from slimtools import ConfigurationError, Toolkit, paginate, project_fields, summarize_with_handle
 from slimtools._core.jsonenc import to_jsonable
+from slimtools.stores import MemoryStore
 from tests._profile import examples
 from tests.core_helpers import KINDS, build_tool, call_sync, next_call
 from tests.strategies import RECORD_FORMS, LogBrief, extras, json_scalars, log_rows

@@ -5,7 +5,8 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from slimtools import TokenCounter, count_tokens
+from slimtools.tokens import count_tokens
+from slimtools.typing import TokenCounter
 from tests.strategies import texts
 
 

@@ -9,7 +9,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from slimtools import ConfigurationError, Toolkit, describe_error, redact, summarize_with_handle
+from slimtools import ConfigurationError, Toolkit, summarize_with_handle
+from slimtools.redaction import describe_error, redact
 
 SECRETS = {
     "url credentials": "postgres://admin:hunter2@db.internal:5432/app",

@@ -11,16 +11,15 @@ from pydantic import BaseModel
 
 import slimtools
 from slimtools import (
-    AsyncHandleStore,
     ConfigurationError,
-    MemoryStore,
-    Scope,
     Toolkit,
     ToolSpec,
     paginate,
     project_fields,
     summarize_with_handle,
 )
+from slimtools.stores import MemoryStore
+from slimtools.typing import AsyncHandleStore, Scope
 from tests.core_helpers import build_tool, call_sync
 from tests.strategies import LogBrief
 

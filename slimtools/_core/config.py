@@ -9,7 +9,8 @@ from typing import Any
 from slimtools._core.deny import DenyTree, strip
 from slimtools._core.keys import args_digest, snapshot_key
 from slimtools.projection import Projection
-from slimtools.tokens import TokenCounter, count_tokens
+from slimtools.tokens import count_tokens
+from slimtools.typing import TokenCounter
 
 FORMATS = ("concise", "detailed")
 """The values of the ``response_format`` parameter ``project_fields(response_format=True)`` adds."""

@@ -47,7 +47,8 @@ except ImportError as exc:  # pragma: no cover - exercised only without the extr
         "pip install 'slimtools[langchain]'"
     ) from exc
 
-from slimtools.clearing import Audit, Clearer, ClearingPolicy
+from slimtools.clearing import Clearer, ClearingPolicy
+from slimtools.typing import Audit
 
 __all__ = ["ClearingMiddleware", "ClearingNode", "replaced_messages"]
 

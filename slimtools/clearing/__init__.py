@@ -3,14 +3,15 @@
 ``clear_stale_results(history, policy)`` takes an agent history (LangChain, OpenAI Chat
 Completions, OpenAI Responses or Anthropic Messages) and returns a new list in the same
 format with old tool results replaced; ``Clearer`` does the same incrementally for a growing
-history; ``view`` reads any history the same way for measuring.
+history; ``view`` reads any history the same way for measuring. ``ClearingPolicy`` says what
+may be cleared and, under ``CachePricing``, whether clearing pays; audits keep the originals
+(``restore`` puts them back).
 """
 
 from __future__ import annotations
 
 from slimtools.clearing._engine import Clearer
 from slimtools.clearing.audit import (
-    Audit,
     AuditRecord,
     JsonlAudit,
     MemoryAudit,
@@ -18,6 +19,7 @@ from slimtools.clearing.audit import (
     restore,
 )
 from slimtools.clearing.clear import clear_stale_results, clear_with_report
+from slimtools.clearing.formats.base import MEDIA_TOKENS
 from slimtools.clearing.formats.view import (
     FORMATS,
     CallView,
@@ -27,15 +29,23 @@ from slimtools.clearing.formats.view import (
     view,
 )
 from slimtools.clearing.placeholder import DEFAULT_TEMPLATE, PlaceholderInfo, is_placeholder
-from slimtools.clearing.policy import DEFAULT_RETENTION, ClearingPolicy, infer_category
+from slimtools.clearing.policy import (
+    DEFAULT_RETENTION,
+    ClearingPolicy,
+    infer_category,
+    repeatable_tools,
+)
+from slimtools.clearing.pricing import PRESETS, CachePricing
 from slimtools.clearing.report import ClearingReport
 
 __all__ = [
     "DEFAULT_RETENTION",
     "DEFAULT_TEMPLATE",
     "FORMATS",
-    "Audit",
+    "MEDIA_TOKENS",
+    "PRESETS",
     "AuditRecord",
+    "CachePricing",
     "CallView",
     "Clearer",
     "ClearingPolicy",
@@ -51,6 +61,7 @@ __all__ = [
     "detect_format",
     "infer_category",
     "is_placeholder",
+    "repeatable_tools",
     "restore",
     "view",
 ]

@@ -35,7 +35,6 @@ from slimtools.clearing._batch import (
     audit_originals,
     write_batch,
 )
-from slimtools.clearing.audit import Audit
 from slimtools.clearing.formats.base import MEDIA_TOKENS, OTHER, Codec, RawResult, new_tuple
 from slimtools.clearing.formats.view import _format_of, check_history, detect_format, get_codec
 from slimtools.clearing.placeholder import (
@@ -51,6 +50,7 @@ from slimtools.clearing.placeholder import (
 from slimtools.clearing.policy import ClearingPolicy
 from slimtools.clearing.pricing import calls_ahead
 from slimtools.clearing.report import ClearingReport
+from slimtools.typing import Audit
 
 logger = logging.getLogger("slimtools.clearing")
 

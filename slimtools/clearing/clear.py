@@ -10,9 +10,9 @@ from collections.abc import Sequence
 from typing import Any
 
 from slimtools.clearing._engine import Clearer
-from slimtools.clearing.audit import Audit
 from slimtools.clearing.policy import ClearingPolicy
 from slimtools.clearing.report import ClearingReport
+from slimtools.typing import Audit
 
 
 def clear_stale_results(

@@ -17,7 +17,7 @@ import functools
 import string
 import zlib
 from collections.abc import Callable, Mapping
-from typing import Any, NamedTuple, TypeAlias
+from typing import Any, NamedTuple
 
 import orjson
 
@@ -155,10 +155,6 @@ def _target(args: Mapping[str, Any]) -> str:
         if isinstance(value, str) and value and len(value) <= 200:
             return dumps_str(value)
     return ""
-
-
-PlaceholderTemplate: TypeAlias = "str | Callable[[PlaceholderInfo], str]"
-"""A ``str.format`` template over :data:`TEMPLATE_FIELDS`, or a callable building the body."""
 
 
 def validate_template(template: str | Callable[[PlaceholderInfo], str]) -> None:

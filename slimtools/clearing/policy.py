@@ -27,7 +27,8 @@ from slimtools.clearing.placeholder import (
 )
 from slimtools.clearing.pricing import DEFAULT_HORIZON, DEFAULT_PRICING, CachePricing, pricing_of
 from slimtools.errors import ConfigurationError
-from slimtools.tokens import TokenCounter, count_tokens
+from slimtools.tokens import count_tokens
+from slimtools.typing import TokenCounter
 
 DEFAULT_RETENTION: Mapping[str, int | None] = MappingProxyType(
     {"search": 2, "read": 3, "command": 3, "write": 20, "input": None}

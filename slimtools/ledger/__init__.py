@@ -7,7 +7,6 @@ comparison. Nothing here runs inside an agent loop.
 """
 
 from slimtools.ledger._replay import (
-    ClearFn,
     LedgerRow,
     LedgerSummary,
     Snapshot,
@@ -18,7 +17,6 @@ from slimtools.ledger._replay import (
 )
 
 __all__ = [
-    "ClearFn",
     "LedgerRow",
     "LedgerSummary",
     "Snapshot",

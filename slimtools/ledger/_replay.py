@@ -13,21 +13,14 @@ both columns, with and without caching, optionally clearing before each call.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any, TypeAlias
+from typing import Any
 
 from slimtools.clearing import Clearer, ClearingPolicy, HistoryView, detect_format, view
 from slimtools.clearing.pricing import DEFAULT_PRICING, CachePricing, pricing_of
-from slimtools.tokens import TokenCounter, count_tokens
-
-ClearFn: TypeAlias = Callable[[list[Any]], Sequence[Any]]
-"""What runs before each model call: the history so far in, what the model sees out.
-
-A stateful :class:`slimtools.clearing.Clearer` (fed the growing history), a lambda around
-:func:`slimtools.clearing.clear_stale_results`, or an emulation of another library's
-clearing all fit.
-"""
+from slimtools.tokens import count_tokens
+from slimtools.typing import ClearFn, TokenCounter
 
 
 def tool_result_bill(rounds: int, per_result: int, *, every: int = 5) -> list[tuple[int, int, int]]:

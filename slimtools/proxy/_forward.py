@@ -17,8 +17,9 @@ from typing import Any
 from slimtools.decorators import paginate, project_fields, summarize_with_handle
 from slimtools.proxy._payload import extract, raw_tokens, reshape_oversized, strip_denied
 from slimtools.proxy.config import ToolOptions
-from slimtools.tokens import TokenCounter, count_tokens
+from slimtools.tokens import count_tokens
 from slimtools.toolkit import ToolResult
+from slimtools.typing import TokenCounter
 
 UNCONFIGURED_LIMIT = 100
 """Records (or lines) per page of an unconfigured tool's oversized result, before the budget."""

@@ -16,7 +16,7 @@ from typing import Any
 import orjson
 
 from slimtools._core.jsonenc import dumps_str, to_jsonable
-from slimtools.tokens import TokenCounter
+from slimtools.typing import TokenCounter
 
 MISSING: Any = object()
 

@@ -1,6 +1,7 @@
-"""Durable and shared handle stores, and :func:`open_store` to choose one by URL.
+"""Handle stores, and :func:`open_store` to choose one by URL.
 
-``SQLiteStore`` needs only the standard library and is imported at once; ``RedisStore``
+``MemoryStore`` (the default) and ``SQLiteStore`` need only the standard library and are
+imported at once; ``RedisStore``
 (extra ``redis``) and ``LangGraphStore`` (extra ``langchain``) import their client library
 on first access, so ``import slimtools.stores`` never pulls in a framework.
 """
@@ -10,13 +11,14 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from slimtools.stores._url import ENV_VAR, open_store
+from slimtools.stores.memory import MemoryStore
 from slimtools.stores.sqlite import SQLiteStore
 
 if TYPE_CHECKING:
     from slimtools.stores.langgraph import LangGraphStore
     from slimtools.stores.redis import RedisStore
 
-__all__ = ["ENV_VAR", "LangGraphStore", "RedisStore", "SQLiteStore", "open_store"]
+__all__ = ["ENV_VAR", "LangGraphStore", "MemoryStore", "RedisStore", "SQLiteStore", "open_store"]
 
 _LAZY = {
     "LangGraphStore": "slimtools.stores.langgraph",

@@ -1,10 +1,6 @@
-"""Handle stores: where full records wait, by handle, until ``get_record`` asks for them.
+"""The in-process handle store (the default), and the sizing every store's bounds use.
 
-The protocol is deliberately small (two batch calls and ``close``) so that a durable store
-needs one transaction or round trip per tool call, not one per record. Keys arrive already
-namespaced by tool; the ``Scope`` (toolkit and session) is passed separately so that every
-store can isolate sessions the same way, and a lookup from another session looks exactly
-like an unknown key.
+The protocol stores implement is :class:`slimtools.typing.HandleStore`.
 """
 
 from __future__ import annotations
@@ -12,67 +8,13 @@ from __future__ import annotations
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Callable, Collection, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, NamedTuple, Protocol, runtime_checkable
+from typing import Any
 
 from slimtools._core.jsonenc import dumps
 from slimtools.errors import StoreUnavailableError
-
-DEFAULT_SESSION = "default"
-"""The session every toolkit uses when none is bound, so that processes sharing a durable
-store resolve each other's handles."""
-
-
-class Scope(NamedTuple):
-    """The namespace of a handle: the toolkit that issued it and the session it belongs to."""
-
-    toolkit: str
-    session: str = DEFAULT_SESSION
-
-
-@runtime_checkable
-class HandleStore(Protocol):
-    """Keeps JSON-able values by key within a scope, bounded and expiring.
-
-    Values are records as tools return them (dicts, models, objects, lists of them, text).
-    A store that serialises may hand back the JSON form (``slimtools._core.jsonenc.dumps`` decoded)
-    instead of the original object; slimtools only relies on that JSON form.
-    """
-
-    def put_many(self, scope: Scope, items: Mapping[str, Any]) -> Collection[str]:
-        """Store every item in one batch; return the keys refused (e.g. over the size cap).
-
-        Raises:
-            StoreUnavailableError: the store cannot be reached; nothing was stored.
-        """
-        ...
-
-    def get_many(self, scope: Scope, keys: Sequence[str]) -> dict[str, Any]:
-        """Return the live values among ``keys`` in ``scope``; absent keys are left out.
-
-        Raises:
-            StoreUnavailableError: the store cannot be reached.
-        """
-        ...
-
-    def close(self) -> None:
-        """Release connections or files; the store is not used afterwards."""
-        ...
-
-
-@runtime_checkable
-class AsyncHandleStore(Protocol):
-    """Optional asynchronous twin of :class:`HandleStore`, used by async tools when present."""
-
-    async def aput_many(self, scope: Scope, items: Mapping[str, Any]) -> Collection[str]:
-        """Asynchronous :meth:`HandleStore.put_many`."""
-        ...
-
-    async def aget_many(self, scope: Scope, keys: Sequence[str]) -> dict[str, Any]:
-        """Asynchronous :meth:`HandleStore.get_many`."""
-        ...
-
+from slimtools.typing import Scope
 
 _SAMPLE = 16
 

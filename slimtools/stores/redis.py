@@ -46,7 +46,7 @@ from slimtools.stores._encoding import (
     exact_bytes,
     validate_limit,
 )
-from slimtools.stores.memory import Scope
+from slimtools.typing import Scope
 
 try:
     import redis

@@ -17,18 +17,20 @@ import slimtools
 from slimtools import (
     Clip,
     Envelope,
-    HandleStore,
-    MemoryStore,
-    Scope,
     Toolkit,
     ToolResult,
     ToolSpec,
-    clip_text,
-    count_tokens,
     paginate,
     project_fields,
     summarize_with_handle,
 )
+from slimtools.clearing import ClearingReport, clear_with_report
+from slimtools.ledger import TokenLedger, tool_result_bill
+from slimtools.projection import clip_text
+from slimtools.redaction import describe_error, redact
+from slimtools.stores import MemoryStore
+from slimtools.tokens import count_tokens
+from slimtools.typing import HandleStore, Scope, TokenCounter
 
 
 class LogBrief(BaseModel):
@@ -93,7 +95,7 @@ def search_issues(
 
 def word_failure(exc: Exception) -> str:
     """An ``on_error`` hook."""
-    return slimtools.describe_error(exc) + " " + slimtools.redact(str(exc))
+    return describe_error(exc) + " " + redact(str(exc))
 
 
 guarded = Toolkit("guarded", on_error=word_failure)
@@ -172,7 +174,7 @@ def use_stores_and_helpers() -> None:
     assert len(refused) == 0
     assert_type(count_tokens("日本語"), int)
     assert_type(clip_text("long text", 5), str)
-    counter: slimtools.TokenCounter = len
+    counter: TokenCounter = len
     assert counter("abc") == 3
 
 
@@ -180,13 +182,14 @@ def use_clearing_and_ledger(history: list[dict[str, Any]]) -> None:
     """Clearing, its report and the ledger, as a user's agent loop calls them."""
     policy = slimtools.ClearingPolicy(keep_turns=2, keep_head=200, exclude_tools={"create_issue"})
     assert_type(slimtools.clear_stale_results(history, policy), list[Any])
-    cleared, report = slimtools.clear_with_report(history, policy)
+    cleared, report = clear_with_report(history, policy)
     assert_type(report.cleared_tool_uses, int)
     clearer = slimtools.Clearer(slimtools.ClearingPolicy.for_toolkit(kit, batch_turns=5))
     assert_type(clearer.clear(cleared), list[Any])
     assert_type(slimtools.ClearingPolicy.from_anthropic(), slimtools.ClearingPolicy)
-    assert_type(slimtools.tool_result_bill(20, 5_000), list[tuple[int, int, int]])
-    assert_type(slimtools.TokenLedger.measure(history, policy), slimtools.TokenLedger)
+    assert_type(tool_result_bill(20, 5_000), list[tuple[int, int, int]])
+    assert_type(TokenLedger.measure(history, policy, cache="openai"), TokenLedger)
+    assert_type(clearer.clear_in_place(cleared), ClearingReport)
 
 
 def use_proxy_config_and_wrap() -> None:
