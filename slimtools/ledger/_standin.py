@@ -3,25 +3,28 @@
 A stand-in has the decoded shape of the message it replaces (model output or not, each
 call's name, which results it carries and which of them are clearable) in the same wire
 format family, but every billed text is a short token that *carries* the original's token
-count: ``"\u2063<count>\u2063"``. The engine counts with :func:`counter`, which reads the
+count: ``"¶<count>¶"``. The engine counts with :func:`counter`, which reads the
 carried count, and renders placeholders with a template that returns a stand-in carrying
 the real placeholder's count (rendered from the original when it was read). So a real
 :class:`~slimtools.clearing.Clearer` makes exactly the decisions it would make on the real
 run, while only these few hundred bytes per message stay in memory.
 
-The mark is U+2063 (invisible separator): JSON writers leave it unescaped, so it survives
-the engine's own rendering of arguments, and real texts never reach this counter.
+The mark is the pilcrow, a Latin-1 character: JSON writers leave it unescaped (it survives
+the engine's own rendering of arguments) and stand-ins stay one byte a character. The count
+is read from the end of a text, where a stand-in carries it, so a tool name that happens to
+hold a pilcrow does not confuse the counter.
 """
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from typing import Any, NamedTuple
 
 from slimtools.tokens import TokenCounter
 
-MARK = "\u2063"
-RESULT_CHARS = 40
+MARK = "\xb6"
+RESULT_CHARS = 36
 """The length of a result's stand-in. A placeholder stand-in is shorter when the real
 placeholder is shorter than the real result, and at least this long otherwise, so the
 engine's "a placeholder must be shorter" test gives the real answer."""
@@ -34,21 +37,24 @@ _IMAGES = {  # a part that makes a result multimodal (never cleared), per format
 _TEXT_PART = {"anthropic": "text", "openai_chat": "text", "openai_responses": "input_text"}
 
 
+@functools.lru_cache(maxsize=1 << 16)
 def carried(count: int, *, length: int = 0) -> str:
-    """A stand-in text that counts as ``count`` tokens, padded to ``length`` characters."""
+    """A stand-in text that counts as ``count`` tokens, padded to ``length`` characters
+    (one string object per count: a long run repeats the same counts many times)."""
     text = f"{MARK}{count}{MARK}"
     return text + "~" * (length - len(text))
 
 
 def counter(base: TokenCounter) -> TokenCounter:
-    """The engine's counter on stand-ins: the carried count, or ``base`` for other text
-    (the engine's own ``"name {}"`` for blanked arguments)."""
+    """The engine's counter on stand-ins: the count a text carries at its end, or ``base``
+    for other text (the engine's own ``"name {}"`` for blanked arguments)."""
 
     def count(text: str) -> int:
-        start = text.find(MARK)
-        if start < 0:
+        end = text.rfind(MARK)
+        start = text.rfind(MARK, 0, end) if end > 0 else -1
+        if start < 0 or not text[start + 1 : end].isdigit():
             return base(text)
-        return int(text[start + 1 : text.index(MARK, start + 1)])
+        return int(text[start + 1 : end])
 
     return count
 
@@ -100,7 +106,7 @@ def build(
         blocks: list[dict[str, Any]] = [{"type": "text", "text": text}] if text else []
         if model_output:
             blocks += [
-                {"type": "tool_use", "id": c.id, "name": c.name, "input": {"_": carried(c.tokens)}}
+                {"type": "tool_use", "id": c.id, "name": c.name, "input": carried(c.tokens)}
                 for c in calls
             ]
             return {"role": "assistant", "content": blocks}

@@ -23,9 +23,9 @@ from typing import Any, Literal
 from slimtools.clearing import ClearingPolicy
 from slimtools.clearing.pricing import DEFAULT_PRICING, CachePricing, pricing_of
 from slimtools.errors import TranscriptError
-from slimtools.ledger._replay import LedgerSummary, TokenLedger
+from slimtools.ledger._replay import LedgerSummary
 from slimtools.ledger.compare import Totals
-from slimtools.ledger.stream import NO_CLEARING, RunFigures, RunReplay
+from slimtools.ledger.stream import NO_CLEARING, LedgerColumns, RunFigures, RunReplay
 from slimtools.tokens import TokenCounter, count_tokens
 from slimtools.transcripts import stream_file, transcript_files
 
@@ -81,17 +81,21 @@ class RoundSeries:
     cache_breaks: list[int] = field(default_factory=list)
     cleared: list[int] = field(default_factory=list)
 
-    def add(self, ledger: TokenLedger) -> None:
+    def add(self, ledger: LedgerColumns) -> None:
         """Add one run's ledger."""
-        self._extend(len(ledger.rows))
-        for i, row in enumerate(ledger.rows):
-            self.runs[i] += 1
-            self.input_tokens[i] += row.input_tokens
-            self.tool_tokens[i] += row.tool_tokens
-            self.cache_read[i] += row.cache_read
-            self.cache_write[i] += row.cache_write
-            self.cache_breaks[i] += row.cache_broken
-            self.cleared[i] += row.cleared
+        self._extend(len(ledger))
+        pairs = (
+            (self.input_tokens, ledger.input_tokens),
+            (self.tool_tokens, ledger.tool_tokens),
+            (self.cache_read, ledger.cache_read),
+            (self.cache_write, ledger.cache_write),
+            (self.cache_breaks, ledger.cache_broken),
+            (self.cleared, ledger.cleared),
+            (self.runs, [1] * len(ledger)),
+        )
+        for mine, theirs in pairs:
+            for i, value in enumerate(theirs):
+                mine[i] += value
 
     def merge(self, other: RoundSeries) -> None:
         """Add another series."""
@@ -161,9 +165,9 @@ class Figures:
             tally = self.tools.setdefault(name, ToolTally())
             tally.calls += run.calls_by_tool.get(name, 0)
             tally.tokens.extend(run.result_tokens.get(name, ()))
-        baseline = run.ledgers[NO_CLEARING].summary
+        baseline = run.ledgers[NO_CLEARING].summary(pricing)
         for label, ledger in run.ledgers.items():
-            summary = ledger.summary
+            summary = ledger.summary(pricing)
             totals = self.strategies.setdefault(label, Totals(pricing=pricing))
             totals.add(summary, _cost(summary, pricing), baseline)
             self.series.setdefault(label, RoundSeries()).add(ledger)

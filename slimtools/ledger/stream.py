@@ -27,7 +27,7 @@ from slimtools.clearing._view import get_codec, safe_decode
 from slimtools.clearing.placeholder import PlaceholderInfo
 from slimtools.clearing.pricing import DEFAULT_PRICING, CachePricing, pricing_of
 from slimtools.ledger import _standin
-from slimtools.ledger._replay import LedgerRow, TokenLedger
+from slimtools.ledger._replay import LedgerRow, LedgerSummary, TokenLedger
 from slimtools.tokens import TokenCounter, count_tokens
 
 logger = logging.getLogger("slimtools.ledger")
@@ -51,7 +51,8 @@ class RunFigures:
             attributed to the latest call with its id, else to the name it carries, else
             to ``"?"``).
         ledgers: per strategy label (``"no clearing"`` first, then each policy's), the
-            ledger of every model call.
+            ledger of every model call, as columns (:meth:`ledger` gives a
+            :class:`~slimtools.ledger.TokenLedger`).
         resident_by_tool: per strategy label, tool-result tokens per tool in the prompt
             of the last model call.
     """
@@ -63,13 +64,94 @@ class RunFigures:
     tool_results: int
     calls_by_tool: Mapping[str, int]
     result_tokens: Mapping[str, array[int]]
-    ledgers: Mapping[str, TokenLedger]
+    ledgers: Mapping[str, LedgerColumns]
     resident_by_tool: Mapping[str, Mapping[str, int]]
+    cache: CachePricing | None = DEFAULT_PRICING
 
     @property
     def tool_tokens(self) -> int:
         """Tokens of every tool result read."""
         return sum(sum(tokens) for tokens in self.result_tokens.values())
+
+    def ledger(self, label: str = NO_CLEARING) -> TokenLedger:
+        """The :class:`~slimtools.ledger.TokenLedger` of one strategy."""
+        return self.ledgers[label].ledger(self.cache)
+
+
+class LedgerColumns:
+    """A ledger's rows as columns of machine integers: 48 bytes a model call, where
+    :class:`~slimtools.ledger.LedgerRow` objects take about 230 (a long session has
+    tens of thousands of calls per strategy).
+
+    Attributes are ``array("q")`` columns, one value per model call, named as the
+    :class:`~slimtools.ledger.LedgerRow` fields (``cache_broken`` holds 0 or 1).
+    """
+
+    __slots__ = (
+        "cache_broken",
+        "cache_read",
+        "cache_write",
+        "cleared",
+        "input_tokens",
+        "tool_tokens",
+    )
+
+    def __init__(self) -> None:
+        self.input_tokens = array("q")
+        self.tool_tokens = array("q")
+        self.cache_read = array("q")
+        self.cache_write = array("q")
+        self.cache_broken = array("q")
+        self.cleared = array("q")
+
+    def __len__(self) -> int:
+        return len(self.input_tokens)
+
+    def append(
+        self, input_tokens: int, tool_tokens: int, read: int, broken: bool, cleared: int
+    ) -> None:
+        """Add the next model call (what was not read from the cache was written to it)."""
+        self.input_tokens.append(input_tokens)
+        self.tool_tokens.append(tool_tokens)
+        self.cache_read.append(read)
+        self.cache_write.append(input_tokens - read)
+        self.cache_broken.append(broken)
+        self.cleared.append(cleared)
+
+    def rows(self) -> tuple[LedgerRow, ...]:
+        """The rows, as :class:`~slimtools.ledger.LedgerRow` objects."""
+        columns = zip(
+            self.input_tokens,
+            self.tool_tokens,
+            self.cache_read,
+            self.cache_write,
+            self.cache_broken,
+            self.cleared,
+            strict=True,
+        )
+        return tuple(
+            LedgerRow(n, i, t, r, w, bool(b), c) for n, (i, t, r, w, b, c) in enumerate(columns, 1)
+        )
+
+    def ledger(self, cache: CachePricing | str | None = DEFAULT_PRICING) -> TokenLedger:
+        """The rows as a :class:`~slimtools.ledger.TokenLedger` billed at ``cache`` prices."""
+        return TokenLedger(self.rows(), pricing_of(cache))
+
+    def summary(self, cache: CachePricing | str | None = DEFAULT_PRICING) -> LedgerSummary:
+        """``self.ledger(cache).summary``, without building the rows."""
+        pricing = pricing_of(cache)
+        read, write = sum(self.cache_read), sum(self.cache_write)
+        cost = read + write if pricing is None else pricing.cost(read, write)
+        return LedgerSummary(
+            rounds=len(self),
+            resident_end=self.tool_tokens[-1] if len(self) else 0,
+            resident_peak=max(self.tool_tokens, default=0),
+            billed=sum(self.input_tokens),
+            cache_read=read,
+            cache_write=write,
+            billed_cached=round(cost),
+            cache_breaks=sum(self.cache_broken),
+        )
 
 
 class RunReplay:
@@ -108,13 +190,13 @@ class RunReplay:
         self._turns = 0
         self._messages = 0
         self._calls: dict[str, tuple[str, str, dict[str, Any], int, int]] = {}
-        self._names: dict[str, str] = {}  # call id -> its latest call's name (for stats)
+        self._names: dict[str, str] = {}  # one string object per tool name
         self._tool_results = 0
         self._calls_by_tool: Counter[str] = Counter()
         self._result_tokens: dict[str, array[int]] = {}
         self._by_tool: Counter[str] = Counter()  # result tokens per tool read so far
         self._resident_by_tool: dict[str, int] = {}  # ... as of the last model call
-        self._base: list[LedgerRow] = []
+        self._base = LedgerColumns()
         self._previous_end = 0  # messages in the previous model call's prompt
         self._uid = 0
         policies = dict(policies or {})
@@ -149,21 +231,21 @@ class RunReplay:
             piece = count(f"{c.name} {c.args_text}")
             tokens += piece
             uid = self._next_id()
+            name = self._names.setdefault(c.name, c.name)
             # the latest call with an id is the one a result answers (the engine's rule)
-            self._calls[c.id] = (uid, c.name, c.args, position, piece)
-            self._names[c.id] = c.name
-            self._calls_by_tool[c.name or "?"] += 1
-            calls.append(_standin.Call(uid, c.name, piece))
+            self._calls[c.id] = (uid, name, c.args, position, piece)
+            self._calls_by_tool[name or "?"] += 1
+            calls.append(_standin.Call(uid, name, piece))
         results: list[_standin.Result] = []
         for raw in decoded.results:
             size = count(raw.text) if raw.text else 0
             tokens += size
             self._results_so_far += size
             self._tool_results += 1
-            tool = self._names.get(raw.call_id) or raw.name or "?"
+            call = self._calls.pop(raw.call_id, None)  # a result consumes its call
+            tool = (call[1] if call is not None else "") or raw.name or "?"
             self._by_tool[tool] += size
             self._result_tokens.setdefault(tool, array("q")).append(size)
-            call = self._calls.pop(raw.call_id, None)  # a result consumes its call
             if call is None:
                 uid = self._next_id()  # an orphan or a duplicate: answers no stand-in call
             else:
@@ -181,11 +263,10 @@ class RunReplay:
 
     def finish(self) -> RunFigures:
         """The figures of the run read so far."""
-        pricing = self._pricing
-        ledgers = {NO_CLEARING: TokenLedger(tuple(self._base), pricing)}
+        ledgers = {NO_CLEARING: self._base}
         resident = {NO_CLEARING: dict(self._resident_by_tool)}
         for track in self._tracks:
-            ledgers[track.label] = TokenLedger(tuple(track.rows), pricing)
+            ledgers[track.label] = track.rows
             resident[track.label] = {
                 tool: tokens - track.tool_saved_at_call.get(tool, 0)
                 for tool, tokens in self._resident_by_tool.items()
@@ -200,20 +281,18 @@ class RunReplay:
             result_tokens=dict(self._result_tokens),
             ledgers=ledgers,
             resident_by_tool=resident,
+            cache=self._pricing,
         )
 
     def _next_id(self) -> str:
         self._uid += 1
-        return f"{_standin.MARK}{self._uid}"
+        return str(self._uid)
 
     def _account_call(self) -> None:
         """One model call, whose prompt is every message read so far."""
         end, offsets = self._messages, self._offsets
         read, total = offsets[self._previous_end], offsets[end]
-        row = LedgerRow(
-            len(self._base) + 1, total, self._results_so_far, read, total - read, False, 0
-        )
-        self._base.append(row)
+        self._base.append(total, self._results_so_far, read, False, 0)
         self._previous_end = end
         self._resident_by_tool = {tool: n for tool, n in self._by_tool.items() if n}
         for track in self._tracks:
@@ -244,7 +323,7 @@ class _Track:
         self._cleared = 0
         self._tool_saved: Counter[str] = Counter()
         self.tool_saved_at_call: dict[str, int] = {}
-        self.rows: list[LedgerRow] = []
+        self.rows = LedgerColumns()
         self._previous_end = 0
 
     def file(
@@ -311,17 +390,7 @@ class _Track:
         shared = first if broken and first is not None else self._previous_end
         read = offsets[shared] - self._saved.before(shared)
         total = report.tokens_after
-        self.rows.append(
-            LedgerRow(
-                len(self.rows) + 1,
-                total,
-                results - self._result_saved,
-                read,
-                total - read,
-                broken,
-                self._cleared,
-            )
-        )
+        self.rows.append(total, results - self._result_saved, read, broken, self._cleared)
         self.tool_saved_at_call = dict(self._tool_saved)
         self._previous_end = end
 
