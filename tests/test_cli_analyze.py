@@ -47,7 +47,7 @@ def savings_table(out: str) -> list[str]:
 
 def row(lines: list[str], first: str) -> list[str]:
     """The cells (split on runs of spaces) of the row (not the title) starting with ``first``."""
-    line = next(line for line in lines[1:] if line.startswith(first))
+    line = next(line for line in lines[1:] if line.lstrip().startswith(first))
     return line.split()
 
 
@@ -167,7 +167,8 @@ def test_a_malformed_file_gets_one_line_and_the_others_are_analysed(capsys):
     assert len(lines) == len(list((DATA / "malformed").iterdir()))
     assert f"slimtools: {DATA / 'malformed' / 'latin1.jsonl'}:2: not UTF-8 text (byte 32)" in lines
     assert f"slimtools: {DATA / 'malformed' / 'cut_line.jsonl'}:4: not valid JSON" in err
-    assert row(table(out, "1 transcript files"), "TOTAL")[1] == "3"
+    counts = table(out, "1 transcript files, 3 runs; 6 could not be read (see above)")
+    assert row(counts, "TOTAL")[1] == "3"
 
 
 def test_malformed_files_are_listed_in_the_json_errors(capsys):
@@ -317,8 +318,8 @@ def test_bill_slim_shows_both_columns(capsys):
     status, out, _ = run(capsys, "bill", "20", "5000", "--slim", "0.1")
     assert status == 0
     lines = table(out, "5,000 tokens a result, slimmed at the source to 500")
-    assert row(lines, "20") == ["20", "100,000", "10,000", "1,050,000", "105,000"]
-    assert row(lines, "5") == ["5", "25,000", "2,500", "75,000", "7,500"]
+    assert row(lines, "20 ") == ["20", "100,000", "10,000", "1,050,000", "105,000"]
+    assert row(lines, "5 ") == ["5", "25,000", "2,500", "75,000", "7,500"]
 
 
 def test_bill_without_slim_is_the_article_table(capsys):
@@ -374,6 +375,23 @@ def test_colour_only_on_a_terminal_and_never_under_no_color(monkeypatch):
     assert not _output.colour_for(io.StringIO())
     monkeypatch.setenv("NO_COLOR", "1")
     assert not _output.colour_for(_Terminal())
+
+
+def test_the_progress_bar_draws_only_on_a_terminal(monkeypatch):
+    """Piped stderr gets nothing; a terminal gets the bar with the file being read."""
+    piped, terminal = io.StringIO(), _Terminal()
+    monkeypatch.setattr(sys, "stderr", piped)
+    with _output.progress() as bar:
+        bar.update(50, 100, "x.jsonl")
+    assert piped.getvalue() == ""
+    monkeypatch.setattr(sys, "stderr", terminal)
+    with _output.progress() as bar:
+        bar.update(50, 100, "session.jsonl")
+    assert "session.jsonl" in terminal.getvalue()
+    monkeypatch.setattr(sys, "stderr", _Terminal())
+    with _output.progress(enabled=False) as bar:
+        bar.update(50, 100, "x.jsonl")
+    assert sys.stderr.getvalue() == ""
 
 
 def test_coloured_tables_carry_escape_codes_and_plain_ones_none():

@@ -237,3 +237,15 @@ def test_replays_of_each_history_format_decide_alike():
     }
     assert len(set(cleared.values())) == 1
     assert next(iter(cleared.values())) > 0
+
+
+def test_the_engines_spare_their_copy_of_the_history():
+    """Each policy's engine hands back no copy of the history at each call (the replay reads
+    its reports only); if the engine's internals change, this fails rather than the replay
+    silently growing with the square of the run."""
+    history = render(
+        "openai_chat", [Turn((Call(f"c{i}", "bash", {}, Res(big())),)) for i in range(4)]
+    )
+    replay = RunReplay("openai_chat", {"p": ClearingPolicy(cache=None)}).add_all(history)
+    (track,) = replay._tracks
+    assert track.clearer.clear(replay._standins) == []

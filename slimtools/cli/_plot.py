@@ -97,7 +97,7 @@ def plot_rounds(
             axis.yaxis.set_major_formatter(_thousands())
             axis.set_xlim(left=1)
             axis.set_ylim(bottom=0)
-        top.legend(loc="upper left", fontsize=9, frameon=False)
+        top.legend(loc="upper right", fontsize=9, frameon=False)
         figure.tight_layout()
         try:
             figure.savefig(path, dpi=DPI)

@@ -167,6 +167,7 @@ def _counts(result: Analysis, groups: dict[str, Figures], by: str, total: Figure
         f"{len(result.files)} transcript files, {total.runs:,} runs"
         + (f" ({streamed} read message by message)" if streamed else "")
         + (f"; {len(result.skipped)} other files skipped" if result.skipped else "")
+        + (f"; {len(result.errors)} could not be read (see above)" if result.errors else "")
     )
     sources = {str(f.path): f.source for f in result.files}
     heads = {"file": ["file", "format"], "source": ["source"], "tool": [""]}[by]

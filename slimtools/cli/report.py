@@ -103,7 +103,7 @@ def bill(args: argparse.Namespace) -> int:
         table = Table(
             f"{args.per_result:,} tokens a result, slimmed at the source to {slim:,} "
             f"(--slim {args.slim:g}); no caching, no clearing",
-            ["round", ">resident", ">slimmed", ">billed input", ">slimmed"],
+            [">round", ">resident", ">slimmed", ">billed input", ">slimmed"],
         )
         for (r, resident, billed), (_, resident_s, billed_s) in zip(rows, slimmed, strict=True):
             table.add(
