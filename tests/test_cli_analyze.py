@@ -188,6 +188,29 @@ def test_malformed_files_are_listed_in_the_json_errors(capsys):
     }
 
 
+def test_format_forces_the_reader(capsys):
+    """--format: the named reader reads the file, and one that does not fit says why."""
+    status, out, _ = run(capsys, "analyze", str(DATA / "tau_bench"), "--format", "tau_bench")
+    assert status == 0
+    assert row(table(out, "1 transcript files"), "TOTAL")[1] == "3"
+    status, out, err = run(capsys, "analyze", str(DATA / "tau_bench"), "--format", "swe_agent")
+    assert (status, out) == (1, "")
+    path = DATA / "tau_bench" / "airline.json"
+    assert err == f"slimtools: {path}: list element 0: expected a 'history' list of messages\n"
+
+
+def test_a_run_without_model_calls_is_counted_and_plotted(capsys, tmp_path):
+    """Messages but no model call: counted, no rows, an empty plot, no error."""
+    path = tmp_path / "chat.jsonl"
+    path.write_text('{"role": "user", "content": "hello"}\n{"role": "user", "content": "hi"}\n')
+    status, out, _ = run(capsys, "analyze", str(path), "--plot", str(tmp_path / "p.png"))
+    assert status == 0
+    assert row(table(out, "1 transcript files"), "TOTAL")[1:4] == ["1", "2", "0"]
+    assert "no tool results" in out
+    with Image.open(tmp_path / "p.png") as image:
+        assert image.size == (1000, 700)
+
+
 def test_nothing_to_analyse_fails_cleanly(capsys, tmp_path):
     """A folder without transcripts: one line, exit 1, no table."""
     status, out, err = run(capsys, "analyze", str(DATA / "unknown"))
@@ -277,17 +300,27 @@ def test_usage_errors_exit_with_status_2(argv, capsys):
     assert "usage: slimtools" in capsys.readouterr().err
 
 
-@pytest.mark.parametrize("command", ["analyze", "report", "bill", "clear", "restore"])
+@pytest.mark.parametrize(
+    "command",
+    ["analyze", "report", "bill", "clear", "restore", "proxy", "suggest", "proxy install"],
+)
 def test_every_command_has_help_with_an_example_and_exit_statuses(command, capsys):
-    """--help ends with a runnable example and the meaning of exit statuses 0, 1 and 2."""
+    """--help ends with a runnable example and the meaning of exit statuses."""
     with pytest.raises(SystemExit) as exc:
-        main([command, "--help"])
+        main([*command.split(), "--help"])
     assert exc.value.code == 0
     text = capsys.readouterr().out
     assert "example" in text
     assert f"  slimtools {command} " in text
     assert "exit status: 0" in text
     assert "2 bad usage" in text
+
+
+def test_suggest_with_an_unreadable_sample_fails_with_status_1(capsys, tmp_path):
+    """A sample file that cannot be read is a file that failed: one line, exit 1."""
+    status, _, err = run(capsys, "suggest", str(tmp_path / "missing.json"))
+    assert status == 1
+    assert err.startswith(f"slimtools suggest: {tmp_path / 'missing.json'}: cannot read")
 
 
 def test_the_policy_options_are_one_list_shared_by_the_commands(capsys):

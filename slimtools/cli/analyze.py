@@ -212,6 +212,8 @@ def _tools(result: Analysis, total: Figures, args: argparse.Namespace) -> Table:
         table.add(*cells, *ends)
     if left:
         table.note = f"{left} more tools below {shown[-1][1].total:,} tokens (--top, --json)"
+    elif not ranked:
+        table.note = "no tool results"
     return table
 
 
