@@ -12,7 +12,8 @@ from hypothesis import strategies as st
 from slimtools.clearing import ClearingPolicy, view
 from slimtools.ledger import TokenLedger
 from slimtools.ledger import _standin as standin
-from slimtools.ledger.stream import NO_CLEARING, LedgerColumns, RunReplay, _Fenwick
+from slimtools.ledger._tracks import _Fenwick
+from slimtools.ledger.stream import NO_CLEARING, LedgerColumns, RunReplay
 from slimtools.tokens import count_tokens
 from slimtools.transcripts import iter_transcripts
 from tests._profile import examples
