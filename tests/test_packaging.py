@@ -15,6 +15,7 @@ import slimtools
 
 FRAMEWORKS = ("langchain", "langchain_core", "langgraph", "mcp", "openai", "anthropic")
 FRAMEWORKS += ("pydantic_ai", "agents", "redis")
+FRAMEWORKS += ("rich", "matplotlib")  # the cli extra: tables and plots only
 
 PROBE = """
 import json, sys
@@ -36,7 +37,8 @@ def _modules_after_import() -> set[str]:
 
 @pytest.mark.subprocess
 def test_importing_slimtools_pulls_in_no_framework():
-    """LangChain, LangGraph, MCP, OpenAI, Anthropic, Pydantic AI, Agents SDK, Redis stay out."""
+    """LangChain, LangGraph, MCP, OpenAI, Anthropic, Pydantic AI, Agents SDK, Redis, and the
+    cli extra's rich and matplotlib stay out."""
     assert _modules_after_import().isdisjoint(FRAMEWORKS)
 
 

@@ -1,10 +1,11 @@
 """The ``slimtools`` command: one parser, a module per group of subcommands.
 
-``report`` and ``bill`` (:mod:`slimtools.cli.report`) measure clearing on recorded
-transcripts; ``clear`` and ``restore`` (:mod:`slimtools.cli.files`) try a policy on a
-transcript file; ``proxy`` and ``suggest`` (:mod:`slimtools.cli.proxy`) slim an MCP server
-you do not own. Every command exits 0 when it did its work, 1 when a file failed and 2 on
-bad usage.
+``analyze`` (:mod:`slimtools.cli.analyze`) shows what tool results cost in transcripts and
+what clearing would change; ``report`` and ``bill`` (:mod:`slimtools.cli.report`) measure
+clearing against its peers and print the closed-form bill; ``clear`` and ``restore``
+(:mod:`slimtools.cli.files`) try a policy on a transcript file; ``proxy`` and ``suggest``
+(:mod:`slimtools.cli.proxy`) slim an MCP server you do not own. Every command exits 0 when
+it did its work, 1 when a file failed and 2 on bad usage.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import os
 import sys
 from collections.abc import Sequence
 
-from slimtools.cli import files, proxy, report
+from slimtools.cli import analyze, files, proxy, report
 
 __all__ = ["main"]
 
@@ -27,7 +28,7 @@ def parser() -> argparse.ArgumentParser:
         "try clearing policies on transcripts, slim MCP servers you don't own.",
     )
     sub = root.add_subparsers(dest="command", required=True)
-    for module in (report, files, proxy):
+    for module in (analyze, report, files, proxy):
         module.add_commands(sub)
     return root
 

@@ -10,11 +10,9 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Callable
 from typing import Any
 
-from slimtools.clearing import ClearingPolicy
-from slimtools.clearing.pricing import PRESETS
+from slimtools.cli._policy import POLICIES, add_policy_options, build_policy, options_of
 from slimtools.errors import ConfigurationError, TranscriptError
 from slimtools.transcripts import SOURCES, clear_file, restore_file
 
@@ -56,42 +54,7 @@ def add_commands(sub: Any) -> None:
         metavar="NAME",
         help="force the transcript format: " + ", ".join(SOURCES),
     )
-    clear.add_argument(
-        "--keep-turns", type=_count(0), metavar="N", help="leave the last N turns untouched"
-    )
-    clear.add_argument(
-        "--keep-head", type=_count(0), metavar="CHARS", help="characters kept in placeholders"
-    )
-    clear.add_argument(
-        "--batch-turns", type=_count(1), metavar="N", help="move the cleared prefix every N turns"
-    )
-    clear.add_argument(
-        "--clear-at-least",
-        type=_count(0),
-        metavar="TOKENS",
-        help="clear nothing unless this many tokens go at once",
-    )
-    clear.add_argument(
-        "--cache",
-        choices=sorted(PRESETS),
-        default="anthropic",
-        type=lambda v: v.lower(),
-        help="prompt-cache prices that decide whether clearing pays (default: anthropic, the "
-        "5-minute cache; none: clear everything stale)",
-    )
-    clear.add_argument(
-        "--expected-calls",
-        type=_count(1),
-        metavar="N",
-        help="the model calls the run was expected to make (otherwise its age is the guess)",
-    )
-    clear.add_argument(
-        "--exclude-tool",
-        action="append",
-        default=[],
-        metavar="NAME",
-        help="never clear this tool's results (repeatable)",
-    )
+    add_policy_options(clear, names=[n for n in POLICIES if n != "none"])
     clear.set_defaults(run=run_clear)
 
     restore = sub.add_parser(
@@ -112,18 +75,9 @@ def add_commands(sub: Any) -> None:
 
 def run_clear(args: argparse.Namespace) -> int:
     """Run ``slimtools clear``."""
-    options: dict[str, Any] = {
-        name: getattr(args, name)
-        for name in ("keep_turns", "keep_head", "batch_turns", "clear_at_least", "expected_calls")
-        if getattr(args, name) is not None
-    }
-    options["cache"] = args.cache
-    if args.exclude_tool:
-        options["exclude_tools"] = frozenset(args.exclude_tool)
     try:
-        done = clear_file(
-            args.file, args.output, ClearingPolicy(**options), format=args.format, audit=args.audit
-        )
+        policy = build_policy(args.policy, cache=args.cache, **options_of(args))
+        done = clear_file(args.file, args.output, policy, format=args.format, audit=args.audit)
     except ConfigurationError as exc:
         return _fail(exc, 2)
     except TranscriptError as exc:
@@ -163,16 +117,3 @@ def run_restore(args: argparse.Namespace) -> int:
 def _fail(message: object, status: int) -> int:
     print(f"slimtools: {message}", file=sys.stderr)
     return status
-
-
-def _count(minimum: int) -> Callable[[str], int]:
-    def parse(text: str) -> int:
-        try:
-            value = int(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
-        if value < minimum:
-            raise argparse.ArgumentTypeError(f"must be >= {minimum}, got {value}")
-        return value
-
-    return parse

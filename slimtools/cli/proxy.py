@@ -19,6 +19,22 @@ from slimtools.proxy.config import ProxyConfig, load_config
 
 __all__ = ["add_commands"]
 
+PROXY_EXAMPLE = """\
+example:
+  slimtools proxy --config slim.toml -- npx -y @modelcontextprotocol/server-github
+  slimtools proxy --config slim.toml --dry-run list_issues --args '{"repo": "o/r"}' -- CMD
+  slimtools proxy install --config ~/slim.toml   # route your MCP clients through the proxy
+
+exit status: 0 served until the client left (or --dry-run printed), 2 bad usage or config
+"""
+SUGGEST_EXAMPLE = """\
+example:
+  slimtools suggest 145.json --tool list_issues
+  slimtools suggest --from-proxy list_issues --args '{"repo": "o/r"}' -- CMD
+
+exit status: 0 printed, 1 a sample file could not be read, 2 bad usage
+"""
+
 
 def add_commands(sub: Any) -> None:
     """Add ``proxy`` and ``suggest`` to the ``slimtools`` command's subparsers."""
@@ -26,12 +42,18 @@ def add_commands(sub: Any) -> None:
         "proxy",
         help="slim the results of an MCP server you don't own (proxy install: set it up)",
         description=__doc__,
+        epilog=PROXY_EXAMPLE,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     _proxy_arguments(proxy)
     proxy.set_defaults(run=run_proxy_command)
     suggest = sub.add_parser(
-        "suggest", help="propose a proxy config block or Brief model from sample results"
+        "suggest",
+        help="propose a proxy config block or Brief model from sample results",
+        description="Propose a [tools.NAME] block for the proxy config (or a Pydantic Brief "
+        "model) from sample results, with the token ratio it achieves on them.",
+        epilog=SUGGEST_EXAMPLE,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     _suggest_arguments(suggest)
     suggest.set_defaults(run=run_suggest_command)
@@ -188,6 +210,10 @@ def run_suggest_command(args: argparse.Namespace) -> int:
 
     try:
         samples = [] if args.from_proxy else load_samples(args.samples)
+    except ConfigurationError as exc:  # a sample file that cannot be read
+        print(f"slimtools suggest: {exc}", file=sys.stderr)
+        return 1
+    try:
         tool = args.tool
         if args.from_proxy:
             samples.append(asyncio.run(_sample_from_proxy(args)))

@@ -16,61 +16,44 @@ import sys
 from typing import Any
 
 from slimtools.clearing import ClearingPolicy
-from slimtools.clearing.pricing import PRESETS
+from slimtools.cli._output import Cell, Table, print_tables
+from slimtools.cli._plot import Curve, PlotError, check_plot, plot_rounds
+from slimtools.cli._policy import add_policy_options, build_policy, count, describe, options_of
+from slimtools.errors import TranscriptError
 from slimtools.ledger import format_bill, tool_result_bill
 from slimtools.ledger.compare import Strategy, compare, item7_strategies
-from slimtools.transcripts import load_transcripts
+from slimtools.transcripts import iter_transcripts
 
+__all__ = ["add_commands", "bill", "build_policy", "report"]
 
-def build_policy(
-    name: str,
-    keep_turns: int | None = None,
-    batch_turns: int | None = None,
-    clear_at_least: int | None = None,
-    *,
-    cache: str | None = "anthropic",
-    expected_calls: int | None = None,
-    payback_horizon: int | None = None,
-    max_context_tokens: int | None = None,
-) -> ClearingPolicy | None:
-    """The slimtools policy the report measures (None for ``--policy none``).
+REPORT_EXAMPLE = """\
+example:
+  slimtools report ../shared/data/transcripts --by source --cache openai
+  slimtools report run.jsonl --batch-turns 5 --clear-at-least 2000
 
-    ``default`` is ``ClearingPolicy(cache=...)`` with the options given; ``anthropic``
-    mirrors Anthropic's server-side defaults (no cache economics).
-    """
-    if name == "none":
-        return None
-    given = {
-        "keep_turns": keep_turns,
-        "batch_turns": batch_turns,
-        "clear_at_least": clear_at_least,
-        "expected_calls": expected_calls,
-        "payback_horizon": payback_horizon,
-        "max_context_tokens": max_context_tokens,
-    }
-    overrides: dict[str, Any] = {k: v for k, v in given.items() if v is not None}
-    if name == "anthropic":
-        return ClearingPolicy.from_anthropic(**overrides)
-    return ClearingPolicy(cache=cache, **overrides)
+exit status: 0 reported, 1 a file could not be read (or none was found), 2 bad usage
+"""
+BILL_EXAMPLE = """\
+example:
+  slimtools bill 20 5000                      # the design article's table
+  slimtools bill 40 5000 --slim 0.1 --plot bill.png
+
+exit status: 0 printed, 1 the plot could not be written, 2 bad usage
+"""
 
 
 def report(args: argparse.Namespace) -> int:
     """Run ``slimtools report``: every strategy on every transcript, per group and in total."""
-    policy = build_policy(
-        args.policy,
-        args.keep_turns,
-        args.batch_turns,
-        args.clear_at_least,
-        cache=args.cache,
-        expected_calls=args.expected_calls,
-        payback_horizon=args.payback_horizon,
-        max_context_tokens=args.max_context_tokens,
-    )
-    transcripts = load_transcripts(*args.paths)
+    policy = build_policy(args.policy, cache=args.cache, **options_of(args))
+    errors: list[TranscriptError] = []
+    transcripts = list(iter_transcripts(*args.paths, on_error=errors.append))
+    for error in errors:  # one line each; the other files are still reported
+        print(f"slimtools: {error}", file=sys.stderr)
     if not transcripts:
-        print("no transcripts found under " + ", ".join(args.paths), file=sys.stderr)
+        if not errors:
+            print("no transcripts found under " + ", ".join(args.paths), file=sys.stderr)
         return 1
-    ours = Strategy.policy(f"slimtools ({_describe(args)})", policy)
+    ours = Strategy.policy(f"slimtools ({describe(args.policy, args)})", policy)
     if args.peers:
         strategies = [*item7_strategies(args.cache)[:-1], ours]
     else:
@@ -93,7 +76,7 @@ def report(args: argparse.Namespace) -> int:
     if policy is not None and mine.cached > result.groups["ALL"]["no clearing"].cached:
         lines.append(_hint(policy, mine.breaks))
     print("\n".join(lines))
-    return 0
+    return 1 if errors else 0
 
 
 def _hint(policy: ClearingPolicy, breaks: int) -> str:
@@ -109,69 +92,89 @@ def _hint(policy: ClearingPolicy, breaks: int) -> str:
     )
 
 
-def _describe(args: argparse.Namespace) -> str:
-    """The policy as given on the command line, e.g. ``default, batch_turns=5``."""
-    parts = [args.policy]
-    for name in (
-        "keep_turns",
-        "batch_turns",
-        "clear_at_least",
-        "expected_calls",
-        "payback_horizon",
-        "max_context_tokens",
-    ):
-        value = getattr(args, name)
-        if value is not None:
-            parts.append(f"{name}={value}")
-    return ", ".join(parts)
-
-
 def bill(args: argparse.Namespace) -> int:
-    """Run ``slimtools bill``."""
-    print(format_bill(tool_result_bill(args.rounds, args.per_result, every=args.every)))
+    """Run ``slimtools bill``: the closed-form table, with ``--slim`` side by side."""
+    rows = tool_result_bill(args.rounds, args.per_result, every=args.every)
+    if args.slim is None:
+        print(format_bill(rows))
+    else:
+        slim = round(args.per_result * args.slim)
+        slimmed = tool_result_bill(args.rounds, slim, every=args.every)
+        table = Table(
+            f"{args.per_result:,} tokens a result, slimmed at the source to {slim:,} "
+            f"(--slim {args.slim:g}); no caching, no clearing",
+            [">round", ">resident", ">slimmed", ">billed input", ">slimmed"],
+        )
+        for (r, resident, billed), (_, resident_s, billed_s) in zip(rows, slimmed, strict=True):
+            table.add(
+                str(r),
+                f"{resident:,}",
+                Cell(f"{resident_s:,}", "good"),
+                f"{billed:,}",
+                Cell(f"{billed_s:,}", "good"),
+            )
+        print_tables([table])
+    if args.plot:
+        return _plot_bill(args)
     return 0
 
 
-def _natural(text: str) -> int:
-    value = int(text)
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"must be >= 0, got {value}")
+def _plot_bill(args: argparse.Namespace) -> int:
+    every = tool_result_bill(args.rounds, args.per_result, every=1)
+    curves = [Curve("no slimming", [r for _, r, _ in every], [float(r) for _, r, _ in every])]
+    if args.slim is not None:
+        slim = tool_result_bill(args.rounds, round(args.per_result * args.slim), every=1)
+        curves.append(
+            Curve(
+                f"slimmed x{args.slim:g}", [r for _, r, _ in slim], [float(r) for _, r, _ in slim]
+            )
+        )
+    try:
+        plot_rounds(
+            curves,
+            args.plot,
+            title=f"one {args.per_result:,}-token result a round, never cleared",
+            billed_label="cumulative billed input (no cache)",
+        )
+    except PlotError as exc:
+        print(f"slimtools: {exc}", file=sys.stderr)
+        return 1
+    print(f"wrote {args.plot}")
+    return 0
+
+
+def _ratio(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if not 0 < value <= 1:
+        raise argparse.ArgumentTypeError(f"must be in (0, 1], got {value:g}")
     return value
 
 
-def _positive(text: str) -> int:
-    value = int(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be >= 1, got {value}")
-    return value
+def plot_path(text: str) -> str:
+    """An argparse type for ``--plot``: a .png/.svg/.pdf path, matplotlib installed."""
+    try:
+        return check_plot(text)
+    except PlotError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def add_commands(sub: Any) -> None:
     """Register ``report`` and ``bill`` on the ``slimtools`` subcommand parser."""
+    raw = argparse.RawDescriptionHelpFormatter
     rep = sub.add_parser(
         "report",
         help="replay transcripts under every clearing strategy, cache prices included",
         description="Replay each transcript one model call at a time under no clearing, "
         "peers' clearing and slimtools, and print resident tool tokens, billed input and "
         "the cached cost per group and in total.",
-        epilog="example: slimtools report ../shared/data/transcripts --by source --cache openai",
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog=REPORT_EXAMPLE,
+        formatter_class=raw,
     )
     rep.add_argument("paths", nargs="+", metavar="PATH", help="transcript files or folders")
-    rep.add_argument("--policy", choices=("default", "anthropic", "none"), default="default")
-    rep.add_argument(
-        "--cache",
-        choices=sorted(PRESETS),
-        default="anthropic",
-        type=lambda v: v.lower(),
-        help="prompt-cache prices to bill and decide with (default: anthropic, 5-minute)",
-    )
-    rep.add_argument("--keep-turns", type=_natural, default=None, metavar="N")
-    rep.add_argument("--batch-turns", type=_positive, default=None, metavar="N")
-    rep.add_argument("--clear-at-least", type=_natural, default=None, metavar="TOKENS")
-    rep.add_argument("--expected-calls", type=_positive, default=None, metavar="N")
-    rep.add_argument("--payback-horizon", type=_positive, default=None, metavar="N")
-    rep.add_argument("--max-context-tokens", type=_positive, default=None, metavar="TOKENS")
+    add_policy_options(rep)
     rep.add_argument(
         "--no-peers",
         dest="peers",
@@ -180,8 +183,29 @@ def add_commands(sub: Any) -> None:
     )
     rep.add_argument("--by", choices=("transcript", "source"), default="transcript")
     rep.set_defaults(run=report)
-    bil = sub.add_parser("bill", help="print the article's resident/billed table")
-    bil.add_argument("rounds", type=_natural, metavar="ROUNDS")
-    bil.add_argument("per_result", type=_natural, metavar="PER_RESULT")
-    bil.add_argument("--every", type=_positive, default=5, metavar="N")
+    bil = sub.add_parser(
+        "bill",
+        help="print the article's resident/billed table (and what source slimming changes)",
+        description="The design article's closed-form bill: one PER_RESULT-token tool result "
+        "a round, never cleared, no caching: tokens resident at each round and input billed "
+        "so far. --slim RATIO adds the same columns with every result slimmed at the source "
+        "to RATIO of its size.",
+        epilog=BILL_EXAMPLE,
+        formatter_class=raw,
+    )
+    bil.add_argument("rounds", type=count(0), metavar="ROUNDS")
+    bil.add_argument("per_result", type=count(0), metavar="PER_RESULT")
+    bil.add_argument("--every", type=count(1), default=5, metavar="N", help="a row every N rounds")
+    bil.add_argument(
+        "--slim",
+        type=_ratio,
+        metavar="RATIO",
+        help="also show the bill with each result slimmed to RATIO of its size (0.1: 10x smaller)",
+    )
+    bil.add_argument(
+        "--plot",
+        type=plot_path,
+        metavar="OUT.png",
+        help="draw resident tokens and cumulative billed input per round (.png, .svg, .pdf)",
+    )
     bil.set_defaults(run=bill)

@@ -120,9 +120,23 @@ def rewrite(
     return changed
 
 
+EXAMPLE = """\
+example:
+  slimtools proxy install --config ~/slim.toml --dry-run
+  slimtools proxy install --undo
+
+exit status: 0 done, 1 a config file could not be read or written, 2 bad usage
+"""
+
+
 def main(argv: Sequence[str]) -> int:
     """Run ``slimtools proxy install``."""
-    parser = argparse.ArgumentParser(prog="slimtools proxy install", description=__doc__)
+    parser = argparse.ArgumentParser(
+        prog="slimtools proxy install",
+        description=__doc__,
+        epilog=EXAMPLE,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     parser.add_argument(
         "--client",
         action="append",

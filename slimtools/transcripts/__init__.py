@@ -11,7 +11,8 @@ Formats (:data:`SOURCES`), recognised from each file's content or forced with ``
 Text-action recorders (SWE-agent without function calling, mini-swe-agent, older OpenHands
 streams) get synthetic tool calls so that clearing can be measured on them
 (:attr:`Transcript.synthetic`). Files are streamed: JSON Lines a line at a time and files of
-many runs a run at a time (:func:`iter_transcripts`). Each message records where it came
+many runs a run at a time (:func:`iter_transcripts`); :func:`stream_file` also reads a
+single long run (a Claude Code session) message by message. Each message records where it came
 from (:class:`Origin`), so :func:`clear_file` can write a cleared run back into the same
 file format, and :func:`restore_file` can put the originals back.
 """
@@ -33,6 +34,7 @@ from slimtools.transcripts._memory import (
     tau_bench_runs,
 )
 from slimtools.transcripts._model import SOURCES, Location, Origin, Source, Transcript
+from slimtools.transcripts._stream import RunStream, stream_file, transcript_files
 from slimtools.transcripts._writeback import FileClearing, clear_file, restore_file
 
 __all__ = [
@@ -41,6 +43,7 @@ __all__ = [
     "Location",
     "OnError",
     "Origin",
+    "RunStream",
     "Source",
     "Transcript",
     "TranscriptError",
@@ -54,6 +57,8 @@ __all__ = [
     "load_transcripts",
     "mini_swe_agent_history",
     "restore_file",
+    "stream_file",
     "swe_agent_history",
     "tau_bench_runs",
+    "transcript_files",
 ]

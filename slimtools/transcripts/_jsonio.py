@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import IO, Any, Literal, NamedTuple
 
@@ -75,14 +75,20 @@ def sniff(path: Path) -> Layout | None:
     return "jsonl"
 
 
-def iter_jsonl(path: Path) -> Iterator[tuple[int, Any]]:
+def iter_jsonl(
+    path: Path, *, progress: Callable[[int], None] | None = None
+) -> Iterator[tuple[int, Any]]:
     """``(line number, value)`` for each non-blank line of a JSON Lines file.
+
+    ``progress``, when given, is called with the size in bytes of each line read.
 
     Raises:
         MalformedError: a line that is not JSON (its number is given).
     """
     with path.open("rb") as fh:
         for number, raw in enumerate(fh, 1):
+            if progress is not None:
+                progress(len(raw))
             if not raw.strip():
                 continue
             try:

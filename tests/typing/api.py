@@ -238,3 +238,23 @@ def use_transcripts(folder: str) -> None:
     assert_type(done.cleared, int)
     assert_type(restore_file("cleared.jsonl", "a.jsonl", "run.jsonl"), int)
     assert_type([e.line for e in errors], list[int | None])
+
+
+def use_analysis(folder: str) -> None:
+    """Analyse transcripts, stream one run and replay it, as a user's script does."""
+    from slimtools.ledger.analyze import Analysis, Figures, analyze
+    from slimtools.ledger.stream import RunFigures, RunReplay
+    from slimtools.transcripts import RunStream, stream_file
+
+    result = analyze(folder, policies={"turn-end": slimtools.ClearingPolicy(cache=None)})
+    assert_type(result, Analysis)
+    assert_type(result.total, Figures)
+    assert_type(result.groups("source"), dict[str, Figures])
+    assert_type(result.to_dict()["files"], Any)
+    for run in stream_file(f"{folder}/session.jsonl"):
+        assert_type(run, RunStream)
+        figures = RunReplay(run.format, {"default": slimtools.ClearingPolicy()}).add_all(
+            run.messages
+        )
+        assert_type(figures.finish(), RunFigures)
+        assert_type(figures.finish().ledger("default"), TokenLedger)

@@ -1,0 +1,120 @@
+"""slimtools analyze: peak memory against file size, and time per MB, for both file shapes.
+
+(a) One long run: a synthetic Claude Code session (a Bash call and its ~2.5 KB result per
+    round, as Claude Code writes them, ``toolUseResult`` copies included) of 50, 150 and
+    500 MB. Each size is analysed in a fresh interpreter with no policy (the figures alone)
+    and with the default policy (one clearing engine fed stand-ins), and, for scale, the
+    session is loaded whole with ``iter_file`` (what ``report`` and ``clear`` hold).
+(b) Many runs: a synthetic OpenHands evaluation output (one ~100 KB run a line) of 150 and
+    500 MB, analysed with the default policy: memory is bounded by one run.
+
+The baseline is the same interpreter importing slimtools and analysing a 1 MB file (same
+run); figures are peak RSS (``ru_maxrss``) of each child, growth over that baseline, and
+MB/s. Files are generated in a temporary folder and deleted after each case.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from benchmarks.bench_transcripts import _openhands_line, _session_line, _write
+
+ROOT = Path(__file__).resolve().parents[1]
+SESSION_MB = (50, 150, 500)
+RUNS_MB = (150, 500)
+
+_CHILD = """
+import gc, resource, sys, time
+from slimtools.clearing import ClearingPolicy
+from slimtools.ledger.analyze import analyze
+from slimtools.transcripts import iter_file
+mode, path = sys.argv[1], sys.argv[2]
+gc.collect()
+start = time.perf_counter()
+if mode == "whole":
+    loaded = list(iter_file(path))
+    messages, runs = sum(len(t.messages) for t in loaded), len(loaded)
+else:
+    policies = {} if mode == "none" else {"default": ClearingPolicy()}
+    result = analyze(path, policies=policies)
+    assert not result.errors, result.errors
+    messages, runs = result.total.messages, result.total.runs
+seconds = time.perf_counter() - start
+print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024, seconds, messages, runs, sep="\\t")
+"""
+
+
+def _child(mode: str, path: Path) -> tuple[int, float, int, int]:
+    """(peak RSS in MB, seconds, messages, runs) of a fresh interpreter doing ``mode``."""
+    done = subprocess.run(
+        [sys.executable, "-c", _CHILD, mode, str(path)],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=ROOT,
+    )
+    rss, seconds, messages, runs = done.stdout.strip().split("\t")
+    return int(rss), float(seconds), int(messages), int(runs)
+
+
+def _baseline(folder: Path) -> int:
+    path = folder / "small.jsonl"
+    _write(path, _session_line, 1)
+    rss, _, _, _ = _child("default", path)
+    path.unlink()
+    return rss
+
+
+def one_run(folder: Path, base: int) -> None:
+    print("\n(a) one Claude Code session, read message by message")
+    print(
+        f"    {'file MB':>8} {'messages':>9} {'mode':<16} {'peak RSS':>9} {'growth':>8}"
+        f" {'KB/message':>10} {'seconds':>8} {'MB/s':>6}"
+    )
+    for megabytes in SESSION_MB:
+        path = folder / f"session{megabytes}.jsonl"
+        size = _write(path, _session_line, megabytes) / 2**20
+        modes = ["none", "default"] + (["whole"] if megabytes == SESSION_MB[0] else [])
+        for mode in modes:
+            rss, seconds, messages, _ = _child(mode, path)
+            label = {"none": "no policy", "default": "default policy", "whole": "loaded whole"}
+            print(
+                f"    {size:>8,.0f} {messages:>9,} {label[mode]:<16} {rss:>6,} MB {rss - base:>5,} MB"
+                f" {(rss - base) * 1024 / messages:>10.2f} {seconds:>8.1f} {size / seconds:>6.1f}"
+            )
+        path.unlink()
+
+
+def many_runs(folder: Path, base: int) -> None:
+    print("\n(b) an OpenHands evaluation output, one run a line, default policy")
+    print(
+        f"    {'file MB':>8} {'runs':>6} {'peak RSS':>9} {'growth':>8} {'seconds':>8} {'MB/s':>6}"
+    )
+    for megabytes in RUNS_MB:
+        path = folder / f"runs{megabytes}.jsonl"
+        size = _write(path, _openhands_line, megabytes) / 2**20
+        rss, seconds, _, runs = _child("default", path)
+        print(
+            f"    {size:>8,.0f} {runs:>6,} {rss:>6,} MB {rss - base:>5,} MB {seconds:>8.1f}"
+            f" {size / seconds:>6.1f}"
+        )
+        path.unlink()
+
+
+def main() -> None:
+    with tempfile.TemporaryDirectory(prefix="bench_analyze.") as name:
+        folder = Path(name)
+        start = time.perf_counter()
+        base = _baseline(folder)
+        print(f"baseline (import + analyse a 1 MB session): peak RSS {base} MB")
+        one_run(folder, base)
+        many_runs(folder, base)
+        print(f"    ({time.perf_counter() - start:.0f}s in all)")
+
+
+if __name__ == "__main__":
+    main()

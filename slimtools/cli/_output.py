@@ -1,0 +1,181 @@
+"""Tables and progress for the commands: rich when the ``cli`` extra is installed, plain text
+otherwise; colour and progress bars only on a terminal, and never under ``NO_COLOR``.
+
+A :class:`Table` is plain data (a title, columns, rows of strings with an optional style);
+:func:`print_tables` renders it with rich's table layout or, without rich, with aligned
+columns, so every command has one description of its output and two ways to draw it.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import sys
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import IO, Any, Literal
+
+Style = Literal["", "bold", "good", "bad", "dim"]
+_RICH_STYLES = {"": "", "bold": "bold", "good": "green", "bad": "red", "dim": "dim"}
+CLI_EXTRA = "pip install 'slimtools[cli]'"
+
+
+@dataclass
+class Cell:
+    """A table cell: its text and how to colour it on a terminal."""
+
+    text: str
+    style: Style = ""
+
+
+@dataclass
+class Table:
+    """A titled table: column headers (``">"`` first: right-aligned), rows of cells.
+
+    A row may end a section (a blank line follows it), and a row's style applies to its
+    cells that have none of their own.
+    """
+
+    title: str
+    columns: Sequence[str]
+    rows: list[tuple[list[Cell], Style, bool]] = field(default_factory=list)
+    note: str = ""
+
+    def add(self, *cells: str | Cell, style: Style = "", end_section: bool = False) -> None:
+        """Add a row; plain strings become unstyled cells."""
+        row = [c if isinstance(c, Cell) else Cell(c) for c in cells]
+        if len(row) != len(self.columns):
+            raise ValueError(f"{self.title}: {len(row)} cells for {len(self.columns)} columns")
+        self.rows.append((row, style, end_section))
+
+
+def has_rich() -> bool:
+    """Whether rich (the ``cli`` extra) can be imported."""
+    try:
+        import rich  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def colour_for(stream: IO[str]) -> bool:
+    """Colour on a terminal only, unless ``NO_COLOR`` is set (https://no-color.org)."""
+    if os.environ.get("NO_COLOR") or os.environ.get("TERM") == "dumb":
+        return False
+    isatty = getattr(stream, "isatty", None)
+    return bool(isatty and isatty())
+
+
+def print_tables(
+    tables: Sequence[Table], stream: IO[str] | None = None, *, colour: bool | None = None
+) -> None:
+    """Print ``tables`` one after another, separated by a blank line."""
+    out = stream if stream is not None else sys.stdout
+    colour = colour_for(out) if colour is None else colour
+    render = _rich if has_rich() else _plain
+    out.write("\n\n".join(render(t, colour) for t in tables) + "\n")
+
+
+def _header(column: str) -> tuple[str, bool]:
+    """A column's title and whether it is right-aligned."""
+    return (column[1:], True) if column.startswith(">") else (column, False)
+
+
+def _plain(table: Table, colour: bool) -> str:
+    heads = [_header(c) for c in table.columns]
+    widths = [len(h) for h, _ in heads]
+    for row, _, _ in table.rows:
+        widths = [max(w, len(c.text)) for w, c in zip(widths, row, strict=True)]
+
+    def line(texts: Sequence[str]) -> str:
+        cells = [
+            t.rjust(w) if right else t.ljust(w)
+            for t, w, (_, right) in zip(texts, widths, heads, strict=True)
+        ]
+        return "  ".join(cells).rstrip()
+
+    lines = [table.title, line([h for h, _ in heads]), "  ".join("-" * w for w in widths)]
+    for row, _, end in table.rows:
+        lines.append(line([c.text for c in row]))
+        if end:
+            lines.append("")
+    if table.note:
+        lines.append(table.note)
+    return "\n".join(lines).rstrip("\n")
+
+
+def _rich(table: Table, colour: bool) -> str:
+    from rich import box
+    from rich.console import Console
+    from rich.table import Table as RichTable
+    from rich.text import Text
+
+    # Title and note are printed around the table, not as its title and caption, which
+    # rich would wrap to the table's width.
+    drawn = RichTable(
+        box=box.SIMPLE_HEAD,
+        show_edge=False,
+        pad_edge=False,
+        header_style="bold" if colour else "",
+    )
+    for column in table.columns:
+        title, right = _header(column)
+        drawn.add_column(title, justify="right" if right else "left", no_wrap=True)
+    for row, style, end in table.rows:
+        cells = [Text(c.text, style=_RICH_STYLES[c.style or style]) for c in row]
+        drawn.add_row(*cells, end_section=end)
+    buffer = io.StringIO()
+    console = Console(
+        file=buffer,
+        width=10_000,
+        no_color=not colour,
+        force_terminal=colour,
+        highlight=False,
+        color_system="standard" if colour else None,
+    )
+    console.print(Text(table.title, style="bold" if colour else ""))
+    console.print(drawn)
+    if table.note:
+        console.print(Text(table.note, style="dim" if colour else ""))
+    return "\n".join(line.rstrip() for line in buffer.getvalue().splitlines())
+
+
+class Progress:
+    """A byte-counting progress bar on stderr, shown on a terminal with rich only."""
+
+    def __init__(self, bar: Any, task: Any) -> None:
+        self._bar, self._task = bar, task
+
+    def update(self, done: int, total: int, label: str) -> None:
+        """Show ``done`` of ``total`` bytes while ``label`` is read."""
+        if self._bar is not None:
+            self._bar.update(self._task, completed=done, total=total or 1, description=label)
+
+
+@contextmanager
+def progress(enabled: bool = True) -> Iterator[Progress]:
+    """A :class:`Progress` that draws only when asked, on a terminal, with rich installed."""
+    if not (enabled and has_rich() and sys.stderr.isatty()):
+        yield Progress(None, None)
+        return
+    from rich.console import Console
+    from rich.progress import (
+        BarColumn,
+        DownloadColumn,
+        TextColumn,
+        TimeRemainingColumn,
+        TransferSpeedColumn,
+    )
+    from rich.progress import Progress as Bar
+
+    console = Console(file=sys.stderr, no_color=not colour_for(sys.stderr))
+    columns = (
+        TextColumn("{task.description}", style=""),
+        BarColumn(),
+        DownloadColumn(),
+        TransferSpeedColumn(),
+        TimeRemainingColumn(),
+    )
+    with Bar(*columns, console=console, transient=True) as bar:
+        yield Progress(bar, bar.add_task("reading", total=None))

@@ -1,0 +1,169 @@
+"""Stand-ins: small messages the clearing engine reads in place of a run's real messages.
+
+A stand-in has the decoded shape of the message it replaces (model output or not, each
+call's name, which results it carries and which of them are clearable) in the same wire
+format family, but every billed text is a short token that *carries* the original's token
+count: ``"¶<count>¶"``. The engine counts with :func:`counter`, which reads the
+carried count, and renders placeholders with a template that returns a stand-in carrying
+the real placeholder's count (rendered from the original when it was read). So a real
+:class:`~slimtools.clearing.Clearer` makes exactly the decisions it would make on the real
+run, while only these few hundred bytes per message stay in memory.
+
+The mark is the pilcrow, a Latin-1 character: JSON writers leave it unescaped (it survives
+the engine's own rendering of arguments) and stand-ins stay one byte a character. The count
+is read from the end of a text, where a stand-in carries it, so a tool name that happens to
+hold a pilcrow does not confuse the counter.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Sequence
+from typing import Any, NamedTuple
+
+from slimtools.clearing.placeholder import seal
+from slimtools.typing import TokenCounter
+
+MARK = "\xb6"
+RESULT_CHARS = 36
+"""The length of a result's stand-in. A placeholder stand-in is shorter when the real
+placeholder is shorter than the real result, and at least this long otherwise, so the
+engine's "a placeholder must be shorter" test gives the real answer."""
+
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def carried(count: int, *, length: int = 0) -> str:
+    """A stand-in text that counts as ``count`` tokens, padded to ``length`` characters
+    (one string object per count: a long run repeats the same counts many times)."""
+    text = f"{MARK}{count}{MARK}"
+    return text + "~" * (length - len(text))
+
+
+def counter(base: TokenCounter) -> TokenCounter:
+    """The engine's counter on stand-ins: the count a text carries at its end, or ``base``
+    for other text (the engine's own ``"name {}"`` for blanked arguments)."""
+
+    def count(text: str) -> int:
+        end = text.rfind(MARK)
+        start = text.rfind(MARK, 0, end) if end > 0 else -1
+        if start < 0 or not text[start + 1 : end].isdigit():
+            return base(text)
+        return int(text[start + 1 : end])
+
+    return count
+
+
+def standin_format(format: str) -> str:
+    """The wire format stand-ins of ``format`` are written in (LangChain's as OpenAI Chat:
+    the same turn rule, one named result per tool message)."""
+    return "openai_chat" if format == "langchain" else format
+
+
+class Call(NamedTuple):
+    """A call as its stand-in shows it: a unique id, the real name, its billed tokens."""
+
+    id: str
+    name: str
+    tokens: int
+
+
+class Result(NamedTuple):
+    """A result as its stand-in shows it (``name``: the name the result itself carries)."""
+
+    id: str
+    name: str | None
+    tokens: int
+    empty: bool
+    clearable: bool
+
+
+def build(
+    format: str,
+    model_output: bool,
+    content: int | None,
+    calls: Sequence[Call],
+    results: Sequence[Result],
+) -> Any:
+    """The stand-in of one message in ``format`` (one of :func:`standin_format`'s).
+
+    Args:
+        format: the stand-in format.
+        model_output: whether the model wrote the message.
+        content: the tokens of its other billed text, None when it has none.
+        calls: its tool calls.
+        results: its tool results.
+    """
+    text = "" if content is None else carried(content)
+    if format == "openai_responses":
+        return _responses(model_output, text, calls, results)
+    if format == "anthropic":
+        blocks: list[dict[str, Any]] = [{"type": "text", "text": text}] if text else []
+        if model_output:
+            blocks += [
+                {"type": "tool_use", "id": c.id, "name": c.name, "input": carried(c.tokens)}
+                for c in calls
+            ]
+            return {"role": "assistant", "content": blocks}
+        blocks += [
+            {"type": "tool_result", "tool_use_id": r.id, "content": _content(format, r)}
+            for r in results
+        ]
+        return {"role": "user", "content": blocks}
+    if model_output:
+        message: dict[str, Any] = {"role": "assistant", "content": text}
+        if calls:
+            message["tool_calls"] = [
+                {
+                    "id": c.id,
+                    "type": "function",
+                    "function": {"name": c.name, "arguments": carried(c.tokens)},
+                }
+                for c in calls
+            ]
+        return message
+    if results:
+        # OpenAI Chat and LangChain carry one result per tool message and nothing else.
+        (r,) = results
+        tool: dict[str, Any] = {
+            "role": "tool",
+            "tool_call_id": r.id,
+            "content": _content(format, r),
+        }
+        if r.name is not None:
+            tool["name"] = r.name
+        return tool
+    return {"role": "user", "content": text}
+
+
+def _responses(
+    model_output: bool, text: str, calls: Sequence[Call], results: Sequence[Result]
+) -> Any:
+    # A Responses item is one thing: a call, an output or a message.
+    if calls:
+        (c,) = calls
+        return {
+            "type": "function_call",
+            "call_id": c.id,
+            "name": c.name,
+            "arguments": carried(c.tokens),
+        }
+    if results:
+        (r,) = results
+        return {
+            "type": "function_call_output",
+            "call_id": r.id,
+            "output": _content("openai_responses", r),
+        }
+    role = "assistant" if model_output else "user"
+    return {"type": "message", "role": role, "content": text}
+
+
+def _content(format: str, result: Result) -> Any:
+    if result.empty:
+        return ""
+    text = carried(result.tokens, length=RESULT_CHARS)
+    if result.clearable:
+        return text
+    # already a placeholder: kept, but billed (the count is read at the end of the text)
+    return seal(text, 10_000)
