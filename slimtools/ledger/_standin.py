@@ -31,7 +31,6 @@ placeholder is shorter than the real result, and at least this long otherwise, s
 engine's "a placeholder must be shorter" test gives the real answer."""
 
 
-
 @functools.lru_cache(maxsize=1 << 16)
 def carried(count: int, *, length: int = 0) -> str:
     """A stand-in text that counts as ``count`` tokens, padded to ``length`` characters
