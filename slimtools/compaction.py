@@ -20,6 +20,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from slimtools.clearing import Clearer, ClearingPolicy, detect_format, view
+from slimtools.clearing.formats.base import Codec, context
+from slimtools.clearing.formats.view import get_codec, safe_decode
 from slimtools.errors import ConfigurationError
 from slimtools.tokens import count_tokens
 from slimtools.typing import Audit, Summarizer, TokenCounter
@@ -111,9 +113,10 @@ def compact(
         format: the history format; detected when None.
     """
     fmt = format or detect_format(history)
+    codec = get_codec(fmt)
     messages = list(history)
     system_end = 0
-    while system_end < len(messages) and _is_system(messages[system_end]):
+    while system_end < len(messages) and codec.role(messages[system_end]) == "system":
         system_end += 1
     starts = view(messages, format=fmt).turn_starts
     if keep_turns == 0:
@@ -122,13 +125,13 @@ def compact(
         cut = starts[-keep_turns]
     else:
         return messages
-    while cut > system_end and _is_plain_input(messages[cut - 1], fmt):
+    while cut > system_end and _is_plain_input(codec, messages[cut - 1]):
         cut -= 1
     folded = messages[system_end:cut]
     if not folded:
         return messages
     summary = summarize(folded)
-    replacement = [_user_message(summary, fmt)] if isinstance(summary, str) else list(summary)
+    replacement = [codec.encode(context(summary))] if isinstance(summary, str) else list(summary)
     return [*messages[:system_end], *replacement, *messages[cut:]]
 
 
@@ -224,23 +227,9 @@ class ContextPipeline:
         return PipelineStep(out, tokens_in, tokens_cleared, tokens_out, newly, compacted)
 
 
-def _is_system(message: Any) -> bool:
-    role = message.get("role") if isinstance(message, dict) else getattr(message, "type", None)
-    return role in ("system", "developer")
-
-
-def _is_plain_input(message: Any, fmt: str) -> bool:
+def _is_plain_input(codec: Codec, message: Any) -> bool:
     """A user (or system) message carrying no tool result: the question being worked on."""
-    seen = view([message], format=fmt)
-    if seen.turns or seen.results:
+    if codec.role(message) not in ("user", "system"):
         return False
-    role = message.get("role") if isinstance(message, dict) else getattr(message, "type", None)
-    return role in ("user", "human", "system", "developer")
-
-
-def _user_message(text: str, fmt: str) -> Any:
-    if fmt == "langchain":
-        from langchain_core.messages import HumanMessage
-
-        return HumanMessage(content=text)
-    return {"role": "user", "content": text}
+    seen = safe_decode(codec, message)
+    return not (seen.model_output or seen.results)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 
 from slimtools.clearing import (
@@ -14,7 +15,8 @@ from slimtools.clearing import (
     view,
 )
 from slimtools.errors import ConfigurationError
-from tests.strategies_clearing import FORMATS, Call, Res, Turn, render, script
+from tests._profile import examples
+from tests.strategies_clearing import FORMATS, Call, Res, Turn, render, script, turns
 
 fmt_param = pytest.mark.parametrize("fmt", FORMATS)
 
@@ -139,3 +141,66 @@ def test_malformed_messages_are_viewed_as_plain_context():
     v = view([None, 3, {"role": "tool"}, {"role": "assistant", "tool_calls": [{"id": 5}]}])
     assert v.results == []
     assert len(v.message_texts) == 4
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+@settings(max_examples=examples(60), deadline=None)
+@given(script=turns())
+def test_encode_writes_what_decode_reads(fmt, script):
+    """A codec's encode is decode's inverse: every text-only message survives the round trip."""
+    from slimtools.clearing.formats.view import get_codec, safe_decode
+
+    codec = get_codec(fmt)
+    for message in render(fmt, script):
+        seen = safe_decode(codec, message)
+        if any(r.media for r in seen.results) or (fmt != "anthropic" and len(seen.results) > 1):
+            continue
+        if fmt == "openai_responses" and (seen.calls and seen.content_text):
+            continue
+        again = safe_decode(codec, codec.encode(seen, role=codec.role(message) or "user"))
+        assert again.model_output == seen.model_output
+        assert again.content_text == seen.content_text
+        assert [(c.id, c.name, c.args) for c in again.calls] == [
+            (c.id, c.name, c.args) for c in seen.calls
+        ]
+        assert [(r.call_id, r.text) for r in again.results] == [
+            (r.call_id, r.text) for r in seen.results
+        ]
+
+
+@pytest.mark.parametrize(
+    ("fmt", "message", "role"),
+    [
+        ("openai_chat", {"role": "developer", "content": "x"}, "system"),
+        ("anthropic", {"role": "user", "content": "x"}, "user"),
+        (
+            "openai_responses",
+            {"type": "function_call_output", "call_id": "c", "output": ""},
+            "tool",
+        ),
+        ("openai_responses", {"type": "reasoning", "summary": []}, "assistant"),
+    ],
+)
+def test_codecs_name_who_wrote_a_message(fmt, message, role):
+    """role() normalises each format's word for the writer."""
+    from slimtools.clearing.formats.view import get_codec
+
+    assert get_codec(fmt).role(message) == role
+
+
+def test_langchain_roles_are_normalised():
+    """LangChain's human/ai/system/tool types read as user/assistant/system/tool."""
+    from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
+
+    from slimtools.clearing.formats.view import get_codec
+
+    codec = get_codec("langchain")
+    assert [
+        codec.role(m)
+        for m in (
+            SystemMessage("s"),
+            HumanMessage("h"),
+            AIMessage("a"),
+            ToolMessage("t", tool_call_id="c"),
+        )
+    ] == ["system", "user", "assistant", "tool"]

@@ -21,6 +21,8 @@ import functools
 from collections.abc import Sequence
 from typing import Any, NamedTuple
 
+from slimtools.clearing.formats.base import RawCall, RawResult, decoded
+from slimtools.clearing.formats.view import get_codec
 from slimtools.clearing.placeholder import seal
 from slimtools.typing import TokenCounter
 
@@ -84,7 +86,8 @@ def build(
     calls: Sequence[Call],
     results: Sequence[Result],
 ) -> Any:
-    """The stand-in of one message in ``format`` (one of :func:`standin_format`'s).
+    """The stand-in of one message in ``format`` (one of :func:`standin_format`'s), written
+    by the format's own codec: the texts carry token counts, arguments included.
 
     Args:
         format: the stand-in format.
@@ -94,71 +97,18 @@ def build(
         results: its tool results.
     """
     text = "" if content is None else carried(content)
-    if format == "openai_responses":
-        return _responses(model_output, text, calls, results)
-    if format == "anthropic":
-        blocks: list[dict[str, Any]] = [{"type": "text", "text": text}] if text else []
-        if model_output:
-            blocks += [
-                {"type": "tool_use", "id": c.id, "name": c.name, "input": carried(c.tokens)}
-                for c in calls
-            ]
-            return {"role": "assistant", "content": blocks}
-        blocks += [
-            {"type": "tool_result", "tool_use_id": r.id, "content": _content(format, r)}
-            for r in results
-        ]
-        return {"role": "user", "content": blocks}
-    if model_output:
-        message: dict[str, Any] = {"role": "assistant", "content": text}
-        if calls:
-            message["tool_calls"] = [
-                {
-                    "id": c.id,
-                    "type": "function",
-                    "function": {"name": c.name, "arguments": carried(c.tokens)},
-                }
-                for c in calls
-            ]
-        return message
-    if results:
-        # OpenAI Chat and LangChain carry one result per tool message and nothing else.
-        (r,) = results
-        tool: dict[str, Any] = {
-            "role": "tool",
-            "tool_call_id": r.id,
-            "content": _content(format, r),
-        }
-        if r.name is not None:
-            tool["name"] = r.name
-        return tool
-    return {"role": "user", "content": text}
+    raw_calls = tuple(
+        RawCall(c.id, c.name, {"_raw": carried(c.tokens)}, carried(c.tokens)) for c in calls
+    )
+    raw_results = tuple(
+        RawResult(r.id, r.name, _content(r), slot, False, not r.clearable, r.clearable)
+        for slot, r in enumerate(results)
+    )
+    message = decoded(model_output, text, raw_calls if model_output else (), raw_results)
+    return get_codec(format).encode(message)
 
 
-def _responses(
-    model_output: bool, text: str, calls: Sequence[Call], results: Sequence[Result]
-) -> Any:
-    # A Responses item is one thing: a call, an output or a message.
-    if calls:
-        (c,) = calls
-        return {
-            "type": "function_call",
-            "call_id": c.id,
-            "name": c.name,
-            "arguments": carried(c.tokens),
-        }
-    if results:
-        (r,) = results
-        return {
-            "type": "function_call_output",
-            "call_id": r.id,
-            "output": _content("openai_responses", r),
-        }
-    role = "assistant" if model_output else "user"
-    return {"type": "message", "role": role, "content": text}
-
-
-def _content(format: str, result: Result) -> Any:
+def _content(result: Result) -> str:
     if result.empty:
         return ""
     text = carried(result.tokens, length=RESULT_CHARS)

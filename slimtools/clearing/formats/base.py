@@ -123,6 +123,36 @@ class Codec(Protocol):
     def restore_inputs(self, message: Any, snapshots: Mapping[str, Any]) -> Any:
         """A copy of ``message`` with the audited arguments of those calls put back."""
 
+    def role(self, message: Any) -> str | None:
+        """Who wrote ``message``: ``"system"``, ``"user"``, ``"assistant"`` or ``"tool"``
+        (the format's own word normalised), None when it does not say."""
+
+    def encode(self, message: Decoded, *, role: str = "user") -> Any:
+        """One message of this format that :meth:`decode` reads back as ``message``.
+
+        The inverse of :meth:`decode` for the messages a format can hold in one piece: model
+        output (text and calls; in the Responses format a message, a call or a reasoning
+        item), one or more results (one per message except in Anthropic's format), or other
+        text, written with ``role`` (``"user"`` or ``"system"``). Results carry their text.
+
+        Raises:
+            ValueError: the format cannot hold ``message`` as one message.
+        """
+
+
+ROLES = {"human": "user", "ai": "assistant", "developer": "system"}
+"""Roles that formats spell otherwise (LangChain's ``human``/``ai``, OpenAI's ``developer``)."""
+
+
+def normal_role(role: Any) -> str | None:
+    """A format's role word as one of system, user, assistant, tool (None if unknown)."""
+    if not isinstance(role, str):
+        return None
+    return ROLES.get(role, role) if role in ROLES or role in _ROLES else None
+
+
+_ROLES = frozenset({"system", "user", "assistant", "tool"})
+
 
 def get(obj: Any, key: str, default: Any = None) -> Any:
     """Read ``key`` from a dict or an attribute of an SDK object (OpenAI, Anthropic)."""

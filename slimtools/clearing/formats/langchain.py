@@ -25,6 +25,7 @@ from slimtools.clearing.formats.base import (
     make_call,
     make_result,
     new_tuple,
+    normal_role,
     one,
     put_back,
     result_message,
@@ -105,6 +106,30 @@ class LangChainCodec(WholeMessageResults):
                 )
             return new_tuple(Decoded, (True, text, found, ()))
         return context(text)
+
+    def role(self, message: Any) -> str | None:
+        """The message ``type`` (``human``, ``ai``, ``system``, ``tool``) as a role."""
+        kind = getattr(message, "type", None)
+        if isinstance(kind, str) and kind.endswith("Chunk"):  # AIMessageChunk, ...
+            kind = {"AIMessageChunk": "ai", "ToolMessageChunk": "tool"}.get(kind, kind)
+        return normal_role(kind)
+
+    def encode(self, message: Decoded, *, role: str = "user") -> Any:
+        """A LangChain message that decodes as ``message`` (one result per ToolMessage)."""
+        from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
+
+        if message.results:
+            if len(message.results) != 1:
+                raise ValueError("a LangChain ToolMessage holds one result")
+            (r,) = message.results
+            status = "error" if r.is_error else "success"
+            return ToolMessage(content=r.text, tool_call_id=r.call_id, name=r.name, status=status)
+        if message.model_output:
+            calls = [{"id": c.id, "name": c.name, "args": c.args} for c in message.calls]
+            return AIMessage(content=message.content_text, tool_calls=calls)
+        if role == "system":
+            return SystemMessage(content=message.content_text)
+        return HumanMessage(content=message.content_text)
 
     def blank_inputs(self, message: Any, call_ids: Collection[str]) -> Any:
         """Empty the arguments in tool_calls, additional_kwargs and content blocks."""

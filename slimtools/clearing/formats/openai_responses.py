@@ -20,6 +20,7 @@ from slimtools.clearing.formats.base import (
     get,
     make_call,
     make_result,
+    normal_role,
     one,
     result_message,
     updated,
@@ -64,6 +65,40 @@ class OpenAIResponsesCodec(WholeMessageResults):
             # reasoning, web_search_call, ... : model output that starts or continues a turn
             return decoded(True, text)
         return context(text)
+
+    def role(self, message: Any) -> str | None:
+        """A message item's ``role``; calls and model items are the assistant's, outputs the
+        tool's."""
+        kind = get(message, "type")
+        if kind in _OUTPUTS:
+            return "tool"
+        if kind in _CALLS or (get(message, "role") is None and _is_model_item(kind)):
+            return "assistant"
+        return normal_role(get(message, "role"))
+
+    def encode(self, message: Decoded, *, role: str = "user") -> Any:
+        """A Responses input item that decodes as ``message`` (an item is one thing)."""
+        if message.results:
+            if len(message.results) != 1:
+                raise ValueError("a Responses item holds one output")
+            (result,) = message.results
+            return {
+                "type": "function_call_output",
+                "call_id": result.call_id,
+                "output": result.text,
+            }
+        if message.calls:
+            if len(message.calls) != 1 or message.content_text:
+                raise ValueError("a Responses item holds one call and nothing else")
+            (call,) = message.calls
+            return {
+                "type": "function_call",
+                "call_id": call.id,
+                "name": call.name,
+                "arguments": call.args_text,
+            }
+        speaker = "assistant" if message.model_output else role
+        return {"type": "message", "role": speaker, "content": message.content_text}
 
     def blank_inputs(self, message: Any, call_ids: Collection[str]) -> Any:
         """The call item with ``arguments`` ``"{}"`` (custom tools: empty ``input``)."""
