@@ -11,7 +11,7 @@ from slimtools.clearing import (
     clear_with_report,
     view,
 )
-from slimtools.clearing.formats.base import MEDIA_TOKENS
+from slimtools.clearing.formats.media import MEDIA_TOKENS
 from tests.strategies_clearing import FORMATS, IMAGE, Call, Res, Turn, big, render, script
 
 fmt_param = pytest.mark.parametrize("fmt", FORMATS)

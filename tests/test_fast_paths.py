@@ -202,7 +202,7 @@ def test_model_copy_builds_what_pydantic_model_copy_builds(content, extra):
     """The direct copy of a LangChain message equals ``model_copy(update=...)``."""
     from langchain_core.messages import AIMessage, ToolMessage
 
-    from slimtools.clearing.formats.base import model_copy
+    from slimtools.clearing.formats._objects import model_copy
 
     for message in (
         ToolMessage("x" * 50, tool_call_id="c1", id="t1", artifact={"k": 1}, **extra),

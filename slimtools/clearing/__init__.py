@@ -19,7 +19,7 @@ from slimtools.clearing.audit import (
     restore,
 )
 from slimtools.clearing.clear import clear_stale_results, clear_with_report
-from slimtools.clearing.formats.base import MEDIA_TOKENS
+from slimtools.clearing.formats.media import MEDIA_TOKENS
 from slimtools.clearing.formats.view import (
     FORMATS,
     CallView,
@@ -28,7 +28,8 @@ from slimtools.clearing.formats.view import (
     detect_format,
     view,
 )
-from slimtools.clearing.placeholder import DEFAULT_TEMPLATE, PlaceholderInfo, is_placeholder
+from slimtools.clearing.marker import is_placeholder
+from slimtools.clearing.placeholder import DEFAULT_TEMPLATE, PlaceholderInfo
 from slimtools.clearing.policy import (
     DEFAULT_RETENTION,
     ClearingPolicy,

@@ -15,14 +15,15 @@ from typing import Any, NamedTuple
 from slimtools.clearing._plan import Candidates
 from slimtools.clearing._savings import SavingsIndex
 from slimtools.clearing.audit import AuditRecord
-from slimtools.clearing.formats.base import Codec, RawResult, new_tuple, with_changes
+from slimtools.clearing.formats._objects import with_changes
+from slimtools.clearing.formats.base import Codec, RawResult, new_tuple
 from slimtools.clearing.report import ClearingReport
 from slimtools.typing import Audit
 
 logger = logging.getLogger("slimtools.clearing")
 
 
-class Call(NamedTuple):
+class SeenCall(NamedTuple):
     """A tool call as the engine remembers it (by id)."""
 
     name: str
@@ -117,7 +118,7 @@ class Pending(NamedTuple):
 
     raw: RawResult
     tool: str
-    call: Call
+    call: SeenCall
     position: int
     turn: int
     tokens: int
@@ -144,7 +145,7 @@ class State:
     saved: int = 0
     savings: SavingsIndex = field(default_factory=SavingsIndex)  # saved tokens by position
     tool_uses: int = 0
-    calls: dict[str, Call] = field(default_factory=dict)
+    calls: dict[str, SeenCall] = field(default_factory=dict)
     eligible_turns: list[int] = field(default_factory=list)
     snapshot: int = 0
     # Results not yet due, one queue per retention (turns kept): turns only grow, so each

@@ -27,25 +27,24 @@ from itertools import islice
 from typing import Any
 
 from slimtools.clearing._batch import (
-    Call,
     Forgetful,
     Memory,
     Pending,
+    SeenCall,
     State,
     audit_originals,
     write_batch,
 )
-from slimtools.clearing.formats.base import MEDIA_TOKENS, OTHER, Codec, RawResult, new_tuple
+from slimtools.clearing.excerpt import envelope_handles, flatten_head, render_args
+from slimtools.clearing.formats.base import OTHER, Codec, RawResult, new_tuple
+from slimtools.clearing.formats.media import MEDIA_TOKENS
 from slimtools.clearing.formats.view import _format_of, check_history, detect_format, get_codec
 from slimtools.clearing.placeholder import (
     DEFAULT_TEMPLATE,
     PlaceholderInfo,
     constant_placeholder,
     default_placeholder,
-    envelope_handles,
-    flatten_head,
     render,
-    render_args,
 )
 from slimtools.clearing.policy import ClearingPolicy
 from slimtools.clearing.pricing import calls_ahead
@@ -252,7 +251,7 @@ class Clearer:
                 # The latest call with an id wins: some OpenAI-compatible servers reuse
                 # ids such as "call_0" every turn, and a result answers the call before it.
                 info = (c.name, c.args, position, size, len(c.args_text))
-                calls[c.id] = new_tuple(Call, info)
+                calls[c.id] = new_tuple(SeenCall, info)
             for raw in results:
                 size = count(raw.text) if raw.text else 0
                 if raw.media:

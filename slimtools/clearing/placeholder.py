@@ -1,36 +1,21 @@
-"""Placeholders: what a cleared tool result becomes, and how a cleared result is recognised.
+"""Placeholders: what a cleared tool result becomes.
 
-A placeholder is the hallucination guard of section 6 of the design article: it tells the
-model what was called, how big the answer was, how it began, which handles it carried, and
-that the model may call the tool again (or ``get_record``) instead of "remembering".
-
-Recognition: every placeholder starts with ``[cleared <digest>] `` where
-``<digest>`` is a salted checksum of the rest of the text. Real content cannot pass for a
-placeholder by accident (the article's ``startswith("[")`` test also matches every JSON
-array), and a placeholder edited afterwards no longer verifies, so it is never mistaken for
-one of ours either.
+A placeholder guards against hallucinated recall: it tells the model what was called, how
+big the answer was, how it began, which handles it carried, and how to see it again (the
+call, for tools safe to repeat; a read-only way otherwise) instead of "remembering". It
+starts with the checksummed marker of :mod:`slimtools.clearing.marker`.
 """
 
 from __future__ import annotations
 
 import functools
 import string
-import zlib
 from collections.abc import Callable, Mapping
 from typing import Any, NamedTuple
 
-import orjson
-
 from slimtools._core.jsonenc import dumps_str
-from slimtools.envelope import is_envelope_dict
+from slimtools.clearing.marker import seal
 from slimtools.errors import ConfigurationError
-
-MARKER_PREFIX = "[cleared "
-_DIGEST_CHARS = 8
-_BODY_START = len(MARKER_PREFIX) + _DIGEST_CHARS + 2  # "<digest>] "
-_SALT = zlib.crc32(b"slimtools.clearing.v1")
-_ARGS_MAX = 160
-_MAX_HANDLES = 20
 
 DEFAULT_TEMPLATE = (
     "{tool}({args}) returned {chars} chars{media} (~{tokens} tokens){error}; removed to save "
@@ -223,30 +208,6 @@ def render(
     return seal(body if isinstance(body, str) else str(body), max_chars)
 
 
-def seal(body: str, max_chars: int) -> str:
-    """The placeholder around ``body``: the checksummed marker, at most ``max_chars``."""
-    room = max(1, max_chars - _BODY_START)
-    if len(body) > room:
-        body = body[: room - 1] + "…"
-    raw = body.encode() if body.isascii() else body.encode("utf-8", "surrogatepass")
-    return f"{MARKER_PREFIX}{zlib.crc32(raw, _SALT):08x}] {body}"
-
-
-_VALUES: dict[str, Callable[[PlaceholderInfo], str]] = {
-    "tool": lambda i: i.tool,
-    "args": lambda i: i.args_text,
-    "chars": lambda i: f"{i.chars:,}",
-    "tokens": lambda i: f"{i.tokens:,}",
-    "head": lambda i: i.head,
-    "handles": lambda i: ", ".join(i.handles),
-    "refetch": PlaceholderInfo.refetch_line,
-    "call_id": lambda i: i.call_id,
-    "turn": lambda i: str(i.turn),
-    "error": lambda i: " (an error)" if i.is_error else "",
-    "media": PlaceholderInfo.media_text,
-}
-
-
 @functools.lru_cache(maxsize=64)
 def _compile(template: str) -> tuple[tuple[str, tuple[str, ...]], ...]:
     """Each template line with the fields it uses (parsed once per template, not per call)."""
@@ -335,6 +296,21 @@ def default_body(
     return f"{text}\n{refetch}"
 
 
+_VALUES: dict[str, Callable[[PlaceholderInfo], str]] = {
+    "tool": lambda i: i.tool,
+    "args": lambda i: i.args_text,
+    "chars": lambda i: f"{i.chars:,}",
+    "tokens": lambda i: f"{i.tokens:,}",
+    "head": lambda i: i.head,
+    "handles": lambda i: ", ".join(i.handles),
+    "refetch": PlaceholderInfo.refetch_line,
+    "call_id": lambda i: i.call_id,
+    "turn": lambda i: str(i.turn),
+    "error": lambda i: " (an error)" if i.is_error else "",
+    "media": PlaceholderInfo.media_text,
+}
+
+
 def _format(template: str, info: PlaceholderInfo) -> str:
     if template is DEFAULT_TEMPLATE or template == DEFAULT_TEMPLATE:
         return _format_default(info)
@@ -354,104 +330,3 @@ def _format_generic(template: str, info: PlaceholderInfo) -> str:
         if any(values[name] for name in used):  # e.g. no "Handles:" line without handles
             lines.append(line.format_map(values))
     return "\n".join(lines)
-
-
-def is_placeholder(text: str) -> bool:
-    """True when ``text`` is a placeholder this module produced (its digest verifies)."""
-    if not text.startswith(MARKER_PREFIX) or len(text) < _BODY_START:
-        return False
-    digest = text[len(MARKER_PREFIX) : len(MARKER_PREFIX) + _DIGEST_CHARS]
-    if text[_BODY_START - 2 : _BODY_START] != "] ":
-        return False
-    return digest == _digest(text[_BODY_START:])
-
-
-def _digest(body: str) -> str:
-    # CRC-32 of the salted body: not a defence against forgery (nothing secret here), only
-    # against accidents, for which 32 bits next to a fixed prefix are plenty; 5x cheaper
-    # than a cryptographic hash.
-    raw = body.encode("utf-8", "surrogatepass")
-    return f"{zlib.crc32(raw, _SALT):08x}"
-
-
-def flatten_head(text: str, keep_head: int) -> str:
-    """The first ``keep_head`` characters of ``text`` with whitespace runs flattened.
-
-    Only a prefix is looked at (doubling while whitespace eats it), so a 1 MB result costs
-    no more than a short one; a prefix with nothing to flatten is returned as is.
-    """
-    if keep_head <= 0:
-        return ""
-    head = text[: keep_head + 1]
-    if head.isascii() and "  " not in head and head[:1] != " " and _single_spaced(head):
-        # ASCII with single spaces only: nothing to flatten (the common case, 5x cheaper
-        # than split/join; non-ASCII text has more kinds of whitespace, so it takes that).
-        return head[:keep_head] if len(text) > keep_head else head.rstrip()
-    window = keep_head * 2 + 16
-    while True:
-        flat = " ".join(text[:window].split())
-        if len(flat) > keep_head or window >= len(text):
-            return flat[:keep_head]
-        window *= 4
-
-
-def _single_spaced(ascii_text: str) -> bool:
-    """True when ASCII text holds no whitespace but plain spaces (what ``str.split`` splits
-    on: tab, newline, vertical tab, form feed, carriage return and the four separators)."""
-    return (
-        "\n" not in ascii_text
-        and "\t" not in ascii_text
-        and "\r" not in ascii_text
-        and "\x0b" not in ascii_text
-        and "\x0c" not in ascii_text
-        and "\x1c" not in ascii_text
-        and "\x1d" not in ascii_text
-        and "\x1e" not in ascii_text
-        and "\x1f" not in ascii_text
-    )
-
-
-def render_args(args: Mapping[str, Any]) -> str:
-    """Arguments as ``k=<json>, ...`` bounded to a short line."""
-    try:  # plain JSON values (nearly all arguments) need none of dumps_str's fallbacks
-        text = ", ".join([f"{key}={orjson.dumps(value).decode()}" for key, value in args.items()])
-    except (TypeError, orjson.JSONEncodeError):
-        text = ", ".join([f"{key}={dumps_str(value)}" for key, value in args.items()])
-    return text if len(text) <= _ARGS_MAX else text[: _ARGS_MAX - 1] + "…"
-
-
-def envelope_handles(text: str, key: str | None) -> tuple[str, ...]:
-    """The handles a slimtools envelope carries, JSON-rendered, in order, de-duplicated.
-
-    Each brief's ``"handle"`` field, else its ``key`` field (the tool's declared handle key;
-    ``"id"`` when nothing is known, None when the tool declares no handles), plus the
-    top-level ``"handle"`` of a text envelope. Anything that is not an envelope has none.
-    """
-    if not text.lstrip().startswith("{"):
-        return ()
-    try:
-        value = orjson.loads(text)
-    except orjson.JSONDecodeError:
-        return ()
-    if not is_envelope_dict(value):
-        return ()
-    found: list[Any] = []
-    briefs = value.get("briefs")
-    if isinstance(briefs, list):
-        for brief in briefs:
-            if not isinstance(brief, dict):
-                continue
-            if "handle" in brief:
-                found.append(brief["handle"])
-            elif key is not None and key in brief:
-                found.append(brief[key])
-    if "handle" in value:
-        found.append(value["handle"])
-    rendered = dict.fromkeys(
-        dumps_str(h) for h in found if isinstance(h, (str, int)) and not isinstance(h, bool)
-    )
-    handles = list(rendered)
-    if len(handles) > _MAX_HANDLES:
-        extra = len(handles) - _MAX_HANDLES
-        handles = [*handles[:_MAX_HANDLES], f"… (+{extra} more)"]
-    return tuple(handles)

@@ -23,7 +23,7 @@ from typing import Any, NamedTuple
 
 from slimtools.clearing.formats.base import RawCall, RawResult, decoded
 from slimtools.clearing.formats.view import get_codec
-from slimtools.clearing.placeholder import seal
+from slimtools.clearing.marker import seal
 from slimtools.typing import TokenCounter
 
 MARK = "\xb6"

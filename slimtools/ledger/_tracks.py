@@ -15,8 +15,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from slimtools.clearing import Clearer, ClearingPolicy
-from slimtools.clearing._batch import Call as EngineCall
 from slimtools.clearing._batch import Pending as EnginePending
+from slimtools.clearing._batch import SeenCall as EngineCall
 from slimtools.clearing._batch import State
 from slimtools.clearing.formats.base import RawResult
 from slimtools.clearing.placeholder import PlaceholderInfo

@@ -36,7 +36,8 @@ from collections.abc import Callable, Collection, Sequence
 from typing import Any, TypeAlias
 
 from slimtools.clearing import ClearingPolicy, ResultView, clear_stale_results, detect_format, view
-from slimtools.clearing.formats.base import TEXT_BLOCK_TYPES, get
+from slimtools.clearing.formats._objects import get
+from slimtools.clearing.formats.media import TEXT_BLOCK_TYPES
 from slimtools.clearing.formats.view import get_codec, safe_decode
 from slimtools.errors import ConfigurationError
 

@@ -12,19 +12,18 @@ from __future__ import annotations
 from collections.abc import Collection, Mapping
 from typing import Any
 
+from slimtools.clearing.formats._objects import get, updated
 from slimtools.clearing.formats.base import (
     Decoded,
     ListedCalls,
     RawResult,
-    compact,
     content_text,
     context,
     decoded,
-    get,
     make_call,
     make_result,
     normal_role,
-    updated,
+    present,
 )
 
 
@@ -56,7 +55,7 @@ class AnthropicCodec(ListedCalls):
             text = content_text(content)[0]
             return decoded(True, text) if role == "assistant" else context(text)
         if role == "assistant":
-            calls = compact(
+            calls = present(
                 make_call(get(b, "id"), get(b, "name"), get(b, "input"))
                 for b in content
                 if get(b, "type") == "tool_use"
@@ -73,7 +72,7 @@ class AnthropicCodec(ListedCalls):
             for slot, b in enumerate(content)
             if get(b, "type") == "tool_result"
         ]
-        return decoded(False, _text(content), (), compact(results))
+        return decoded(False, _text(content), (), present(results))
 
     def replace_results(self, message: Any, texts: Mapping[int, str]) -> Any:
         """The user message with the tool_result blocks at those slots holding the texts."""

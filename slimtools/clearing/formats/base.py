@@ -13,14 +13,11 @@ from itertools import chain
 from typing import Any, NamedTuple, Protocol
 
 import orjson
-from pydantic import BaseModel
-from pydantic_core import PydanticUndefined
 
 from slimtools._core.jsonenc import dumps_str
-from slimtools.clearing.placeholder import MARKER_PREFIX, is_placeholder
-
-TEXT_BLOCK_TYPES = frozenset({"text", "input_text", "output_text"})
-"""Block types whose ``text`` a model reads as plain text (Anthropic, OpenAI, LangChain)."""
+from slimtools.clearing.formats._objects import get, with_changes
+from slimtools.clearing.formats.media import MEDIA_TOKENS, TEXT_BLOCK_TYPES, content_media
+from slimtools.clearing.marker import MARKER_PREFIX, is_placeholder
 
 
 class RawCall(NamedTuple):
@@ -154,156 +151,6 @@ def normal_role(role: Any) -> str | None:
 _ROLES = frozenset({"system", "user", "assistant", "tool"})
 
 
-def get(obj: Any, key: str, default: Any = None) -> Any:
-    """Read ``key`` from a dict or an attribute of an SDK object (OpenAI, Anthropic)."""
-    if isinstance(obj, dict):
-        return obj.get(key, default)
-    return getattr(obj, key, default)
-
-
-def updated(obj: Any, **changes: Any) -> Any:
-    """A shallow copy of a dict or pydantic object with ``changes`` applied."""
-    return with_changes(obj, changes)
-
-
-def with_changes(obj: Any, changes: dict[str, Any]) -> Any:
-    """:func:`updated` with the changes as one dict (no keyword packing on hot paths)."""
-    if isinstance(obj, dict):
-        return {**obj, **changes}
-    if isinstance(obj, BaseModel):
-        return model_copy(obj, changes)
-    copy = getattr(obj, "model_copy", None)
-    if copy is not None:
-        return copy(update=changes)
-    return {**to_dict(obj), **changes}
-
-
-_BASE_COPY = BaseModel.__copy__
-_BASE_MODEL_COPY = BaseModel.model_copy
-
-
-def model_copy(model: BaseModel, changes: dict[str, Any]) -> Any:
-    """``model.model_copy(update=changes)``, built directly (a test pins it to the original).
-
-    Pydantic's shallow copy goes through ``copy.copy`` three times and a generic update;
-    LangChain messages are rewritten once per cleared result, so a long pass spent a fifth
-    of its time there. Falls back to ``model_copy`` for a model that customises copying or
-    an update that is not a declared field.
-    """
-    cls = type(model)
-    fields = _COPYABLE.get(cls, _UNSEEN)
-    if fields is _UNSEEN:
-        plain = cls.__copy__ is _BASE_COPY and cls.model_copy is _BASE_MODEL_COPY
-        fields = _COPYABLE[cls] = frozenset(cls.__pydantic_fields__) if plain else None
-    if fields is None or not fields.issuperset(changes):
-        return model.model_copy(update=changes)
-    new = cls.__new__(cls)
-    state = model.__dict__.copy()
-    state.update(changes)
-    _object_setattr(new, "__dict__", state)
-    extra = model.__pydantic_extra__
-    _object_setattr(new, "__pydantic_extra__", extra if extra is None else extra.copy())
-    _object_setattr(new, "__pydantic_fields_set__", model.__pydantic_fields_set__.union(changes))
-    private = model.__pydantic_private__
-    if private is not None:
-        private = {k: v for k, v in private.items() if v is not PydanticUndefined}
-    _object_setattr(new, "__pydantic_private__", private)
-    return new
-
-
-_UNSEEN: Any = object()
-_COPYABLE: dict[type, frozenset[str] | None] = {}
-_object_setattr = object.__setattr__
-
-
-def to_dict(obj: Any) -> dict[str, Any]:
-    """A plain dict of an SDK object (used only when it must be rebuilt)."""
-    if isinstance(obj, dict):
-        return obj
-    dump = getattr(obj, "model_dump", None)
-    if dump is not None:
-        result: dict[str, Any] = dump(exclude_none=True)
-        return result
-    return dict(vars(obj))
-
-
-MEDIA_TOKENS = 1_600
-"""Tokens counted for each image, document or file block of a tool result: what a full-size
-image costs under Anthropic's pricing (about 1.15 megapixels at 750 pixels a token). Used to
-decide whether clearing one pays and to bill it in the ledger; text is counted exactly."""
-
-_MEDIA_KINDS = {
-    "image": "image",
-    "image_url": "image",
-    "input_image": "image",
-    "document": "document",
-    "file": "file",
-    "input_file": "file",
-    "input_audio": "audio",
-    "audio": "audio",
-}
-
-
-def describe_media(block: Any) -> str:
-    """One non-text block as a placeholder names it: kind, media type, size, source.
-
-    E.g. ``image (image/png, 45 KB, base64)`` or ``image (https://example.com/a.png)``; only
-    what the block says is shown, and never its data.
-    """
-    kind = get(block, "type")
-    label = _MEDIA_KINDS.get(kind, str(kind or "block")) if isinstance(kind, str) else "block"
-    facts: list[str] = []
-    source = get(block, "source")
-    url = get(block, "image_url")
-    if isinstance(url, (dict, str)) or hasattr(url, "url"):
-        url = url if isinstance(url, str) else get(url, "url")
-    data = None
-    if source is not None:
-        media_type = get(source, "media_type")
-        if isinstance(media_type, str):
-            facts.append(media_type)
-        data = get(source, "data")
-        if get(source, "type") == "url" and isinstance(get(source, "url"), str):
-            url = get(source, "url")
-        elif get(source, "type") == "file" and isinstance(get(source, "file_id"), str):
-            facts.append(f"file {get(source, 'file_id')}")
-    for key in ("file_id", "filename"):
-        value = get(block, key) or get(get(block, "file"), key)
-        if isinstance(value, str):
-            facts.append(f"{key.replace('_', ' ')} {value}")
-    if isinstance(url, str) and url.startswith("data:"):
-        header, _, data = url.partition(",")
-        facts.append(header[5:].split(";")[0] or "data URL")
-        url = None
-    if data is None:
-        data = get(block, "data") or get(get(block, "file"), "file_data")
-    if isinstance(data, str) and data:
-        facts.append(f"{_size(len(data) * 3 // 4)}, base64")
-    if isinstance(url, str):
-        facts.append(url[:120])
-    return f"{label} ({', '.join(facts)})" if facts else label
-
-
-def _size(n: int) -> str:
-    if n >= 1_000_000:
-        return f"{n / 1_000_000:.1f} MB"
-    if n >= 1_000:
-        return f"{n // 1_000} KB"
-    return f"{n} bytes"
-
-
-def content_media(content: Any) -> tuple[str, ...]:
-    """Descriptions of the non-text blocks of a content value (``()`` for plain text)."""
-    if not isinstance(content, (list, tuple)):
-        return ()
-    return tuple(
-        describe_media(block)
-        for block in content
-        if not isinstance(block, str)
-        and not (get(block, "type") in TEXT_BLOCK_TYPES and isinstance(get(block, "text"), str))
-    )
-
-
 def content_text(content: Any) -> tuple[str, bool]:
     """The plain text of a content value, and whether it held anything but text.
 
@@ -387,13 +234,13 @@ def parse_args(text: str) -> dict[str, Any]:
     return value if isinstance(value, dict) else {"_raw": value}
 
 
-def compact(items: Iterable[RawCall | RawResult | None]) -> tuple[Any, ...]:
+def present(items: Iterable[RawCall | RawResult | None]) -> tuple[Any, ...]:
     """Drop the Nones that ``make_call``/``make_result`` return for unusable ids."""
     return tuple([item for item in items if item is not None])
 
 
 def one(item: RawCall | RawResult | None) -> tuple[Any, ...]:
-    """``compact`` for a single item (the common case: one result per message)."""
+    """``present`` for a single item (the common case: one result per message)."""
     return () if item is None else (item,)
 
 

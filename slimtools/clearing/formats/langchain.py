@@ -13,24 +13,24 @@ from __future__ import annotations
 from collections.abc import Collection, Iterator, Mapping
 from typing import Any
 
+from slimtools.clearing.formats._objects import get
 from slimtools.clearing.formats.base import (
     OTHER,
     Decoded,
     RawResult,
     WholeMessageResults,
-    compact,
     content_text,
     context,
-    get,
     make_call,
     make_result,
     new_tuple,
     normal_role,
     one,
+    present,
     put_back,
     result_message,
 )
-from slimtools.clearing.placeholder import MARKER_PREFIX
+from slimtools.clearing.marker import MARKER_PREFIX
 
 _TOOL = frozenset({"tool", "ToolMessageChunk"})
 _AI = frozenset({"ai", "AIMessageChunk"})
@@ -100,7 +100,7 @@ class LangChainCodec(WholeMessageResults):
                 else:
                     found = one(make_call(get(tc, "id"), get(tc, "name"), get(tc, "args")))
             else:
-                found = compact(
+                found = present(
                     make_call(get(tc, "id"), get(tc, "name"), get(tc, "args"))
                     for tc in _calls(message)
                 )

@@ -10,21 +10,20 @@ from __future__ import annotations
 from collections.abc import Collection
 from typing import Any
 
+from slimtools.clearing.formats._objects import get, updated
 from slimtools.clearing.formats.base import (
     Decoded,
     ListedCalls,
     RawCall,
     WholeMessageResults,
-    compact,
     content_text,
     context,
     decoded,
-    get,
     make_call,
     make_result,
     normal_role,
+    present,
     result_message,
-    updated,
 )
 
 
@@ -56,7 +55,7 @@ class OpenAIChatCodec(WholeMessageResults, ListedCalls):
             )
         text = content_text(content)[0]
         if role == "assistant":
-            calls = compact(_call(entry) for entry in get(message, "tool_calls") or ())
+            calls = present(_call(entry) for entry in get(message, "tool_calls") or ())
             return decoded(True, text, calls)
         return context(text)
 

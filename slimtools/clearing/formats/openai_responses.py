@@ -11,19 +11,18 @@ from __future__ import annotations
 from collections.abc import Collection, Mapping
 from typing import Any
 
+from slimtools.clearing.formats._objects import get, updated
 from slimtools.clearing.formats.base import (
     Decoded,
     WholeMessageResults,
     content_text,
     context,
     decoded,
-    get,
     make_call,
     make_result,
     normal_role,
     one,
     result_message,
-    updated,
 )
 
 _CALLS = frozenset({"function_call", "custom_tool_call"})

@@ -13,7 +13,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from slimtools.clearing.formats.base import MEDIA_TOKENS, OTHER, Codec, Decoded, get
+from slimtools.clearing.formats._objects import get
+from slimtools.clearing.formats.base import OTHER, Codec, Decoded
+from slimtools.clearing.formats.media import MEDIA_TOKENS
 from slimtools.errors import ConfigurationError
 
 logger = logging.getLogger("slimtools.clearing")
