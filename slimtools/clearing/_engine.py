@@ -35,17 +35,10 @@ from slimtools.clearing._batch import (
     audit_originals,
     write_batch,
 )
-from slimtools.clearing.excerpt import envelope_handles, flatten_head, render_args
+from slimtools.clearing._render import Placeholders
 from slimtools.clearing.formats.base import OTHER, Codec, RawResult, new_tuple
 from slimtools.clearing.formats.media import MEDIA_TOKENS
 from slimtools.clearing.formats.view import _format_of, check_history, detect_format, get_codec
-from slimtools.clearing.placeholder import (
-    DEFAULT_TEMPLATE,
-    PlaceholderInfo,
-    constant_placeholder,
-    default_placeholder,
-    render,
-)
 from slimtools.clearing.policy import ClearingPolicy
 from slimtools.clearing.pricing import calls_ahead
 from slimtools.clearing.report import ClearingReport
@@ -88,20 +81,12 @@ class Clearer:
         self._memory = Memory()
         self._rereading = False
         self._state = State()
-        self._blank_args: dict[str, int] = {}  # tool -> tokens of its call with "{}" arguments
-        self._repeat: dict[str, bool | None] = {}  # tool -> policy.repeatable_of(tool)
-        self._needs = self.policy.placeholder_needs
+        self._placeholders = Placeholders(self.policy)
         self._untriggered = self.policy.trigger_tokens is None and (
             self.policy.trigger_tool_uses is None
         )
         self._keeps: dict[str, int | None] = {}  # tool -> turns_to_keep, asked once per tool
         self._inputs = bool(self.policy.clear_tool_inputs)  # whether any arguments are blanked
-        self._constant = constant_placeholder(
-            self.policy.placeholder, self.policy.max_placeholder_chars
-        )
-        self._constant_tokens = self.policy.token_counter(self._constant or "")
-        placeholder = self.policy.placeholder
-        self._default = isinstance(placeholder, str) and placeholder == DEFAULT_TEMPLATE
         self.last_report = ClearingReport()
 
     @classmethod
@@ -347,7 +332,11 @@ class Clearer:
                 continue
             text, blanked = self._memory.recall(pending.raw)
             saving = pending.tokens - self.policy.token_counter(text)
-            args_saving = self._args_saving(pending) if blanked else 0
+            args_saving = (
+                self._placeholders.args_saving(pending.call.name, pending.call.args_tokens)
+                if blanked
+                else 0
+            )
             first = min(pending.position, pending.call.position) if blanked else pending.position
             now.append(
                 pending._replace(
@@ -421,74 +410,23 @@ class Clearer:
     def _make_ready(self, pending: Pending) -> None:
         """Render the placeholder; a result it would not shrink is left alone for good."""
         raw, tool, call, position, turn, tokens, eidx, _, _, _, _ = pending
-        if self._constant is not None:
-            text, size = self._constant, self._constant_tokens
-        else:
-            rendered = self._render(pending)
-            if rendered is None:
-                return
-            text, size = rendered, self.policy.token_counter(rendered)
+        sized = self._placeholders.sized(pending)
+        if sized is None:
+            return
+        text, size = sized
         saving = tokens - size
         if saving <= 0 or (len(text) >= len(raw.text) and not raw.media):
             return
         args_saving = 0
         first = position
         if self._inputs and call.args and self.policy.clears_inputs_of(tool):
-            args_saving = self._args_saving(pending)
+            args_saving = self._placeholders.args_saving(call.name, call.args_tokens)
             if args_saving and call.position < position:
                 first = call.position
         info = (raw, tool, call, position, turn, tokens, eidx, text, saving, args_saving, first)
         state = self._state
         state.ready.append(new_tuple(Pending, info))
         state.ready_saving += saving + args_saving
-
-    def _repeatable(self, tool: str) -> bool | None:
-        """The policy's word on repeating ``tool``, asked once per tool."""
-        known = self._repeat
-        if tool not in known:
-            known[tool] = self.policy.repeatable_of(tool)
-        return known[tool]
-
-    def _args_saving(self, pending: Pending) -> int:
-        """Tokens blanking the call's arguments saves: its billed text against ``name {}``."""
-        name = pending.call.name
-        blank = self._blank_args.get(name)
-        if blank is None:
-            blank = self._blank_args[name] = self.policy.token_counter(f"{name} {{}}")
-        return max(0, pending.call.args_tokens - blank)
-
-    def _render(self, pending: Pending) -> str | None:
-        """The placeholder of one result (None when a user template fails: keep it)."""
-        policy, raw, needs = self.policy, pending.raw, self._needs
-        args = pending.call.args
-        text = raw.text
-        args_text = render_args(args) if "args" in needs else ""
-        head = flatten_head(text, policy.keep_head) if "head" in needs else ""
-        handles = (
-            envelope_handles(text, policy.handle_key(pending.tool))
-            if "handles" in needs and text[:1] in "{ \n"
-            else ()
-        )
-        tool = pending.tool
-        repeat = self._repeat
-        repeatable = repeat[tool] if tool in repeat else self._repeatable(tool)
-        if self._default:  # the default template, without the generic machinery
-            return default_placeholder(
-                tool, args_text, args, text, pending.tokens, raw.is_error, raw.media, head,
-                handles, repeatable, policy.refetch_tool, policy.max_placeholder_chars,
-            )  # fmt: skip
-        info: PlaceholderInfo = new_tuple(
-            PlaceholderInfo,
-            (
-                tool, args, args_text, len(text), pending.tokens, head, handles, raw.call_id,
-                pending.turn, raw.is_error, policy.refetch_tool, repeatable, raw.media,
-            ),
-        )  # fmt: skip
-        try:
-            return render(info, policy.placeholder, policy.max_placeholder_chars)
-        except Exception:  # a user template or callable failed: keep the result
-            logger.warning("placeholder for %s failed; result kept", raw.call_id, exc_info=True)
-            return None
 
     # -- writing ---------------------------------------------------------------------------
 

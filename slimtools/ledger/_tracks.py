@@ -18,6 +18,7 @@ from slimtools.clearing import Clearer, ClearingPolicy
 from slimtools.clearing._batch import Pending as EnginePending
 from slimtools.clearing._batch import SeenCall as EngineCall
 from slimtools.clearing._batch import State
+from slimtools.clearing._render import Placeholders
 from slimtools.clearing.formats.base import RawResult
 from slimtools.clearing.placeholder import PlaceholderInfo
 from slimtools.ledger import _standin
@@ -42,7 +43,7 @@ class Track:
         self.label = label
         self.policy = policy
         self._count = counter
-        self._renderer = Clearer(policy.replace(token_counter=counter))
+        self._renderer = Placeholders(policy.replace(token_counter=counter))
         standin_policy = policy.replace(
             token_counter=_standin.counter(counter), placeholder=self._placeholder
         )
@@ -76,7 +77,7 @@ class Track:
         pending = EnginePending(raw, tool, engine_call, position, turn, tokens, 0)
         # The engine's own rendering of the real result: one rule for placeholders. A
         # template that fails is logged there and gives None: the result stays.
-        text = self._renderer._render(pending)
+        text = self._renderer.text(pending)
         if text is None or (len(text) >= len(raw.text) and not raw.media):
             # never shorter: a stand-in as long as the result's, which the engine keeps
             self._bodies[uid] = _standin.carried(0, length=_standin.RESULT_CHARS)
@@ -85,7 +86,7 @@ class Track:
         self._bodies[uid] = _standin.carried(size)
         args_saving = 0
         if self.policy.clear_tool_inputs and self.policy.clears_inputs_of(tool):
-            args_saving = max(0, piece - self._count(f"{name} {{}}"))
+            args_saving = self._renderer.args_saving(name, piece)
         self._pending[uid] = (position, tokens, tool, call_position, size, args_saving)
 
     def _placeholder(self, info: PlaceholderInfo) -> str:
