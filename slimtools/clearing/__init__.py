@@ -18,6 +18,7 @@ from slimtools.clearing.audit import (
     SQLiteAudit,
     restore,
 )
+from slimtools.clearing.categories import infer_category, repeatable_tools
 from slimtools.clearing.clear import clear_stale_results, clear_with_report
 from slimtools.clearing.formats.media import MEDIA_TOKENS
 from slimtools.clearing.formats.view import (
@@ -30,12 +31,7 @@ from slimtools.clearing.formats.view import (
 )
 from slimtools.clearing.marker import is_placeholder
 from slimtools.clearing.placeholder import DEFAULT_TEMPLATE, PlaceholderInfo
-from slimtools.clearing.policy import (
-    DEFAULT_RETENTION,
-    ClearingPolicy,
-    infer_category,
-    repeatable_tools,
-)
+from slimtools.clearing.policy import DEFAULT_RETENTION, ClearingPolicy
 from slimtools.clearing.pricing import PRESETS, CachePricing
 from slimtools.clearing.report import ClearingReport
 

@@ -12,13 +12,15 @@ Anthropic's server-side ``clear_tool_uses_20250919`` settings map onto the same 
 from __future__ import annotations
 
 import dataclasses
-import re
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Mapping
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
+from slimtools.clearing._checks import check_count, frozen_map, is_turns, tool_names
+from slimtools.clearing.anthropic_edit import anthropic_fields
+from slimtools.clearing.categories import REPEATABLE_CATEGORIES, infer_category
 from slimtools.clearing.placeholder import (
     DEFAULT_TEMPLATE,
     PlaceholderInfo,
@@ -35,72 +37,6 @@ DEFAULT_RETENTION: Mapping[str, int | None] = MappingProxyType(
 )
 """Turns to keep per category (article, section 5): search/browse results go first, reads and
 command output early, write confirmations late, task input data never (None)."""
-
-CATEGORY_VERBS: Mapping[str, frozenset[str]] = MappingProxyType(
-    {
-        "write": frozenset(
-            {"create", "update", "delete", "write", "commit", "post", "send", "edit", "put"}
-            | {"patch", "insert", "remove", "save", "upload", "editor", "replace", "apply"}
-            | {"modify", "rename", "move", "append"}
-        ),
-        "command": frozenset(
-            {"bash", "run", "exec", "execute", "shell", "command", "tail", "sh", "terminal"}
-            | {"ipython", "computer", "browser", "click", "navigate"}
-        ),
-        "read": frozenset({"read", "get", "fetch", "open", "cat", "load", "show", "view"}),
-        "search": frozenset({"search", "list", "find", "browse", "query", "grep", "ls", "lookup"}),
-    }
-)
-"""Name words that imply a category; the first category listed here wins. Tools with effects
-come first (write is kept longest, so ``fetch_and_update`` errs on the side of keeping, and
-``run_query`` is a command): agents' own tools are recognised too (``str_replace_editor``,
-``edit_file`` and ``apply_patch`` write; ``run_ipython``, ``execute_bash``, ``computer`` and
-``browser`` are commands)."""
-
-REPEATABLE_CATEGORIES = frozenset({"search", "read"})
-"""Categories whose tools only read, so a placeholder may tell the model to call them again."""
-
-_WORDS = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
-ANTHROPIC_EDIT_TYPE = "clear_tool_uses_20250919"
-
-
-def infer_category(tool: str) -> str | None:
-    """The category a tool's name implies (``"read_file"`` -> ``"read"``), or None."""
-    words = {w.lower() for w in _WORDS.findall(tool)}
-    for category, verbs in CATEGORY_VERBS.items():
-        if words & verbs:
-            return category
-    return None
-
-
-def _frozen_map(value: Any, name: str, *, values: Callable[[Any], bool]) -> Mapping[str, Any]:
-    if not isinstance(value, Mapping):
-        raise ConfigurationError(f"{name} must be a mapping, got {type(value).__name__}")
-    for key, item in value.items():
-        if not isinstance(key, str) or not values(item):
-            raise ConfigurationError(f"{name} has an invalid entry {key!r}: {item!r}")
-    return MappingProxyType(dict(value))
-
-
-def _names(value: Any, name: str) -> frozenset[str]:
-    if isinstance(value, str) or not isinstance(value, Iterable):
-        raise ConfigurationError(f"{name} must be a collection of tool names, not {value!r}")
-    names = frozenset(value)
-    if not all(isinstance(n, str) for n in names):
-        raise ConfigurationError(f"{name} must hold only str tool names, got {sorted(names)!r}")
-    return names
-
-
-def _turns(item: Any) -> bool:
-    return item is None or (isinstance(item, int) and not isinstance(item, bool) and item >= 0)
-
-
-def _count(value: Any, name: str, *, optional: bool, minimum: int = 0) -> None:
-    if value is None and optional:
-        return
-    if not isinstance(value, int) or isinstance(value, bool) or value < minimum:
-        kind = "None or " if optional else ""
-        raise ConfigurationError(f"{name} must be {kind}an int >= {minimum}, got {value!r}")
 
 
 @dataclass(frozen=True)
@@ -196,35 +132,35 @@ class ClearingPolicy:
 
     def __post_init__(self) -> None:
         for name in ("keep_turns", "keep_head"):
-            _count(getattr(self, name), name, optional=False)
+            check_count(getattr(self, name), name, optional=False)
         for name in ("keep", "trigger_tokens", "trigger_tool_uses", "clear_at_least"):
-            _count(getattr(self, name), name, optional=True)
-        _count(self.expected_calls, "expected_calls", optional=True, minimum=1)
-        _count(self.payback_horizon, "payback_horizon", optional=True, minimum=1)
-        _count(self.max_context_tokens, "max_context_tokens", optional=True, minimum=1)
-        _count(self.batch_turns, "batch_turns", optional=False, minimum=1)
-        _count(self.max_placeholder_chars, "max_placeholder_chars", optional=False, minimum=80)
+            check_count(getattr(self, name), name, optional=True)
+        check_count(self.expected_calls, "expected_calls", optional=True, minimum=1)
+        check_count(self.payback_horizon, "payback_horizon", optional=True, minimum=1)
+        check_count(self.max_context_tokens, "max_context_tokens", optional=True, minimum=1)
+        check_count(self.batch_turns, "batch_turns", optional=False, minimum=1)
+        check_count(self.max_placeholder_chars, "max_placeholder_chars", optional=False, minimum=80)
         set_ = object.__setattr__
         set_(self, "cache", pricing_of(self.cache))
-        set_(self, "exclude_tools", _names(self.exclude_tools, "exclude_tools"))
-        set_(self, "repeatable", _names(self.repeatable, "repeatable"))
+        set_(self, "exclude_tools", tool_names(self.exclude_tools, "exclude_tools"))
+        set_(self, "repeatable", tool_names(self.repeatable, "repeatable"))
         if not isinstance(self.clear_tool_inputs, bool):
-            set_(self, "clear_tool_inputs", _names(self.clear_tool_inputs, "clear_tool_inputs"))
-        set_(self, "retention", _frozen_map(self.retention, "retention", values=_turns))
+            set_(self, "clear_tool_inputs", tool_names(self.clear_tool_inputs, "clear_tool_inputs"))
+        set_(self, "retention", frozen_map(self.retention, "retention", values=is_turns))
         set_(
             self,
             "tool_retention",
-            _frozen_map(self.tool_retention, "tool_retention", values=_turns),
+            frozen_map(self.tool_retention, "tool_retention", values=is_turns),
         )
         set_(
             self,
             "categories",
-            _frozen_map(self.categories, "categories", values=lambda v: isinstance(v, str)),
+            frozen_map(self.categories, "categories", values=lambda v: isinstance(v, str)),
         )
         set_(
             self,
             "handle_keys",
-            _frozen_map(
+            frozen_map(
                 self.handle_keys, "handle_keys", values=lambda v: v is None or isinstance(v, str)
             ),
         )
@@ -329,7 +265,7 @@ class ClearingPolicy:
             "infer_categories": False,
             "cache": None,
         }
-        fields.update(_anthropic_fields(edit))
+        fields.update(anthropic_fields(edit))
         fields.update(overrides)
         return cls(**fields)
 
@@ -355,72 +291,3 @@ class ClearingPolicy:
         return cls(
             categories=categories, handle_keys=handle_keys, repeatable=repeatable, **overrides
         )
-
-
-_ANTHROPIC_KEYS = frozenset(
-    {"type", "trigger", "keep", "clear_at_least", "exclude_tools", "clear_tool_inputs"}
-)
-
-
-def _anthropic_fields(edit: Any) -> dict[str, Any]:
-    """Policy fields for a ``clear_tool_uses_20250919`` edit dict (None: the defaults)."""
-    if edit is None:
-        edit = {}
-    if not isinstance(edit, Mapping) and hasattr(edit, "model_dump"):
-        edit = edit.model_dump(exclude_none=True)  # an anthropic SDK param object
-    if not isinstance(edit, Mapping):
-        raise ConfigurationError(f"edit must be a dict, got {type(edit).__name__}")
-    unknown = sorted(set(edit) - _ANTHROPIC_KEYS)
-    if unknown:
-        raise ConfigurationError(f"unknown keys in the {ANTHROPIC_EDIT_TYPE} edit: {unknown}")
-    if edit.get("type", ANTHROPIC_EDIT_TYPE) != ANTHROPIC_EDIT_TYPE:
-        raise ConfigurationError(f"edit type must be {ANTHROPIC_EDIT_TYPE!r}, got {edit['type']!r}")
-    fields: dict[str, Any] = {}
-    kind, value = _typed(edit.get("trigger"), "trigger", ("input_tokens", "tool_uses"), 100_000)
-    fields["trigger_tokens" if kind == "input_tokens" else "trigger_tool_uses"] = value
-    fields["keep"] = _typed(edit.get("keep"), "keep", ("tool_uses",), 3)[1]
-    if edit.get("clear_at_least") is not None:
-        at_least = _typed(edit["clear_at_least"], "clear_at_least", ("input_tokens",), 0)
-        fields["clear_at_least"] = at_least[1]
-    if edit.get("exclude_tools") is not None:
-        fields["exclude_tools"] = edit["exclude_tools"]
-    if edit.get("clear_tool_inputs") is not None:
-        fields["clear_tool_inputs"] = edit["clear_tool_inputs"]
-    return fields
-
-
-def _typed(value: Any, name: str, kinds: tuple[str, ...], default: int) -> tuple[str, int]:
-    """Parse ``{"type": <kind>, "value": <int>}`` (None gives the default of the first kind)."""
-    if value is None:
-        return kinds[0], default
-    if not isinstance(value, Mapping) or value.get("type") not in kinds:
-        raise ConfigurationError(
-            f"{name} must be {{'type': one of {list(kinds)}, 'value': int}}, got {value!r}"
-        )
-    number = value.get("value")
-    _count(number, f"{name}.value", optional=False)
-    return str(value["type"]), int(number or 0)
-
-
-def repeatable_tools(tools: Iterable[Any]) -> frozenset[str]:
-    """The names of MCP tools annotated as safe to call again, for ``ClearingPolicy(repeatable=)``.
-
-    Takes MCP tool definitions as ``list_tools`` returns them (SDK objects or dicts):
-    a tool counts when its annotations say ``readOnlyHint`` or ``idempotentHint``. Nothing
-    is imported; anything without those annotations is left out.
-    """
-    names = set()
-    for tool in tools:
-        name = _field(tool, "name")
-        notes = _field(tool, "annotations")
-        if not isinstance(name, str) or notes is None:
-            continue
-        hints = [_field(notes, k) for k in ("readOnlyHint", "read_only_hint")]
-        hints += [_field(notes, k) for k in ("idempotentHint", "idempotent_hint")]
-        if any(h is True for h in hints):
-            names.add(name)
-    return frozenset(names)
-
-
-def _field(obj: Any, key: str) -> Any:
-    return obj.get(key) if isinstance(obj, Mapping) else getattr(obj, key, None)

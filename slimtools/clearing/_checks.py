@@ -1,0 +1,39 @@
+"""Validation of policy fields, with messages that name the field and the bad value."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+from types import MappingProxyType
+from typing import Any
+
+from slimtools.errors import ConfigurationError
+
+
+def frozen_map(value: Any, name: str, *, values: Callable[[Any], bool]) -> Mapping[str, Any]:
+    if not isinstance(value, Mapping):
+        raise ConfigurationError(f"{name} must be a mapping, got {type(value).__name__}")
+    for key, item in value.items():
+        if not isinstance(key, str) or not values(item):
+            raise ConfigurationError(f"{name} has an invalid entry {key!r}: {item!r}")
+    return MappingProxyType(dict(value))
+
+
+def tool_names(value: Any, name: str) -> frozenset[str]:
+    if isinstance(value, str) or not isinstance(value, Iterable):
+        raise ConfigurationError(f"{name} must be a collection of tool names, not {value!r}")
+    names = frozenset(value)
+    if not all(isinstance(n, str) for n in names):
+        raise ConfigurationError(f"{name} must hold only str tool names, got {sorted(names)!r}")
+    return names
+
+
+def is_turns(item: Any) -> bool:
+    return item is None or (isinstance(item, int) and not isinstance(item, bool) and item >= 0)
+
+
+def check_count(value: Any, name: str, *, optional: bool, minimum: int = 0) -> None:
+    if value is None and optional:
+        return
+    if not isinstance(value, int) or isinstance(value, bool) or value < minimum:
+        kind = "None or " if optional else ""
+        raise ConfigurationError(f"{name} must be {kind}an int >= {minimum}, got {value!r}")

@@ -1,0 +1,97 @@
+"""What each cleared result becomes under one policy: its placeholder and what it saves.
+
+The engine decides *which* results to clear; :class:`Placeholders` says *what* they become.
+The streaming replay (:mod:`slimtools.ledger._tracks`) renders through the same object, so
+one rule makes every placeholder. Per-tool answers from the policy (repeatable or not, the
+cost of a call with blank arguments) are asked once and kept.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from slimtools.clearing._batch import Pending
+from slimtools.clearing.excerpt import envelope_handles, flatten_head, render_args
+from slimtools.clearing.formats.base import new_tuple
+from slimtools.clearing.placeholder import (
+    DEFAULT_TEMPLATE,
+    PlaceholderInfo,
+    constant_placeholder,
+    default_placeholder,
+    render,
+)
+from slimtools.clearing.policy import ClearingPolicy
+
+logger = logging.getLogger("slimtools.clearing")
+
+
+class Placeholders:
+    """The placeholders of one policy, with what the policy says per tool cached."""
+
+    def __init__(self, policy: ClearingPolicy) -> None:
+        self.policy = policy
+        self._needs = policy.placeholder_needs
+        self._constant = constant_placeholder(policy.placeholder, policy.max_placeholder_chars)
+        self._constant_tokens = policy.token_counter(self._constant or "")
+        placeholder = policy.placeholder
+        self._default = isinstance(placeholder, str) and placeholder == DEFAULT_TEMPLATE
+        self._repeat: dict[str, bool | None] = {}  # tool -> policy.repeatable_of(tool)
+        self._blank_args: dict[str, int] = {}  # tool -> tokens of its call with "{}" arguments
+
+    def sized(self, pending: Pending) -> tuple[str, int] | None:
+        """The placeholder of ``pending`` and its tokens; None when the result must stay."""
+        if self._constant is not None:
+            return self._constant, self._constant_tokens
+        text = self.text(pending)
+        if text is None:
+            return None
+        return text, self.policy.token_counter(text)
+
+    def text(self, pending: Pending) -> str | None:
+        """The placeholder of one result (None when a user template fails: keep it)."""
+        if self._constant is not None:
+            return self._constant
+        policy, raw, needs = self.policy, pending.raw, self._needs
+        args = pending.call.args
+        text = raw.text
+        args_text = render_args(args) if "args" in needs else ""
+        head = flatten_head(text, policy.keep_head) if "head" in needs else ""
+        handles = (
+            envelope_handles(text, policy.handle_key(pending.tool))
+            if "handles" in needs and text[:1] in "{ \n"
+            else ()
+        )
+        tool = pending.tool
+        repeat = self._repeat
+        repeatable = repeat[tool] if tool in repeat else self.repeatable(tool)
+        if self._default:  # the default template, without the generic machinery
+            return default_placeholder(
+                tool, args_text, args, text, pending.tokens, raw.is_error, raw.media, head,
+                handles, repeatable, policy.refetch_tool, policy.max_placeholder_chars,
+            )  # fmt: skip
+        info: PlaceholderInfo = new_tuple(
+            PlaceholderInfo,
+            (
+                tool, args, args_text, len(text), pending.tokens, head, handles, raw.call_id,
+                pending.turn, raw.is_error, policy.refetch_tool, repeatable, raw.media,
+            ),
+        )  # fmt: skip
+        try:
+            return render(info, policy.placeholder, policy.max_placeholder_chars)
+        except Exception:  # a user template or callable failed: keep the result
+            logger.warning("placeholder for %s failed; result kept", raw.call_id, exc_info=True)
+            return None
+
+    def repeatable(self, tool: str) -> bool | None:
+        """The policy's word on repeating ``tool``, asked once per tool."""
+        known = self._repeat
+        if tool not in known:
+            known[tool] = self.policy.repeatable_of(tool)
+        return known[tool]
+
+    def args_saving(self, name: str, args_tokens: int) -> int:
+        """Tokens blanking a call's arguments saves: its billed text against ``name {}``."""
+        blank = self._blank_args.get(name)
+        if blank is None:
+            blank = self._blank_args[name] = self.policy.token_counter(f"{name} {{}}")
+        return max(0, args_tokens - blank)

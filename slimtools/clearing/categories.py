@@ -1,0 +1,72 @@
+"""Tool categories: what a tool's name says about it, and which tools are safe to call again.
+
+A category sets a tool's retention (``ClearingPolicy.retention``) and whether a placeholder
+may offer to repeat the call. Declared categories win; otherwise the words of the name tell
+(``read_file`` reads, ``run_query`` runs a command).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+from types import MappingProxyType
+from typing import Any
+
+CATEGORY_VERBS: Mapping[str, frozenset[str]] = MappingProxyType(
+    {
+        "write": frozenset(
+            {"create", "update", "delete", "write", "commit", "post", "send", "edit", "put"}
+            | {"patch", "insert", "remove", "save", "upload", "editor", "replace", "apply"}
+            | {"modify", "rename", "move", "append"}
+        ),
+        "command": frozenset(
+            {"bash", "run", "exec", "execute", "shell", "command", "tail", "sh", "terminal"}
+            | {"ipython", "computer", "browser", "click", "navigate"}
+        ),
+        "read": frozenset({"read", "get", "fetch", "open", "cat", "load", "show", "view"}),
+        "search": frozenset({"search", "list", "find", "browse", "query", "grep", "ls", "lookup"}),
+    }
+)
+"""Name words that imply a category; the first category listed here wins. Tools with effects
+come first (write is kept longest, so ``fetch_and_update`` errs on the side of keeping, and
+``run_query`` is a command): agents' own tools are recognised too (``str_replace_editor``,
+``edit_file`` and ``apply_patch`` write; ``run_ipython``, ``execute_bash``, ``computer`` and
+``browser`` are commands)."""
+
+REPEATABLE_CATEGORIES = frozenset({"search", "read"})
+"""Categories whose tools only read, so a placeholder may tell the model to call them again."""
+
+_WORDS = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
+
+
+def infer_category(tool: str) -> str | None:
+    """The category a tool's name implies (``"read_file"`` -> ``"read"``), or None."""
+    words = {w.lower() for w in _WORDS.findall(tool)}
+    for category, verbs in CATEGORY_VERBS.items():
+        if words & verbs:
+            return category
+    return None
+
+
+def repeatable_tools(tools: Iterable[Any]) -> frozenset[str]:
+    """The names of MCP tools annotated as safe to call again, for ``ClearingPolicy(repeatable=)``.
+
+    Takes MCP tool definitions as ``list_tools`` returns them (SDK objects or dicts):
+    a tool counts when its annotations say ``readOnlyHint`` or ``idempotentHint``. Nothing
+    is imported; anything without those annotations is left out.
+    """
+    names = set()
+    for tool in tools:
+        name = _field(tool, "name")
+        notes = _field(tool, "annotations")
+        if not isinstance(name, str) or notes is None:
+            continue
+        hints = [_field(notes, k) for k in ("readOnlyHint", "read_only_hint")]
+        hints += [_field(notes, k) for k in ("idempotentHint", "idempotent_hint")]
+        if any(h is True for h in hints):
+            names.add(name)
+    return frozenset(names)
+
+
+def _field(obj: Any, key: str) -> Any:
+    return obj.get(key) if isinstance(obj, Mapping) else getattr(obj, key, None)
