@@ -1,11 +1,11 @@
 """The two-stage pipeline: clear stale tool results first, compact only past a threshold.
 
-Article, section 7: clearing is nearly lossless (handles and refetch hints survive) and
-costs no model call; compaction (summarising the history) is lossy and costs one. So clear
-at every round end and compact only when the history still crosses the hard threshold
-(section 4 of the series: history above 40% of the window, or under 20% of the window
-free). Clearing keeps the history flat, so the threshold is reached much later or never,
-and when compaction does run it summarises one-line placeholders instead of raw results.
+Clearing is nearly lossless (handles and refetch hints survive) and costs no model call;
+compaction (summarising the history) is lossy and costs one. So clear at every round end and
+compact only when the history still crosses the hard threshold (by default: history above
+40% of the window, or under 20% of the window free). Clearing keeps the history flat, so
+the threshold is reached much later or never, and when compaction does run it summarises
+one-line placeholders instead of raw results.
 
 The summariser is any callable you supply (a cheap model call, usually): it receives the
 messages to fold away and returns the summary text, or ready-made messages to put in their

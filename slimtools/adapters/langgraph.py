@@ -3,7 +3,7 @@
 Two surfaces over the same incremental :class:`~slimtools.clearing.Clearer`:
 
 - :class:`ClearingNode`, for a hand-built ``StateGraph``: ``builder.add_node("clear",
-  ClearingNode(policy))`` between the tools node and the agent node (article, section 4.2).
+  ClearingNode(policy))`` between the tools node and the agent node.
   It returns only the replaced messages; they keep their ``id``, so LangGraph's
   ``add_messages`` reducer overwrites them in place and the call/result pairing is never
   touched. This is *persisted* clearing: the stored state holds the placeholders (and so

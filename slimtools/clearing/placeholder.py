@@ -36,9 +36,6 @@ TEMPLATE_FIELDS = frozenset(
 class PlaceholderInfo(NamedTuple):
     """What a placeholder may say about the result it replaces (passed to callables).
 
-    A named tuple (immutable, and built once per cleared result at a fraction of a frozen
-    dataclass's cost).
-
     Attributes:
         tool: the tool name (``"tool"`` when unknown).
         args: the call's arguments.

@@ -35,8 +35,9 @@ from slimtools.typing import TokenCounter
 DEFAULT_RETENTION: Mapping[str, int | None] = MappingProxyType(
     {"search": 2, "read": 3, "command": 3, "write": 20, "input": None}
 )
-"""Turns to keep per category (article, section 5): search/browse results go first, reads and
-command output early, write confirmations late, task input data never (None)."""
+"""Turns to keep per category: search/browse results go first (the model digests them at
+once), reads and command output early (a read's handle survives), write confirmations late
+(they record what changed), task input data never (None)."""
 
 
 @dataclass(frozen=True)
@@ -59,8 +60,7 @@ class ClearingPolicy:
     clearing; with the estimate, each clear's expected saving is positive as long as the run
     is expected to make at least that many more calls. ``max_context_tokens`` overrides the
     economics: a history over it is cleared whatever the cache says. ``cache=None`` (no
-    caching) clears everything clearable at every round end, the design article's turn-end
-    clearing.
+    caching) clears everything clearable at every round end.
 
     Attributes:
         keep_turns: results of the last ``keep_turns`` turns are never touched.

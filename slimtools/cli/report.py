@@ -35,7 +35,7 @@ exit status: 0 reported, 1 a file could not be read (or none was found), 2 bad u
 """
 BILL_EXAMPLE = """\
 example:
-  slimtools bill 20 5000                      # the design article's table
+  slimtools bill 20 5000                      # 20 rounds of 5,000-token results
   slimtools bill 40 5000 --slim 0.1 --plot bill.png
 
 exit status: 0 printed, 1 the plot could not be written, 2 bad usage
@@ -185,8 +185,8 @@ def add_commands(sub: Any) -> None:
     rep.set_defaults(run=report)
     bil = sub.add_parser(
         "bill",
-        help="print the article's resident/billed table (and what source slimming changes)",
-        description="The design article's closed-form bill: one PER_RESULT-token tool result "
+        help="the resident/billed table of a run that never clears (and what slimming changes)",
+        description="The closed-form bill: one PER_RESULT-token tool result "
         "a round, never cleared, no caching: tokens resident at each round and input billed "
         "so far. --slim RATIO adds the same columns with every result slimmed at the source "
         "to RATIO of its size.",

@@ -1,6 +1,6 @@
-"""The token bill of tool results: the article's model and a ledger measured on real histories.
+"""The token bill of tool results: a closed-form model and a ledger measured on real histories.
 
-Two questions, two columns (article, section 1): how many tool-result tokens are *resident*
+Two questions, two columns: how many tool-result tokens are *resident*
 in the window at a given round (attention, context rot: prompt caching does not help), and
 how many input tokens were *billed* over the run (each round re-sends the whole history;
 caching makes the re-sent prefix cheap, but clearing rewrites history and so breaks the
@@ -28,7 +28,7 @@ def tool_result_bill(rounds: int, per_result: int, *, every: int = 5) -> list[tu
 
     One ``per_result``-token result is added per round and never leaves: at round ``r``
     ``r * per_result`` tokens are resident, and the run has billed ``per_result * r(r+1)/2``
-    input tokens for them (each round re-sends every earlier result), the article's table::
+    input tokens for them (each round re-sends every earlier result)::
 
         >>> tool_result_bill(20, 5_000)[-1]
         (20, 100000, 1050000)
@@ -44,7 +44,7 @@ def tool_result_bill(rounds: int, per_result: int, *, every: int = 5) -> list[tu
 
 
 def format_bill(rows: Iterable[tuple[int, int, int]]) -> str:
-    """Render :func:`tool_result_bill` rows as the article prints them, one line a row."""
+    """Render :func:`tool_result_bill` rows one line a row."""
     return "\n".join(
         f"round {r:2d}: resident {resident:>9,} | billed input {billed:>11,}"
         for r, resident, billed in rows
