@@ -211,8 +211,9 @@ def test_langchain_step_breaks_the_cache_every_call_once_triggered():
 def test_without_langchain_the_documented_defaults_are_emulated(monkeypatch):
     """With LangChain missing, the baseline clears all but 3 results past 100k tokens."""
     import slimtools.ledger.peers as baseline
+    import slimtools.ledger.peers.langchain as langchain_peer
 
-    monkeypatch.setattr(baseline, "has_langchain", lambda: False)
+    monkeypatch.setattr(langchain_peer, "has_langchain", lambda: False)
     history: list[dict] = [{"role": "user", "content": "go"}]
     for i in range(12):
         call = {"id": f"c{i}", "type": "function", "function": {"name": "f", "arguments": "{}"}}
