@@ -233,6 +233,23 @@ def turns(draw: st.DrawFn, max_turns: int = 12) -> list[Turn]:
     return out
 
 
+def _schedule(steps: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """Steps with increasing ages and decreasing heads, from any drawn pairs."""
+    out: list[tuple[int, int]] = []
+    for age, head in sorted(steps):
+        if not out or (age > out[-1][0] and head < out[-1][1]):
+            out.append((age, head))
+    return out
+
+
+schedules = st.lists(
+    st.tuples(st.integers(0, 6), st.sampled_from([0, 10, 40, 120, 200, 300])),
+    min_size=1,
+    max_size=3,
+).map(_schedule)
+"""Thinning schedules (``ClearingPolicy.thin``): ages in turns, heads in characters."""
+
+
 policies = st.builds(
     ClearingPolicy,
     keep_turns=st.integers(0, 3),
@@ -250,4 +267,5 @@ policies = st.builds(
     expected_calls=st.none() | st.integers(1, 12),
     payback_horizon=st.none() | st.integers(1, 8),
     max_context_tokens=st.none() | st.integers(1, 4000),
+    thin=st.none() | schedules,
 )

@@ -90,6 +90,17 @@ class Memory:
         key = self._key(raw)
         return self.placeholders[key], key in self.blanked
 
+    def key(self, raw: RawResult) -> str:
+        """The key a cleared result is remembered by."""
+        return self._key(raw)
+
+    def rethin(self, key: str, text: str) -> None:
+        """Remember that a cleared result now holds a thinner placeholder."""
+        if self._recent:
+            self._settle()
+        if key in self.placeholders:
+            self.placeholders[key] = text
+
     def clear(self) -> None:
         """Forget everything."""
         self.placeholders.clear()
@@ -127,6 +138,27 @@ class Pending(NamedTuple):
     saving: int = 0  # tokens the placeholder saves
     input_saving: int = 0  # tokens blanking the call's arguments saves (0: not blanked)
     first: int = 0  # the first message clearing it rewrites (the call's, when blanked)
+    watch: Watch | None = None  # with a thinning schedule: the result's later thinning
+
+
+THINNING = -1
+"""The ``eidx`` of a pending thinning (a placeholder to shorten), as opposed to a clear."""
+
+
+@dataclass(slots=True, eq=False)
+class Watch:
+    """A result under a thinning schedule: what the history holds for it now, and the
+    clear or thinning waiting for it (re-made when its head shortens before it is written)."""
+
+    due: int  # the turn the result fell due: ages count from it
+    position: int
+    slot: int
+    call_id: str
+    candidate: Pending | None = None  # waiting in the ready list or the plan
+    retry: Pending | None = None  # a result its placeholder would not yet shrink
+    text: str = ""  # the placeholder in the history ("": not cleared yet)
+    tokens: int = 0  # its tokens
+    key: str = ""  # the original's memory key ("": none, e.g. read back cleared)
 
 
 @dataclass(slots=True)
@@ -156,6 +188,9 @@ class State:
     ready_saving: int = 0
     plan: Candidates = field(default_factory=Candidates)  # cache-aware: ready, by position
     forced: list[Pending] = field(default_factory=list)
+    # With a thinning schedule: (turn of the next step, sequence, watch), a heap.
+    watches: list[tuple[int, int, Watch]] = field(default_factory=list)
+    watch_seq: int = 0
 
 
 def write_batch(
@@ -164,22 +199,46 @@ def write_batch(
     forced: list[Pending],
     fresh: list[Pending],
     memory: Memory,
+    *,
+    thins: list[Pending] | None = None,
 ) -> ClearingReport:
     """Write the placeholders (and blanked arguments) into ``state.out``; report it.
 
     ``fresh`` results are cleared for the first time and remembered in ``memory``;
-    ``forced`` ones are re-applied after a re-read and not reported again.
+    ``forced`` ones are re-applied after a re-read and not reported again; ``thins`` are
+    placeholders shortened (reported as ``thinned``, their saving counted).
     """
     before = state.tokens - state.saved
-    if not fresh and not forced:
-        return report(0, 0, (), 0, None, before, before)
+    if not fresh and not forced and not thins:
+        return report(0, 0, (), 0, None, before, before, 0)
     batch = forced + fresh if forced else fresh
+    if thins:
+        batch = batch + thins
     saved = [(p.position, p.saving) for p in batch]
     saved += [(p.call.position, p.input_saving) for p in batch if p.input_saving]
     state.savings.add_many(saved)
-    if forced or len(fresh) > 1 or fresh[0].input_saving:
-        return _write_many(codec, state, forced, fresh, memory, before=before)
-    return _write_one(codec, state, fresh, memory, before=before)
+    if forced or thins or len(fresh) > 1 or fresh[0].input_saving:
+        written = _write_many(codec, state, forced, fresh, memory, thins=thins or [], before=before)
+    else:
+        written = _write_one(codec, state, fresh, memory, before=before)
+    if thins or (fresh and fresh[0].watch is not None):
+        _update_watches(fresh, thins or [], memory)
+    return written
+
+
+def _update_watches(fresh: list[Pending], thins: list[Pending], memory: Memory) -> None:
+    """Record in each watch what the history now holds for its result."""
+    for p in fresh:
+        watch = p.watch
+        if watch is not None:
+            watch.text, watch.tokens = p.placeholder, p.tokens - p.saving
+            watch.key, watch.candidate = memory.key(p.raw), None
+    for p in thins:
+        watch = p.watch
+        assert watch is not None  # a thinning always has its watch
+        watch.text, watch.tokens, watch.candidate = p.placeholder, p.tokens - p.saving, None
+        if watch.key:
+            memory.rethin(watch.key, p.placeholder)
 
 
 def _write_one(
@@ -194,7 +253,7 @@ def _write_one(
     )
     memory.remember(fresh)
     state.saved += p.saving
-    return report(1, p.saving, (p.raw.call_id,), 0, p.position, before, before - p.saving)
+    return report(1, p.saving, (p.raw.call_id,), 0, p.position, before, before - p.saving, 0)
 
 
 def _write_many(
@@ -204,6 +263,7 @@ def _write_many(
     fresh: list[Pending],
     memory: Memory,
     *,
+    thins: list[Pending],
     before: int,
 ) -> ClearingReport:
     """:func:`write_batch` in general: results grouped by message, so a message holding
@@ -212,6 +272,8 @@ def _write_many(
     saving = 0
     out = state.out
     batch = forced + fresh if forced else fresh
+    if thins:
+        batch = batch + thins
     # Formats whose result is a whole message (WholeMessageResults) name the field holding
     # it: one result per message, so nothing needs grouping.
     field = getattr(codec, "result_field", None)
@@ -249,11 +311,11 @@ def _write_many(
         inputs = sum(1 for p in fresh if p.input_saving)
     first = min([*texts, *blank]) if blank else min(texts)
     call_ids = tuple([p.raw.call_id for p in fresh])
-    return report(len(fresh), saving, call_ids, inputs, first, before, after)
+    return report(len(fresh), saving, call_ids, inputs, first, before, after, len(thins))
 
 
 def report(*fields: Any) -> ClearingReport:
-    """A :class:`ClearingReport` from its seven fields in order, built at C speed (one per
+    """A :class:`ClearingReport` from its eight fields in order, built at C speed (one per
     call of a per-round clearer)."""
     built: ClearingReport = new_tuple(ClearingReport, fields)
     return built

@@ -23,15 +23,18 @@ from __future__ import annotations
 import logging
 from collections import deque
 from collections.abc import Sequence
+from heapq import heappop, heappush
 from itertools import islice
 from typing import Any
 
 from slimtools.clearing._batch import (
+    THINNING,
     Forgetful,
     Memory,
     Pending,
     SeenCall,
     State,
+    Watch,
     audit_originals,
     write_batch,
 )
@@ -42,6 +45,7 @@ from slimtools.clearing.formats.view import _format_of, check_history, detect_fo
 from slimtools.clearing.policy import ClearingPolicy
 from slimtools.clearing.pricing import calls_ahead
 from slimtools.clearing.report import ClearingReport
+from slimtools.clearing.thinning import head_at, head_length, next_age, thin
 from slimtools.typing import Audit
 
 logger = logging.getLogger("slimtools.clearing")
@@ -82,6 +86,8 @@ class Clearer:
         self._rereading = False
         self._state = State()
         self._placeholders = Placeholders(self.policy)
+        self._thin = self.policy.thin
+        self._clock = 0
         self._untriggered = self.policy.trigger_tokens is None and (
             self.policy.trigger_tool_uses is None
         )
@@ -266,9 +272,11 @@ class Clearer:
             return  # excluded or never-clear: untouched, and not counted toward keep
         eidx = len(state.eligible_turns)
         state.eligible_turns.append(turn)
-        if not raw.clearable:
-            return  # empty or already cleared: counts toward keep, stays
-        info = (raw, tool, call, position, turn, tokens, eidx, "", 0, 0, position)
+        if not raw.clearable:  # empty or already cleared: counts toward keep, stays
+            if raw.cleared and self._thin is not None:
+                self._watch_cleared(raw, position, tokens, turn + keep_turns)
+            return
+        info = (raw, tool, call, position, turn, tokens, eidx, "", 0, 0, position, None)
         pending: Pending = new_tuple(Pending, info)
         if self._rereading and self._memory.knows(raw):
             state.forced.append(pending)  # cleared before the re-read: stays cleared
@@ -287,6 +295,7 @@ class Clearer:
         while snapshot < len(eligible) and eligible[snapshot] <= clock:
             snapshot += 1
         state.snapshot = snapshot
+        self._clock = clock
         self._take_due(clock)
         if state.ripe:
             cutoff = snapshot - (policy.keep or 0)
@@ -302,10 +311,30 @@ class Clearer:
                 else:
                     state.ripe.append(pending)
         forced = self._forced_now() if state.forced else []
+        if self._thin is not None and state.watches and state.watches[0][0] <= clock:
+            self._thin_due(clock)
         fresh = self._decide() if state.ready or state.plan else []
+        if self._thin is None:
+            if fresh and self.audit is not None and not self._audited(self.audit, codec, fresh):
+                fresh = []
+            return write_batch(codec, state, forced, fresh, self._memory)
+        thins = [p for p in fresh if p.eidx == THINNING]
+        if thins:
+            fresh = [p for p in fresh if p.eidx != THINNING]
         if fresh and self.audit is not None and not self._audited(self.audit, codec, fresh):
-            fresh = []
-        return write_batch(codec, state, forced, fresh, self._memory)
+            self._refile(thins)  # nothing is written this call
+            fresh, thins = [], []
+        report = write_batch(codec, state, forced, fresh, self._memory, thins=thins)
+        for pending in forced:
+            self._watch_cleared(
+                pending.raw,
+                pending.position,
+                pending.tokens - pending.saving,
+                pending.turn + (self._keeps.get(pending.tool) or 0),
+                text=pending.placeholder,
+                key=self._memory.key(pending.raw),
+            )
+        return report
 
     def _take_due(self, clock: int) -> None:
         """Move the results due by ``clock`` to the ripe list, in due order (then filing)."""
@@ -409,7 +438,10 @@ class Clearer:
 
     def _make_ready(self, pending: Pending) -> None:
         """Render the placeholder; a result it would not shrink is left alone for good."""
-        raw, tool, call, position, turn, tokens, eidx, _, _, _, _ = pending
+        if self._thin is not None:
+            self._make_ready_thinning(pending)
+            return
+        raw, tool, call, position, turn, tokens, eidx, _, _, _, _, _ = pending
         sized = self._placeholders.sized(pending)
         if sized is None:
             return
@@ -425,8 +457,129 @@ class Clearer:
                 first = call.position
         info = (raw, tool, call, position, turn, tokens, eidx, text, saving, args_saving, first)
         state = self._state
-        state.ready.append(new_tuple(Pending, info))
+        state.ready.append(new_tuple(Pending, (*info, None)))
         state.ready_saving += saving + args_saving
+
+    # -- thinning --------------------------------------------------------------------------
+
+    def _push_watch(self, turn: int, watch: Watch) -> None:
+        state = self._state
+        state.watch_seq += 1
+        heappush(state.watches, (turn, state.watch_seq, watch))
+
+    def _watch_cleared(
+        self, raw: RawResult, position: int, tokens: int, due: int, *, text: str = "",
+        key: str = "",
+    ) -> None:  # fmt: skip
+        """Watch a result the history already holds cleared, for its next thinning step."""
+        schedule = self._thin
+        text = text or raw.text
+        head = head_length(text)
+        if schedule is None or not head:
+            return
+        step = next_age(schedule, head)
+        if step is not None:
+            watch = Watch(due, position, raw.slot, raw.call_id, text=text, tokens=tokens, key=key)
+            self._push_watch(due + step, watch)
+
+    def _thin_due(self, clock: int) -> None:
+        """Re-make what a thinning step reached: a waiting clear is rendered again with the
+        shorter head, a written placeholder gets a thinning candidate."""
+        state, schedule, policy = self._state, self._thin, self.policy
+        assert schedule is not None
+        heap = state.watches
+        while heap and heap[0][0] <= clock:
+            watch = heappop(heap)[2]
+            head = head_at(schedule, clock - watch.due, policy.keep_head)
+            waiting, retry = watch.candidate, watch.retry
+            watch.candidate = watch.retry = None
+            if waiting is not None:
+                self._unfile(waiting)
+            if waiting is not None and waiting.eidx != THINNING:  # not written yet
+                self._remake(waiting, watch, head)
+            elif retry is not None:
+                self._remake(retry, watch, head)
+            elif watch.text:
+                self._file_thinning(watch, head)
+            step = next_age(schedule, head)
+            if step is not None and (watch.text or watch.candidate or watch.retry):
+                self._push_watch(watch.due + step, watch)
+
+    def _make_ready_thinning(self, pending: Pending) -> None:
+        """:meth:`_make_ready` under a thinning schedule: the head its age gives, and a
+        watch when a later step will shorten it."""
+        due = pending.turn + (self._keeps.get(pending.tool) or 0)
+        schedule = self._thin
+        assert schedule is not None
+        head = head_at(schedule, self._clock - due, self.policy.keep_head)
+        step = next_age(schedule, head)
+        watch = None
+        if step is not None:
+            raw = pending.raw
+            watch = Watch(due, pending.position, raw.slot, raw.call_id)
+            self._push_watch(due + step, watch)
+        self._remake(pending, watch, head)
+
+    def _remake(self, pending: Pending, watch: Watch | None, head: int) -> None:
+        """Render a result's placeholder with a ``head``-character head and file the clear.
+
+        A result the placeholder would not shrink waits in its watch for a shorter head.
+        """
+        raw, call, position = pending.raw, pending.call, pending.position
+        sized = self._placeholders.sized(pending, keep_head=head)
+        if sized is None:
+            return
+        text, size = sized
+        saving = pending.tokens - size
+        if saving <= 0 or (len(text) >= len(raw.text) and not raw.media):
+            if watch is not None:
+                watch.retry = pending
+            return
+        args_saving, first = 0, position
+        if self._inputs and call.args and self.policy.clears_inputs_of(pending.tool):
+            args_saving = self._placeholders.args_saving(call.name, call.args_tokens)
+            if args_saving and call.position < position:
+                first = call.position
+        made = pending._replace(
+            placeholder=text, saving=saving, input_saving=args_saving, first=first, watch=watch
+        )
+        if watch is not None:
+            watch.candidate = made
+        self._state.ready.append(made)
+        self._state.ready_saving += saving + args_saving
+
+    def _file_thinning(self, watch: Watch, head: int) -> None:
+        """A candidate shortening a written placeholder to a ``head``-character head."""
+        text = thin(watch.text, head, self.policy.max_placeholder_chars)
+        if text == watch.text:
+            return
+        saving = watch.tokens - self.policy.token_counter(text)
+        if saving <= 0:
+            return
+        raw = RawResult(watch.call_id, None, "", watch.slot, False, True, False)
+        call = SeenCall("", {}, watch.position, 0, 0)
+        info = (raw, "", call, watch.position, 0, watch.tokens, THINNING, text, saving, 0,
+                watch.position, watch)  # fmt: skip
+        made: Pending = new_tuple(Pending, info)
+        watch.candidate = made
+        self._state.ready.append(made)
+        self._state.ready_saving += saving
+
+    def _unfile(self, pending: Pending) -> None:
+        """Take a waiting candidate out of the ready list or the plan."""
+        state = self._state
+        for i, candidate in enumerate(state.ready):
+            if candidate is pending:
+                del state.ready[i]
+                state.ready_saving -= pending.saving + pending.input_saving
+                return
+        state.plan.remove(pending, pending.first)
+
+    def _refile(self, thins: list[Pending]) -> None:
+        """Thinnings that could not be written this call wait again."""
+        state = self._state
+        state.ready.extend(thins)
+        state.ready_saving += sum(p.saving for p in thins)
 
     # -- writing ---------------------------------------------------------------------------
 

@@ -92,6 +92,24 @@ class Candidates:
         self.savings += [e[2] for e in entries]
         self.before += [e[3] for e in entries]
 
+    def remove(self, item: Any, position: int) -> None:
+        """Withdraw a waiting candidate filed at ``position`` (a thinning re-made it)."""
+        i = bisect_left(self.positions, position)
+        while i < len(self.items) and self.positions[i] == position:
+            if self.items[i] is item:
+                break
+            i += 1
+        else:
+            return
+        for column in (self.items, self.positions, self.savings, self.before, self.prefix):
+            del column[i]
+        running = self.prefix[i - 1] + self.savings[i - 1] if i else 0
+        for j in range(i, len(self.items)):
+            self.prefix[j] = running
+            running += self.savings[j]
+        self.total = running
+        del self._best[i:]
+
     def take(self, cut: int) -> list[Any]:
         """Remove and return the candidates from index ``cut`` on."""
         taken = self.items[cut:]

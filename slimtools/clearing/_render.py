@@ -38,24 +38,27 @@ class Placeholders:
         self._repeat: dict[str, bool | None] = {}  # tool -> policy.repeatable_of(tool)
         self._blank_args: dict[str, int] = {}  # tool -> tokens of its call with "{}" arguments
 
-    def sized(self, pending: Pending) -> tuple[str, int] | None:
+    def sized(self, pending: Pending, keep_head: int | None = None) -> tuple[str, int] | None:
         """The placeholder of ``pending`` and its tokens; None when the result must stay."""
         if self._constant is not None:
             return self._constant, self._constant_tokens
-        text = self.text(pending)
+        text = self.text(pending, keep_head)
         if text is None:
             return None
         return text, self.policy.token_counter(text)
 
-    def text(self, pending: Pending) -> str | None:
-        """The placeholder of one result (None when a user template fails: keep it)."""
+    def text(self, pending: Pending, keep_head: int | None = None) -> str | None:
+        """The placeholder of one result (None when a user template fails: keep it), with
+        ``keep_head`` characters of head (the policy's when None)."""
         if self._constant is not None:
             return self._constant
         policy, raw, needs = self.policy, pending.raw, self._needs
         args = pending.call.args
         text = raw.text
         args_text = render_args(args) if "args" in needs else ""
-        head = flatten_head(text, policy.keep_head) if "head" in needs else ""
+        if keep_head is None:
+            keep_head = policy.keep_head
+        head = flatten_head(text, keep_head) if "head" in needs else ""
         handles = (
             envelope_handles(text, policy.handle_key(pending.tool))
             if "handles" in needs and text[:1] in "{ \n"

@@ -12,7 +12,7 @@ Anthropic's server-side ``clear_tool_uses_20250919`` settings map onto the same 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from types import MappingProxyType
@@ -28,6 +28,7 @@ from slimtools.clearing.placeholder import (
     validate_template,
 )
 from slimtools.clearing.pricing import DEFAULT_HORIZON, DEFAULT_PRICING, CachePricing, pricing_of
+from slimtools.clearing.thinning import check_schedule, check_template
 from slimtools.errors import ConfigurationError
 from slimtools.tokens import count_tokens
 from slimtools.typing import TokenCounter
@@ -103,6 +104,14 @@ class ClearingPolicy:
             pay for itself (None: as many as the run has made so far).
         max_context_tokens: clear regardless of trigger, ``clear_at_least`` and cache once
             the history exceeds this many tokens (what may be cleared still applies).
+        thin: placeholders that thin with age, as ``(age_turns, head_chars)`` steps:
+            ``[(0, 200), (10, 80), (30, 0)]`` keeps a 200-character head when a result falls
+            due, 80 characters ten turns later, none after thirty (never more than
+            ``keep_head``). Age counts from the turn a result falls due (its turn plus its
+            retention). Only the ``Head:`` line shortens: the call, size, handles and the
+            way back stay. Thinning rewrites history, so under a cache price it is weighed
+            like a clear and made only when it pays or rides on a clear made anyway.
+            None (the default): heads keep ``keep_head`` characters for life.
     """
 
     keep_turns: int = 2
@@ -129,6 +138,7 @@ class ClearingPolicy:
     expected_calls: int | None = None
     payback_horizon: int | None = DEFAULT_HORIZON
     max_context_tokens: int | None = None
+    thin: Sequence[tuple[int, int]] | None = None
 
     def __post_init__(self) -> None:
         for name in ("keep_turns", "keep_head"):
@@ -165,6 +175,9 @@ class ClearingPolicy:
             ),
         )
         validate_template(self.placeholder)
+        schedule = check_schedule(self.thin)
+        check_template(self.placeholder, schedule)
+        set_(self, "thin", schedule)
         if not callable(self.token_counter):
             raise ConfigurationError("token_counter must be a callable from str to int")
         if not isinstance(self.refetch_tool, str) or not self.refetch_tool:
