@@ -7,6 +7,7 @@ caching, for three strategies: no clearing, LangChain's defaults
 (``ContextEditingMiddleware`` with ``ClearToolUsesEdit()``, run through LangChain itself
 when installed) and slimtools (``--policy``), with the number of calls whose cached prefix
 was broken by a rewrite. ``slimtools bill ROUNDS PER_RESULT`` prints the closed-form table.
+``slimtools recall`` runs the recall harness (:mod:`slimtools.eval.recall`).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from typing import Any
 
 from slimtools.adapters.langchain_baseline import has_langchain, langchain_defaults_step
 from slimtools.clearing import ClearingPolicy
+from slimtools.eval import _cli as recall_cli
 from slimtools.ledger import LedgerSummary, TokenLedger, format_bill, tool_result_bill
 from slimtools.transcripts import Transcript, load_transcripts
 
@@ -178,6 +180,7 @@ def _parser() -> argparse.ArgumentParser:
     bil.add_argument("per_result", type=_natural, metavar="PER_RESULT")
     bil.add_argument("--every", type=_positive, default=5, metavar="N")
     bil.set_defaults(run=bill)
+    recall_cli.add_parser(sub)
     return parser
 
 

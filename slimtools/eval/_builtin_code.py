@@ -192,7 +192,15 @@ def _pytest_output(files: dict[str, File], failing: list[str]) -> str:
     out.append("\n=================================== FAILURES ===================================")
     for path in failing:
         name = tests[path][0][4 : tests[path][0].index("(")] if tests[path] else "test_module"
-        out += [f"_____ {name} _____", f"{path}: in {name}", "E   AssertionError: got None"]
+        source = files[path].lines
+        start = source.index(tests[path][0]) if tests[path] else 0
+        out += [f"_{'_' * 20} {name} {'_' * 20}", "", "fixtures = <Fixtures empty=True>", ""]
+        out += [f"    {line}" for line in source[start : start + 3]]
+        out += ["E   AssertionError: assert None is not None", f"{path}: AssertionError"]
+        out.append("----------------------------- Captured log call -----------------------------")
+        out += [f"DEBUG    shop:{name[5:]}: called with <empty>" for _ in range(3)]
+    out.append("=========================== short test summary info ============================")
+    out += [f"FAILED {p}::{tests[p][0][4 : tests[p][0].index('(')]}" for p in failing if tests[p]]
     passed = total - sum(1 for p in failing if tests[p])
     out.append(f"=========== {total - passed} failed, {passed} passed ===========")
     return "\n".join(out)

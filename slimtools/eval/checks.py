@@ -46,6 +46,7 @@ _INTEGER = re.compile(
 )
 _ID_PREFIX = re.compile(r"[A-Za-z]+[-_:/#]")
 _ANY_ID = r"(?<![A-Za-z0-9])[A-Za-z0-9]*\d[A-Za-z0-9]*(?![A-Za-z0-9])"
+_NOUNS = {"timestamp": "a timestamp", "integer": "an integer", "id": "an id", "regex": "a match"}
 _STRIP = " \t\n\"'`*_.,;:!?()[]{}<>"
 
 
@@ -94,10 +95,12 @@ class AnswerCheck:
         if self.kind == "regex" and not self.pattern:
             raise ConfigurationError("a regex check needs a pattern")
         reader = _reader(self.kind, self.expected, self.pattern)
-        truths = reader(self.expected)
+        # A regex describes the answer in its context ("codename is X"), so the expected
+        # value is normalised directly; the other kinds must read their own expected value.
+        truths = [_plain(self.expected)] if self.kind == "regex" else reader(self.expected)
         if not truths:
             raise ConfigurationError(
-                f"the expected answer {self.expected!r} is not a {self.kind} this check can read"
+                f"the expected answer {self.expected!r} cannot be read as {_NOUNS[self.kind]}"
                 + (f" with pattern {self.pattern!r}" if self.pattern else "")
             )
         object.__setattr__(self, "_read", reader)

@@ -43,7 +43,10 @@ def wilson_interval(successes: int, trials: int, z: float = Z95) -> tuple[float,
     denominator = 1 + z2 / trials
     centre = (p + z2 / (2 * trials)) / denominator
     half = z * math.sqrt(p * (1 - p) / trials + z2 / (4 * trials * trials)) / denominator
-    return max(0.0, centre - half), min(1.0, centre + half)
+    # At 0 and n the bounds are exactly 0 and 1; rounding would leave them a hair away.
+    low = 0.0 if successes == 0 else max(0.0, centre - half)
+    high = 1.0 if successes == trials else min(1.0, centre + half)
+    return low, high
 
 
 @dataclass(frozen=True)
@@ -137,11 +140,12 @@ class RecallReport:
         return tuple(dict.fromkeys(t.scenario for t in self.trials))
 
     def summaries(self, *, by_scenario: bool = False) -> list[Summary]:
-        """A summary per setting, or per setting and scenario."""
-        groups: list[tuple[str, str | None]] = [(s, None) for s in self.settings]
-        if by_scenario:
-            groups = [(s, c) for s in self.settings for c in self.scenarios]
-        return [self._summary(s, c) for s, c in groups]
+        """A summary per setting, or per setting and scenario (pairs that ran)."""
+        if not by_scenario:
+            return [self._summary(s, None) for s in self.settings]
+        ran = {(t.setting, t.scenario) for t in self.trials}
+        pairs = [(s, c) for s in self.settings for c in self.scenarios if (s, c) in ran]
+        return [self._summary(s, c) for s, c in pairs]
 
     def _summary(self, setting: str, scenario: str | None) -> Summary:
         chosen = [

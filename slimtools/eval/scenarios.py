@@ -140,8 +140,8 @@ def validate_episode(episode: Episode, source: str = "scenario") -> Episode:
     index = question.round - 1
     if not check.found_in(episode.rounds[index].result):
         raise ScenarioError(
-            f"{source}: question.answer: {check.expected!r} is not readable as a "
-            f"{check.kind} in rounds[{index}].result (the round the question names)"
+            f"{source}: question.answer: {check.expected!r} ({check.kind}) cannot be read in "
+            f"rounds[{index}].result (the round the question names)"
         )
     elsewhere = [
         ("system", episode.system),
