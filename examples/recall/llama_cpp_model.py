@@ -49,8 +49,8 @@ def _load() -> tuple[Any, Any]:
 def _for_template(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Hermes-style templates expect call arguments as objects and content as text."""
     out = []
-    for m in messages:
-        m = {**m, "content": m.get("content") or ""}
+    for message in messages:
+        m = {**message, "content": message.get("content") or ""}
         if m.get("tool_calls"):
             m["tool_calls"] = [
                 {
