@@ -238,7 +238,9 @@ def build_code_task(rng: random.Random, rounds: int, target: int) -> Draft:
         if line.startswith("def ")
     }
     nouns = [n for n in _NOUNS if any(d.endswith("_" + n) for d in defined)]
-    patterns = [f"_{n}(" for n in spread(rng, nouns, rounds)]
+    # The target's grep pattern is drawn apart: no other round may grep the same words.
+    asked, *rest = [f"_{n}(" for n in rng.sample(nouns, len(nouns))]
+    patterns = spread(rng, rest, rounds)
     sources = [p for p in files if p.startswith("src/")]
     others = spread(rng, [p for p in files if not p.startswith("src/")], rounds)
     plan: list[tuple[str, dict[str, str]]] = [("list_dir", {"path": "src/shop"}), ("run_tests", {})]
@@ -256,7 +258,7 @@ def build_code_task(rng: random.Random, rounds: int, target: int) -> Draft:
                 )
             )
     plan = plan[: rounds - 1]
-    plan.insert(target - 1, ("grep", {"pattern": patterns[target - 1]}))
+    plan.insert(target - 1, ("grep", {"pattern": asked}))
     draft = Draft(
         task="Two tests are failing on main. Find out why and fix them.",
         kit=_code_kit(files, rng),

@@ -207,6 +207,7 @@ class _Conversation:
             call_id = call.id
             if not call_id or call_id in self.used_ids:  # one call, one result, one id
                 call_id = f"recall_{step}_{n}"
+            self.used_ids.add(call_id)
             calls.append((call_id, call.name, arguments_json(call.arguments)))
         self.append_call(reply.text, calls)
         refetched = False
