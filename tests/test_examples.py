@@ -34,6 +34,7 @@ EXPECTED = {
     ],
     "pydantic_ai_agent.py": ["page 9 is past the end", "get_record", '"body":"Steps to reproduce'],
     "langgraph_clearing.py": ["CLEARED", "Handles: 1, 2, 3", "with clearing: resident"],
+    "recall_sweep.py": ["== careful", "== careless", "keep_head=500", "Wilson score interval"],
     "mcp_server.py": [
         "search_logs(query: string, page: integer = 1, limit: integer = 3)",
         '"total":12',
