@@ -44,16 +44,15 @@ from slimtools.eval.report import (
     Trial,
     wilson_interval,
 )
+from slimtools.eval.scenario_files import FileScenario, load_scenario
 from slimtools.eval.scenarios import (
     DEFAULT_SYSTEM,
     Episode,
-    FileScenario,
     Question,
     Round,
     Scenario,
     ScenarioError,
     ToolDef,
-    load_scenario,
     validate_episode,
 )
 

@@ -31,7 +31,8 @@ from slimtools.clearing import Clearer, ClearingPolicy, is_placeholder
 from slimtools.errors import ConfigurationError, SlimtoolsError
 from slimtools.eval.models import ChatModel, Reply, arguments_json, as_reply, langchain_model
 from slimtools.eval.report import Outcome, RecallReport, Trial
-from slimtools.eval.scenarios import Episode, Scenario, load_scenario
+from slimtools.eval.scenario_files import load_scenario
+from slimtools.eval.scenarios import Episode, Scenario
 
 
 class Setting(NamedTuple):
