@@ -264,6 +264,14 @@ def test_mixed_behaviours_give_the_exact_rates():
     assert summary.outcomes["fabricated"].low == pytest.approx(0.150039, abs=1e-6)  # 2 of 4
 
 
+def test_a_larger_head_shows_the_fact_at_least_as_often():
+    """Visible at 0 never, at 500 at least as often as at 200 (the fact sits anywhere)."""
+    report = run_recall(["log_search", "api_listing"], decline, DEFAULT_SWEEP[1:], repeats=8)
+    visible = {s: sum(t.visible for t in report.trials if t.setting == s) for s in report.settings}
+    assert visible["keep_head=0"] == 0
+    assert visible["keep_head=200"] <= visible["keep_head=500"] < 16
+
+
 def test_refetch_cleared_helper_refetches_in_every_builtin():
     """The CLI's scripted refetcher calls the cleared tools again: always refetched."""
     report = run_recall(list(BUILTIN_SCENARIOS), refetch_cleared, [HEAD200], repeats=2)
