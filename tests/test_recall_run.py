@@ -186,7 +186,10 @@ def test_a_model_that_raises_stops_the_run_naming_where():
 
 def test_a_model_that_returns_no_message_is_refused_clearly():
     """None is not an assistant message."""
-    with pytest.raises(ModelReplyError, match="returned NoneType"):
+    with pytest.raises(
+        ModelReplyError,
+        match=r"on file_reading repeat 0 \(keep_head=0\), the model returned NoneType",
+    ):
         run_trial(episode(), HEAD0, lambda messages, tools: None)
 
 

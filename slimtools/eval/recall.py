@@ -13,7 +13,7 @@ answers. Every answer is classified as exactly one of :data:`OUTCOMES`:
   result as it was sent (the placeholder's kept head; for an uncleared result, the result);
 - ``from_memory``: otherwise, a correct answer it could not read anywhere in the context;
 - ``fabricated``: a specific value that is wrong;
-- ``declined``: no value at all (it said it does not know, or ran out of steps).
+- ``declined``: no value at all (it said it does not know, or ran out of steps without one).
 
 ``run_recall`` repeats every scenario K times (different seeds, or orderings of a file's
 rounds) under each :class:`Setting` of a sweep, the same K episodes for every setting, and
@@ -29,7 +29,14 @@ from typing import Any, NamedTuple
 
 from slimtools.clearing import Clearer, ClearingPolicy, is_placeholder
 from slimtools.errors import ConfigurationError, SlimtoolsError
-from slimtools.eval.models import ChatModel, Reply, arguments_json, as_reply, langchain_model
+from slimtools.eval.models import (
+    ChatModel,
+    ModelReplyError,
+    Reply,
+    arguments_json,
+    as_reply,
+    langchain_model,
+)
 from slimtools.eval.report import Outcome, RecallReport, Trial
 from slimtools.eval.scenario_files import load_scenario
 from slimtools.eval.scenarios import Episode, Scenario
@@ -277,15 +284,15 @@ def _ask(
     setting: Setting,
 ) -> Reply:
     """One model call; a failure names where it happened."""
+    where = f"{episode.scenario} repeat {episode.repeat} ({setting.label})"
     try:
-        return as_reply(model(sent, tools))
-    except SlimtoolsError:
-        raise
+        value = model(sent, tools)
     except Exception as exc:
-        raise ModelCallError(
-            f"the model failed on {episode.scenario} repeat {episode.repeat} "
-            f"({setting.label}): {type(exc).__name__}: {exc}"
-        ) from exc
+        raise ModelCallError(f"the model failed on {where}: {type(exc).__name__}: {exc}") from exc
+    try:
+        return as_reply(value)
+    except ModelReplyError as exc:
+        raise ModelReplyError(f"on {where}, {exc}") from None
 
 
 def _classify(verdict: str, refetched: bool, visible: bool) -> Outcome:
