@@ -23,6 +23,7 @@ from typing import Any
 
 from slimtools.clearing import ClearingPolicy
 from slimtools.errors import ConfigurationError, SlimtoolsError
+from slimtools.eval import BUILTIN_SCENARIOS
 from slimtools.eval.models import ChatModel, anthropic_model, openai_model
 from slimtools.eval.recall import as_model, heads_sweep, run_recall
 from slimtools.eval.report import Trial
@@ -125,7 +126,7 @@ def run(args: argparse.Namespace) -> int:
         )
         settings = heads_sweep(args.keep_heads, base=base, clearing_off=not args.no_off)
         report = run_recall(
-            args.scenarios or ["log_search", "file_reading", "api_listing", "code_task"],
+            args.scenarios or list(BUILTIN_SCENARIOS),
             model,
             settings,
             repeats=args.repeats,
