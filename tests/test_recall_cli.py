@@ -66,6 +66,17 @@ def test_recall_options_shape_the_sweep(capsys):
     ]
 
 
+def test_recall_appends_each_trial_to_a_jsonl_file_as_it_finishes(tmp_path, capsys):
+    """--trials-jsonl keeps every finished trial, one JSON object a line."""
+    path = tmp_path / "trials.jsonl"
+    args = ["recall", "--model", "tests.recall_helpers:decline", "--repeats", "2", "file_reading"]
+    assert main([*args, "--trials-jsonl", str(path)]) == 0
+    rows = [json.loads(line) for line in path.read_text().splitlines()]
+    assert len(rows) == 8
+    assert {r["outcome"] for r in rows} == {"declined"}
+    assert rows[0]["setting"] == "clearing off"
+
+
 def test_recall_runs_a_scenario_file(capsys):
     """A .toml path is loaded as a scenario."""
     args = ["recall", str(EXAMPLE), "--model", "tests.recall_helpers:decline", "--repeats", "3"]

@@ -14,11 +14,13 @@ current directory.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import importlib
 import json
 import operator
 import os
 import sys
+from collections.abc import Callable
 from typing import Any
 
 from slimtools.clearing import ClearingPolicy
@@ -62,6 +64,12 @@ def add_parser(sub: Any) -> None:
     rec.add_argument("--no-off", action="store_true", help="leave out the clearing-off baseline")
     rec.add_argument("--by", choices=("setting", "scenario"), default="setting")
     rec.add_argument("--json", action="store_true", help="print the report (and trials) as JSON")
+    rec.add_argument(
+        "--trials-jsonl",
+        default=None,
+        metavar="PATH",
+        help="append each trial to PATH as it finishes (a long run keeps what it measured)",
+    )
     rec.set_defaults(run=run)
 
 
@@ -134,9 +142,9 @@ def run(args: argparse.Namespace) -> int:
             target=args.target,
             seed=args.seed,
             max_steps=args.max_steps,
-            progress=_progress if sys.stderr.isatty() else None,
+            progress=_reporter(args.trials_jsonl, show=sys.stderr.isatty()),
         )
-    except SlimtoolsError as exc:
+    except (SlimtoolsError, OSError) as exc:
         print(f"slimtools recall: {exc}", file=sys.stderr)
         return 1
     if args.json:
@@ -154,6 +162,19 @@ def run(args: argparse.Namespace) -> int:
     else:
         print(report.table(by_scenario=args.by == "scenario"))
     return 0
+
+
+def _reporter(path: str | None, *, show: bool) -> Callable[[Trial, int, int], None]:
+    """After each trial: append it to ``path`` (if given), show progress (on a terminal)."""
+
+    def report(trial: Trial, done: int, total: int) -> None:
+        if path is not None:
+            with open(path, "a", encoding="utf-8") as out:
+                out.write(json.dumps(dataclasses.asdict(trial), ensure_ascii=False) + "\n")
+        if show:
+            _progress(trial, done, total)
+
+    return report
 
 
 def _progress(trial: Trial, done: int, total: int) -> None:
