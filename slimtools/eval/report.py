@@ -81,7 +81,8 @@ class Trial:
         setting: the sweep setting's label.
         outcome: one of :data:`OUTCOMES`.
         correct: whether the answer's first claimed value was the expected one.
-        claimed: that value, normalised (None when the answer claimed none).
+        claimed: that value, normalised (None when the answer claimed none); a timestamp
+            reads ``date|HH:MM:SS|fraction|zone``, with the parts it did not state empty.
         expected: the true answer.
         answer: the model's final text.
         calls: the tool calls it made after the question, as ``name(arguments)``.
