@@ -39,6 +39,7 @@ EXPECTED = {
         "with clearing:        resident",
         "cache-aware default:",
     ],
+    "recall_sweep.py": ["== careful", "== careless", "keep_head=500", "Wilson score interval"],
     "mcp_server.py": [
         "search_logs(query: string, page: integer = 1, limit: integer = 3)",
         '"total":12',

@@ -4,7 +4,8 @@
 what clearing would change; ``report`` and ``bill`` (:mod:`slimtools.cli.report`) measure
 clearing against its peers and print the closed-form bill; ``clear`` and ``restore``
 (:mod:`slimtools.cli.files`) try a policy on a transcript file; ``proxy`` and ``suggest``
-(:mod:`slimtools.cli.proxy`) slim an MCP server you do not own. Every command exits 0 when
+(:mod:`slimtools.cli.proxy`) slim an MCP server you do not own; ``recall``
+(:mod:`slimtools.cli.recall`) asks your model about cleared results. Every command exits 0 when
 it did its work, 1 when a file failed and 2 on bad usage.
 """
 
@@ -15,7 +16,8 @@ import os
 import sys
 from collections.abc import Sequence
 
-from slimtools.cli import analyze, files, proxy, report
+from slimtools.cli import analyze, files, proxy, recall, report
+from slimtools.errors import ConfigurationError
 
 __all__ = ["main"]
 
@@ -28,7 +30,7 @@ def parser() -> argparse.ArgumentParser:
         "try clearing policies on transcripts, slim MCP servers you don't own.",
     )
     sub = root.add_subparsers(dest="command", required=True)
-    for module in (analyze, report, files, proxy):
+    for module in (analyze, report, files, proxy, recall):
         module.add_commands(sub)
     return root
 
@@ -38,6 +40,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser().parse_args(argv)
     try:
         status: int = args.run(args)
+    except ConfigurationError as exc:  # options that parse but do not go together
+        print(f"slimtools: {exc}", file=sys.stderr)
+        return 2
     except (FileNotFoundError, ValueError) as exc:
         print(f"slimtools: {exc}", file=sys.stderr)
         return 1

@@ -21,6 +21,7 @@ from typing import Any
 
 from slimtools.clearing import ClearingPolicy
 from slimtools.clearing.pricing import PRESETS
+from slimtools.clearing.thinning import check_schedule
 from slimtools.errors import ConfigurationError
 
 POLICIES = ("default", "turn-end", "batched", "anthropic", "none")
@@ -62,16 +63,37 @@ def count(minimum: int) -> Callable[[str], int]:
     return parse
 
 
+def thin_schedule(text: str) -> list[tuple[int, int]]:
+    """An argparse type: a thinning schedule written ``AGE:HEAD,AGE:HEAD`` (``0:200,10:80``)."""
+    steps = []
+    for part in text.split(","):
+        age, sep, head = part.strip().partition(":")
+        try:
+            if not sep:
+                raise ValueError
+            steps.append((int(age), int(head)))
+        except ValueError:
+            raise argparse.ArgumentTypeError(
+                f"expected AGE:HEAD pairs separated by commas (0:200,10:80,30:0), got {text!r}"
+            ) from None
+    try:
+        check_schedule(steps)
+    except ConfigurationError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+    return steps
+
+
 def add_policy_options(
     parser: argparse.ArgumentParser,
     *,
     several: bool = False,
     default: str = "default",
     names: Sequence[str] = POLICIES,
+    thin: bool = True,
 ) -> None:
     """Add ``--policy`` (repeatable, plus ``--compare``, when ``several``), ``--cache`` and
     the options that mirror :class:`~slimtools.clearing.ClearingPolicy`; ``names`` are the
-    policies ``--policy`` accepts."""
+    policies ``--policy`` accepts; ``thin`` adds ``--thin``."""
     group = parser.add_argument_group(
         "policy",
         "named policies: default (clears what pays under --cache), turn-end (everything "
@@ -121,6 +143,16 @@ def add_policy_options(
         metavar="NAME",
         help="never clear this tool's results (repeatable)",
     )
+    if not thin:
+        return
+    group.add_argument(
+        "--thin",
+        type=thin_schedule,
+        default=None,
+        metavar="AGE:HEAD,...",
+        help="placeholders that thin with age: e.g. 0:200,10:80,30:0 keeps a 200-character "
+        "head when a result falls due, 80 ten turns later, none after thirty",
+    )
 
 
 def _names(text: str) -> list[str]:
@@ -138,6 +170,8 @@ def options_of(args: argparse.Namespace) -> dict[str, Any]:
     }
     if args.exclude_tool:
         given["exclude_tools"] = frozenset(args.exclude_tool)
+    if getattr(args, "thin", None) is not None:
+        given["thin"] = args.thin
     return given
 
 
@@ -184,6 +218,11 @@ def describe(name: str, args: argparse.Namespace) -> str:
     """A policy as given on the command line, e.g. ``default, keep_turns=3``."""
     parts = [name]
     for dest, value in options_of(args).items():
-        shown = ",".join(sorted(value)) if isinstance(value, frozenset) else value
+        if isinstance(value, frozenset):
+            shown = ",".join(sorted(value))
+        elif dest == "thin":
+            shown = ",".join(f"{age}:{head}" for age, head in value)
+        else:
+            shown = value
         parts.append(f"{dest}={shown}")
     return ", ".join(parts)

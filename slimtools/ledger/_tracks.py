@@ -21,6 +21,7 @@ from slimtools.clearing._batch import State
 from slimtools.clearing._render import Placeholders
 from slimtools.clearing.formats.base import RawResult
 from slimtools.clearing.placeholder import PlaceholderInfo
+from slimtools.errors import ConfigurationError
 from slimtools.ledger import _standin
 from slimtools.ledger._columns import LedgerColumns
 from slimtools.typing import TokenCounter
@@ -39,6 +40,11 @@ class Track:
         if not isinstance(policy, ClearingPolicy):
             raise TypeError(
                 f"policy {label!r} must be a ClearingPolicy, got {type(policy).__name__}"
+            )
+        if policy.thin is not None:
+            raise ConfigurationError(
+                f"policy {label!r}: the streaming replay does not model placeholders that thin "
+                "with age (thin=) yet; measure them with TokenLedger.measure or slimtools report"
             )
         self.label = label
         self.policy = policy

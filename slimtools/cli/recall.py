@@ -1,0 +1,198 @@
+"""``slimtools recall``: the recall harness from the command line.
+
+``slimtools recall [SCENARIO ...] --model SPEC`` runs the built-in scenarios (or the named
+ones, or scenario files) under clearing off and ``keep_head`` 0/200/500 and prints the rate
+of each behaviour with its 95% Wilson interval (``--json`` for everything, trials included).
+
+``--model`` takes ``openai:NAME`` (any Chat Completions server: ``--base-url``, key from
+``--api-key`` or ``OPENAI_API_KEY``), ``anthropic:NAME`` (any Messages server: key from
+``--api-key`` or ``ANTHROPIC_API_KEY``), or ``module:attribute``, a callable
+``(messages, tools) -> assistant message`` or a LangChain chat model importable from the
+current directory.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import importlib
+import json
+import operator
+import os
+import sys
+from collections.abc import Callable
+from typing import Any
+
+from slimtools.cli._policy import thin_schedule
+from slimtools.errors import ConfigurationError, SlimtoolsError
+from slimtools.eval import BUILTIN_SCENARIOS
+from slimtools.eval.models import ChatModel, anthropic_model, openai_model
+from slimtools.eval.recall import TURN_END, Setting, as_model, heads_sweep, run_recall
+from slimtools.eval.report import Trial
+
+
+def add_commands(sub: Any) -> None:
+    """Register ``recall`` on the ``slimtools`` command's subparsers."""
+    rec = sub.add_parser(
+        "recall",
+        help="does clearing make your model refetch, read the placeholder, or invent?",
+        description="Ask about an old tool result after clearing; classify every answer.",
+    )
+    rec.add_argument(
+        "scenarios",
+        nargs="*",
+        metavar="SCENARIO",
+        help="built-in names (log_search, file_reading, api_listing, code_task; default: all) "
+        "or .json/.toml scenario files",
+    )
+    rec.add_argument("--model", required=True, metavar="SPEC", help=_MODEL_HELP)
+    rec.add_argument(
+        "--base-url", default=None, metavar="URL", help="endpoint for openai:/anthropic:"
+    )
+    rec.add_argument(
+        "--api-key", default=None, metavar="KEY", help="else read from the environment"
+    )
+    rec.add_argument("--repeats", type=_positive, default=20, metavar="K")
+    rec.add_argument("--rounds", type=_positive, default=10, metavar="N")
+    rec.add_argument("--target", type=_positive, default=3, metavar="M")
+    rec.add_argument("--seed", type=int, default=0)
+    rec.add_argument("--max-steps", type=_positive, default=4, metavar="STEPS")
+    rec.add_argument(
+        "--keep-heads", type=_natural, nargs="+", default=[0, 200, 500], metavar="CHARS"
+    )
+    rec.add_argument("--keep-turns", type=_natural, default=None, metavar="N")
+    rec.add_argument(
+        "--thin",
+        type=thin_schedule,
+        action="append",
+        default=[],
+        metavar="AGE:HEAD,...",
+        help="also try a head that thins with age, e.g. 0:200,10:80,30:0 (repeatable)",
+    )
+    rec.add_argument("--no-off", action="store_true", help="leave out the clearing-off baseline")
+    rec.add_argument("--by", choices=("setting", "scenario"), default="setting")
+    rec.add_argument("--json", action="store_true", help="print the report (and trials) as JSON")
+    rec.add_argument(
+        "--trials-jsonl",
+        default=None,
+        metavar="PATH",
+        help="append each trial to PATH as it finishes (a long run keeps what it measured)",
+    )
+    rec.set_defaults(run=run)
+
+
+_MODEL_HELP = (
+    "openai:NAME, anthropic:NAME, or module:callable (a (messages, tools) -> message "
+    "callable or a LangChain chat model)"
+)
+
+
+def _schedule_text(schedule: list[tuple[int, int]]) -> str:
+    return ",".join(f"{age}:{head}" for age, head in schedule)
+
+
+def _natural(text: str) -> int:
+    value = int(text)
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be >= 0, got {value}")
+    return value
+
+
+def _positive(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be >= 1, got {value}")
+    return value
+
+
+def resolve_model(
+    spec: str, *, base_url: str | None = None, api_key: str | None = None
+) -> ChatModel:
+    """The model a ``--model`` spec names (see the module docstring).
+
+    Raises:
+        ConfigurationError: the spec is malformed or names nothing usable.
+    """
+    kind, _, rest = spec.partition(":")
+    if not rest:
+        raise ConfigurationError(
+            f"--model {spec!r}: expected openai:NAME, anthropic:NAME or module:callable"
+        )
+    if kind == "openai":
+        return openai_model(rest, base_url=base_url, api_key=api_key)
+    if kind == "anthropic":
+        return anthropic_model(rest, base_url=base_url, api_key=api_key)
+    if os.getcwd() not in sys.path:  # as `python -m` would, so local modules import
+        sys.path.insert(0, os.getcwd())
+    try:
+        found: Any = importlib.import_module(kind)
+    except ImportError as exc:
+        raise ConfigurationError(f"--model {spec!r}: cannot import {kind!r}: {exc}") from None
+    try:
+        found = operator.attrgetter(rest)(found)
+    except AttributeError:
+        raise ConfigurationError(f"--model {spec!r}: {kind!r} has no attribute {rest!r}") from None
+    return as_model(found)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run ``slimtools recall``."""
+    try:
+        model = resolve_model(args.model, base_url=args.base_url, api_key=args.api_key)
+        base = TURN_END if args.keep_turns is None else TURN_END.replace(keep_turns=args.keep_turns)
+        settings = heads_sweep(args.keep_heads, base=base, clearing_off=not args.no_off)
+        settings += tuple(
+            Setting(f"thin {_schedule_text(schedule)}", base.replace(thin=schedule))
+            for schedule in args.thin
+        )
+        report = run_recall(
+            args.scenarios or list(BUILTIN_SCENARIOS),
+            model,
+            settings,
+            repeats=args.repeats,
+            rounds=args.rounds,
+            target=args.target,
+            seed=args.seed,
+            max_steps=args.max_steps,
+            progress=_reporter(args.trials_jsonl, show=sys.stderr.isatty()),
+        )
+    except (SlimtoolsError, OSError) as exc:
+        print(f"slimtools recall: {exc}", file=sys.stderr)
+        return 1
+    if args.json:
+        config = {
+            "model": args.model,
+            "base_url": args.base_url,
+            "repeats": args.repeats,
+            "rounds": args.rounds,
+            "target": args.target,
+            "seed": args.seed,
+            "max_steps": args.max_steps,
+            "keep_turns": base.keep_turns,
+        }
+        print(json.dumps({"config": config, **report.to_json()}, indent=2, ensure_ascii=False))
+    else:
+        print(report.table(by_scenario=args.by == "scenario"))
+    return 0
+
+
+def _reporter(path: str | None, *, show: bool) -> Callable[[Trial, int, int], None]:
+    """After each trial: append it to ``path`` (if given), show progress (on a terminal)."""
+
+    def report(trial: Trial, done: int, total: int) -> None:
+        if path is not None:
+            with open(path, "a", encoding="utf-8") as out:
+                out.write(json.dumps(dataclasses.asdict(trial), ensure_ascii=False) + "\n")
+        if show:
+            _progress(trial, done, total)
+
+    return report
+
+
+def _progress(trial: Trial, done: int, total: int) -> None:
+    end = "\n" if done == total else ""
+    print(
+        f"\rrecall: {done}/{total} trials ({trial.scenario}, {trial.setting})",
+        end=end,
+        file=sys.stderr,
+    )
