@@ -206,7 +206,8 @@ def write_batch(
 
     ``fresh`` results are cleared for the first time and remembered in ``memory``;
     ``forced`` ones are re-applied after a re-read and not reported again; ``thins`` are
-    placeholders shortened (reported as ``thinned``, their saving counted).
+    placeholders shortened (reported as ``thinned``, their saving counted), given (if only
+    empty) whenever the policy thins, so the watches learn what was written.
     """
     before = state.tokens - state.saved
     if not fresh and not forced and not thins:
@@ -221,8 +222,8 @@ def write_batch(
         written = _write_many(codec, state, forced, fresh, memory, thins=thins or [], before=before)
     else:
         written = _write_one(codec, state, fresh, memory, before=before)
-    if thins or (fresh and fresh[0].watch is not None):
-        _update_watches(fresh, thins or [], memory)
+    if thins is not None:  # a thinning schedule: watches follow what was written
+        _update_watches(fresh, thins, memory)
     return written
 
 
