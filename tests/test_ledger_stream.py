@@ -10,6 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from slimtools.clearing import ClearingPolicy, view
+from slimtools.errors import ConfigurationError
 from slimtools.ledger import TokenLedger
 from slimtools.ledger import _standin as standin
 from slimtools.ledger._tracks import _Fenwick
@@ -19,6 +20,8 @@ from slimtools.transcripts import iter_transcripts
 from tests._profile import examples
 from tests._shared import shared_data
 from tests.strategies_clearing import FORMATS, Call, Res, Turn, big, policies, render, turns
+
+unthinned = policies.map(lambda p: p.replace(thin=None))  # the replay does not model thinning
 
 DATA = "tests/data/transcripts"
 PRESETS = {
@@ -62,7 +65,7 @@ def test_every_real_transcript_replays_as_measure_does():
 
 @pytest.mark.parametrize("fmt", FORMATS)
 @settings(max_examples=examples(60), deadline=None)
-@given(history=turns(), policy=policies, cache=st.sampled_from(["anthropic", "openai", None]))
+@given(history=turns(), policy=unthinned, cache=st.sampled_from(["anthropic", "openai", None]))
 def test_any_history_and_policy_replay_as_measure_does(fmt, history, policy, cache):
     """Property: for random histories and policies, the streamed ledger is measure's."""
     assert_same_ledgers(render(fmt, history), fmt, {"p": policy}, cache)
@@ -250,3 +253,9 @@ def test_the_engines_spare_their_copy_of_the_history():
     replay = RunReplay("openai_chat", {"p": ClearingPolicy(cache=None)}).add_all(history)
     (track,) = replay._tracks
     assert track.clearer.clear(replay._standins) == []
+
+
+def test_a_thinning_policy_is_refused_with_what_to_use_instead():
+    """The streaming replay does not model thinning: it says so and names the alternative."""
+    with pytest.raises(ConfigurationError, match=r"TokenLedger\.measure"):
+        RunReplay("openai_chat", {"thin": ClearingPolicy(thin=[(0, 200), (5, 0)])})

@@ -39,7 +39,7 @@ from slimtools.clearing._batch import (
     write_batch,
 )
 from slimtools.clearing._render import Placeholders
-from slimtools.clearing.formats.base import OTHER, Codec, RawResult, new_tuple
+from slimtools.clearing.formats.base import OTHER, Codec, RawResult, new_tuple, starts_turn
 from slimtools.clearing.formats.media import MEDIA_TOKENS
 from slimtools.clearing.formats.view import _format_of, check_history, detect_format, get_codec
 from slimtools.clearing.policy import ClearingPolicy
@@ -229,7 +229,7 @@ class Clearer:
             except Exception:  # a malformed message must not stop the agent loop
                 logger.debug("cannot decode message %d; left as is", position, exc_info=True)
                 model, text, found_calls, results = OTHER
-            if model and not (run_turns and previous):
+            if starts_turn(run_turns, model, previous):
                 turns += 1
                 turn_start = position
             previous = model

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from slimtools.clearing import MEDIA_TOKENS, ClearingPolicy
+from slimtools.clearing.formats.base import starts_turn
 from slimtools.clearing.formats.view import get_codec, safe_decode
 from slimtools.clearing.pricing import DEFAULT_PRICING, CachePricing, pricing_of
 from slimtools.ledger import _standin
@@ -139,7 +140,7 @@ class RunReplay:
         """Read the next message of the run (a model call is accounted at each turn start)."""
         decoded = safe_decode(self._codec, message)
         model = decoded.model_output
-        if model and not (self._codec.run_turns and self._previous_model):
+        if starts_turn(self._codec.run_turns, model, self._previous_model):
             self._turns += 1
             self._account_call()
         self._previous_model = model

@@ -91,6 +91,15 @@ def decoded(
     return result
 
 
+def starts_turn(run_turns: bool, model_output: bool, previous_model: bool) -> bool:
+    """Whether a message starts a turn (a model call): every model message does, except, in a
+    format whose turns are runs of model items (``Codec.run_turns``), one that continues a run.
+
+    The one statement of the rule; the clearer, the view and the streaming replay apply it.
+    """
+    return model_output and not (run_turns and previous_model)
+
+
 class Codec(Protocol):
     """Reads and rewrites the messages of one wire format; never mutates its input."""
 

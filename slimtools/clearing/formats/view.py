@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from slimtools.clearing.formats._objects import get
-from slimtools.clearing.formats.base import OTHER, Codec, Decoded
+from slimtools.clearing.formats.base import OTHER, Codec, Decoded, starts_turn
 from slimtools.clearing.formats.media import MEDIA_TOKENS
 from slimtools.errors import ConfigurationError
 
@@ -219,7 +219,7 @@ def view(history: Sequence[Any], format: str | None = None) -> HistoryView:
     turn, previous = 0, False
     for position, message in enumerate(history):
         decoded = safe_decode(codec, message)
-        if decoded.model_output and not (codec.run_turns and previous):
+        if starts_turn(codec.run_turns, decoded.model_output, previous):
             turn += 1
             starts.append(position)
         previous = decoded.model_output
