@@ -3,9 +3,15 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Callable, Iterable
 from pathlib import Path
+from typing import TypeVar
 
 import pytest
+
+from tests._profile import FULL
+
+T = TypeVar("T")
 
 SHARED_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 
@@ -21,3 +27,18 @@ def shared_data() -> Path:
     if os.environ.get("SLIMTOOLS_REQUIRE_SHARED") == "1":
         pytest.fail(reason + "; SLIMTOOLS_REQUIRE_SHARED=1 requires it")
     pytest.skip(reason)
+
+
+def sample(items: Iterable[T], key: Callable[[T], str], per_group: int = 3) -> list[T]:
+    """Every item under the full Hypothesis profile (``make test``); else the first
+    ``per_group`` of each group, so the inner loop still sees every recorder."""
+    if FULL:
+        return list(items)
+    kept: dict[str, int] = {}
+    out = []
+    for item in items:
+        group = key(item)
+        if kept.get(group, 0) < per_group:
+            kept[group] = kept.get(group, 0) + 1
+            out.append(item)
+    return out

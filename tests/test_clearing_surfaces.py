@@ -22,8 +22,7 @@ from slimtools.clearing import Clearer, ClearingPolicy, clear_stale_results, vie
 from slimtools.ledger import round_starts
 from slimtools.ledger.peers import to_langchain_messages
 from slimtools.transcripts import Transcript, load_transcripts
-from tests._profile import FULL
-from tests._shared import shared_data
+from tests._shared import sample, shared_data
 
 POLICIES = {
     "default": ClearingPolicy(),
@@ -38,15 +37,7 @@ Requests = list[list[Any]]
 
 def _sample() -> list[Transcript]:
     """A few runs of every recorder (all of them under the full profile)."""
-    runs = load_transcripts(shared_data() / "transcripts")
-    if FULL:
-        return runs
-    kept: dict[str, list[Transcript]] = {}
-    for run in runs:
-        kept.setdefault(run.source, [])
-        if len(kept[run.source]) < 3:
-            kept[run.source].append(run)
-    return [run for group in kept.values() for run in group]
+    return sample(load_transcripts(shared_data() / "transcripts"), key=lambda run: run.source)
 
 
 def ephemeral(history: Sequence[Any], starts: list[int], clear: Callable[..., Any]) -> Requests:

@@ -24,7 +24,7 @@ from slimtools.ledger.peers import (
 )
 from slimtools.transcripts import load_file, load_transcripts
 from tests._profile import examples
-from tests._shared import shared_data
+from tests._shared import sample, shared_data
 from tests.strategies_clearing import FORMATS, Call, Res, Turn, render, turns
 from tests.strategies_peers import one_call_turns, without_images
 
@@ -452,7 +452,8 @@ def test_peer_steps_names_the_three_peers():
 def test_peer_runs_over_every_shared_transcript(peer):
     """The ledger replays every shared transcript through the step, one call at a time."""
     step = PEERS[peer]()
-    for transcript in load_transcripts(shared_data() / "transcripts"):
+    runs = sample(load_transcripts(shared_data() / "transcripts"), key=lambda t: t.source)
+    for transcript in runs:
         plain = TokenLedger.measure(transcript.messages, format=transcript.format).summary
         cleared = TokenLedger.measure(
             transcript.messages, format=transcript.format, clear=step

@@ -298,6 +298,7 @@ def test_threads_write_and_read_without_losing_or_mixing_records(tmp_path: Path)
     assert misplaced(store, SCOPE, written_keys("t", 8, 30, 20)) == []
 
 
+@pytest.mark.subprocess
 def test_processes_share_one_file_without_losing_or_mixing_records(tmp_path: Path) -> None:
     """Four spawned processes writing and reading one file: no lost or crossed records."""
     path = str(tmp_path / "h.db")
@@ -350,6 +351,7 @@ def _wait_for_lines(log: Path, count: int, timeout: float = 60.0) -> None:
     raise AssertionError(f"the writer did not log {count} batches in {timeout} s")
 
 
+@pytest.mark.subprocess
 @pytest.mark.parametrize("round_", range(3))
 def test_sigkill_mid_write_leaves_every_returned_batch_readable(
     tmp_path: Path, round_: int
