@@ -12,8 +12,9 @@ from hypothesis import strategies as st
 from slimtools import Toolkit, paginate, project_fields, summarize_with_handle
 from slimtools._core.jsonenc import _default, dumps
 from slimtools._core.keys import normalize_handle
+from slimtools.clip import _WORD_BACKOFF, _splits, clip_text
 from slimtools.envelope import Envelope, make_envelope
-from slimtools.projection import _WORD_BACKOFF, Projection, _splits, clip_text
+from slimtools.projection import Projection
 from slimtools.stores.memory import MemoryStore, Scope, _sizes, approx_size
 from tests.strategies import texts, typed_allowlist, typed_records, typed_shapes
 

@@ -1,4 +1,9 @@
-"""Store keys, handles and call text: the small naming rules shared by tools and get_record."""
+"""Store keys and handles: the naming rules shared by the pipeline and ``get_record``.
+
+A key is ``<kind>:<tool>:<rest>``: ``r`` for a full record (rest: its handle), ``t`` for a
+full text (its handle), ``s`` for a page-1 snapshot (a digest of the query's arguments).
+Keys are built and read back only here.
+"""
 
 from __future__ import annotations
 
@@ -7,7 +12,7 @@ import hashlib
 from collections.abc import Mapping
 from typing import Any
 
-from slimtools._core.jsonenc import dumps, dumps_str
+from slimtools._core.jsonenc import dumps
 
 
 def record_key(tool: str, handle: str) -> str:
@@ -23,6 +28,20 @@ def text_key(tool: str, handle: str) -> str:
 def snapshot_key(tool: str, digest: str) -> str:
     """Store key of the page-1 snapshot of one query."""
     return f"s:{tool}:{digest}"
+
+
+def handle_of(key: str, tool: str) -> str:
+    """The handle (or digest) in ``key``, one of ``tool``'s keys.
+
+    Read by the tool's own prefix rather than split at ``:``, which tool names and handles
+    may both contain.
+    """
+    return key[len(tool) + 3 :]
+
+
+def is_snapshot_key(key: str) -> bool:
+    """True for the key of a page-1 snapshot (not a record or a text)."""
+    return key.startswith("s:")
 
 
 def args_digest(args: Mapping[str, Any]) -> str:
@@ -55,28 +74,3 @@ def normalize_handle(value: Any) -> str | None:
     if isinstance(value, float):
         return repr(value)
     return None
-
-
-def format_call(name: str, args: Mapping[str, Any]) -> str:
-    """``name(k=v, ...)`` with JSON values: the exact call the model can make next."""
-    inner = ", ".join(f"{k}={dumps_str(v)}" for k, v in args.items())
-    return f"{name}({inner})"
-
-
-def split_lines(text: str) -> list[str]:
-    """The lines of ``text`` as a file reader sees them.
-
-    Only ``\n`` (and ``\r\n``) end a line, and a final newline ends the last line rather
-    than starting an empty one. ``str.splitlines`` was rejected: it also splits on form
-    feeds, U+2028 and other separators, which pages would then rejoin as ``\n``, changing
-    the text.
-    """
-    lines = text.split("\n")
-    if lines[-1] == "":
-        lines.pop()
-    return [line[:-1] if line.endswith("\r") else line for line in lines]
-
-
-def chunks(text: str, size: int) -> list[str]:
-    """Split ``text`` into pieces of at most ``size`` characters (for oversized records)."""
-    return [text[i : i + size] for i in range(0, len(text), size)] or [""]

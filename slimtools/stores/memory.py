@@ -223,6 +223,12 @@ class MemoryStore:
                 found[key] = entry.value
         return found
 
+    def forget(self, toolkit: str) -> None:
+        """Drop every entry of ``toolkit``'s scopes, in every session (``Toolkit.reset``)."""
+        with self._lock:
+            for full_key in [k for k in self._entries if k[0].toolkit == toolkit]:
+                self._discard(full_key)
+
     def close(self) -> None:
         """Drop every entry."""
         with self._lock:
