@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 from hypothesis import settings
 
-import slimtools
+from slimtools.testing import reset_defaults
 from tests._profile import FULL, examples
 from tests.core_helpers import KINDS, build_tool, call_sync
 
@@ -54,4 +54,4 @@ def _fresh_default_toolkit() -> Iterator[None]:
     arguments, so without this one test could read another's snapshot.
     """
     yield
-    slimtools.default_toolkit.reset()
+    reset_defaults()

@@ -70,19 +70,6 @@ def test_reset_with_a_store_that_cannot_forget_says_what_to_do(tmp_path):
     store.close()
 
 
-def test_the_default_toolkit_resets_like_any_other():
-    """Unregistered tools' handles go with default_toolkit.reset()."""
-
-    @summarize_with_handle(key="id")
-    def loose(query: str) -> list[dict[str, Any]]:
-        return ROWS
-
-    loose("q")
-    assert json.loads(slimtools.get_record(3)) == ROWS[3]
-    slimtools.default_toolkit.reset()
-    assert slimtools.get_record(3).startswith('No record for handle "3"')
-
-
 def test_forget_drops_only_the_named_toolkits_entries():
     """MemoryStore.forget keeps every other toolkit's entries and counts bytes right."""
     store = MemoryStore()
