@@ -76,6 +76,11 @@ def clip_text(text: str, max_chars: int, marker: str = "…") -> str:
     """
     if len(text) <= max_chars:
         return text
+    return cut_text(text, max_chars, marker)
+
+
+def cut_text(text: str, max_chars: int, marker: str = "…") -> str:
+    """``clip_text`` of a text known to be longer than ``max_chars`` (the check is skipped)."""
     cut = max_chars - len(marker)
     if cut <= 0:
         return marker

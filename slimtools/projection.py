@@ -19,7 +19,7 @@ import dataclasses
 import inspect
 import types
 import typing
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -27,6 +27,7 @@ from pydantic import AliasChoices, AliasPath, BaseModel
 from pydantic.fields import FieldInfo
 from pydantic_core import PydanticUndefined
 
+from slimtools._core.compiled import compile_flat
 from slimtools._core.deny import DenyTree, allowed_paths, denying
 from slimtools._core.jsonenc import to_jsonable
 from slimtools._core.shapes import MISSING as _MISSING
@@ -139,7 +140,7 @@ class _Field:
 class Projection:
     """A compiled allowlist: ``project(record)`` returns the brief dict of one record."""
 
-    __slots__ = ("_fields", "_flat", "model")
+    __slots__ = ("_fields", "_flat", "_many", "_one", "model")
 
     def __init__(self, fields: Sequence[_Field], model: type[BaseModel] | None = None) -> None:
         self._fields = tuple(fields)
@@ -152,6 +153,11 @@ class Projection:
             if simple
             else None
         )
+        compiled = compile_flat(self._flat, self._general) if self._flat else None
+        self._one: Callable[[Any], dict[str, Any]] | None = None
+        self._many: Callable[[Sequence[Any]], list[dict[str, Any]]] | None = None
+        if compiled is not None:
+            self._one, self._many = compiled
 
     @classmethod
     def from_spec(
@@ -187,6 +193,12 @@ class Projection:
 
     def project(self, record: Any) -> dict[str, Any]:
         """Keep only the allowlisted fields of ``record`` (dict, model, dataclass or object)."""
+        if self._one is not None:
+            return self._one(record)
+        return self._general(record)
+
+    def _general(self, record: Any) -> dict[str, Any]:
+        """``project`` without the compiled shortcut (``slimtools._core.compiled``)."""
         if self._flat is not None and type(record) is dict:
             return _project_flat(self._flat, record)
         brief: dict[str, Any] = {}
@@ -200,6 +212,8 @@ class Projection:
 
     def project_many(self, records: Sequence[Any]) -> list[dict[str, Any]]:
         """``[self.project(r) for r in records]``, with dict records on the flat fast path."""
+        if self._many is not None:
+            return self._many(records)
         flat = self._flat
         if flat is None:
             return [self.project(r) for r in records]

@@ -38,7 +38,10 @@ from slimtools.toolkit import Toolkit, default_toolkit
 __all__ = [
     "AsyncStoreConformance",
     "BoundedStoreConformance",
+    "InnerFailureError",
     "StoreConformance",
+    "afail",
+    "fail",
     "reset_defaults",
 ]
 

@@ -35,7 +35,7 @@ def _engine(fail: Exception | None = None) -> Generator[Any, Any, list[Any]]:
 def test_drive_sync_answers_every_request_in_order():
     """Save gives refused keys, Load the found values, Invoke the tool's result."""
     keeper = Keeper("k", MemoryStore())
-    assert drive_sync(_engine(), keeper, lambda: "tool") == [[], {"k": 1}, "tool", "fine"]
+    assert drive_sync(_engine(), keeper, lambda: "tool", (), {}) == [[], {"k": 1}, "tool", "fine"]
 
 
 async def test_drive_async_answers_like_drive_sync():
@@ -51,7 +51,7 @@ async def test_drive_async_answers_like_drive_sync():
 def test_an_exception_is_thrown_into_the_engine_where_it_yielded():
     """The engine may catch what answering its request raised."""
     keeper = Keeper("k", MemoryStore())
-    answers = drive_sync(_engine(KeyError("x")), keeper, lambda: "tool")
+    answers = drive_sync(_engine(KeyError("x")), keeper, lambda: "tool", (), {})
     assert answers[-1] == "caught KeyError('x')"
 
 
@@ -60,14 +60,14 @@ def test_an_exception_the_engine_does_not_catch_propagates():
     keeper = Keeper("k", MemoryStore())
     error = ValueError("tool broke")
     with pytest.raises(ValueError, match="tool broke") as raised:
-        drive_sync(_engine(error), keeper, lambda: "tool")
+        drive_sync(_engine(error), keeper, lambda: "tool", (), {})
     assert raised.value is error
 
 
 def test_a_failing_store_is_answered_unavailable():
     """Load and Save on a store that raises get UNAVAILABLE, not the exception."""
     keeper = Keeper("k", BrokenStore())
-    answers = drive_sync(_engine(), keeper, lambda: "tool")
+    answers = drive_sync(_engine(), keeper, lambda: "tool", (), {})
     assert answers[:2] == [UNAVAILABLE, UNAVAILABLE]
 
 

@@ -17,7 +17,7 @@ from typing import Any, Protocol
 from slimtools._core.config import SlimConfig
 from slimtools._core.drive import UNAVAILABLE
 from slimtools._core.lookup import Sources
-from slimtools._core.session import current_session
+from slimtools._core.session import _CURRENT
 from slimtools.redaction import describe_error, remove
 from slimtools.stores.memory import (
     DEFAULT_SESSION,
@@ -66,6 +66,8 @@ class Keeper:
     ) -> None:
         self.name = name
         self.store = store
+        # Checked once here: a runtime Protocol check costs microseconds on every call.
+        self.store_is_async = isinstance(store, AsyncHandleStore)
         self.default_session = session
         self.companion = companion
         self.record_max_chars = record_max_chars
@@ -137,23 +139,12 @@ class Keeper:
 
     def scope(self) -> Scope:
         """The scope of handles made or read now: this toolkit and the bound session."""
-        session_id = current_session() or self.default_session
+        session_id = _CURRENT.get() or self.default_session
         last = self._scope
         # Reused while the session stays the same (every call of a tool builds one).
         if last.session != session_id:
             last = self._scope = Scope(self.name, session_id)
         return last
-
-    @property
-    def store(self) -> HandleStore:
-        """The handle store (replaceable: the async check follows it)."""
-        return self._store
-
-    @store.setter
-    def store(self, store: HandleStore) -> None:
-        self._store = store
-        # Checked once here: a runtime Protocol check costs microseconds on every call.
-        self.store_is_async = isinstance(store, AsyncHandleStore)
 
     def unavailable(self, action: str, exc: Exception) -> Any:
         """Log a store failure during ``action`` (read, write); return ``UNAVAILABLE``."""

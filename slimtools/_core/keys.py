@@ -46,8 +46,64 @@ def is_snapshot_key(key: str) -> bool:
 
 def args_digest(args: Mapping[str, Any]) -> str:
     """Stable digest of call arguments (key order does not matter)."""
+    key = frozen_args(args)
+    if key is None:
+        return _digest(args)
+    found: str | None = _DIGESTS.get(key)
+    if found is None:
+        found = _DIGESTS.remember(key, _digest(args))
+    return str(found)
+
+
+def _digest(args: Mapping[str, Any]) -> str:
     canonical = dumps(dict(sorted(args.items())))
     return hashlib.blake2b(canonical, digest_size=10).hexdigest()
+
+
+# -- results cached per argument tuple -----------------------------------------------------
+
+_EXACT = frozenset({str, int, bool, type(None)})
+
+
+def frozen_args(args: Mapping[str, Any]) -> tuple[Any, ...] | None:
+    """A hashable key for ``args`` under which text made from them may be cached.
+
+    Two argument dicts share a key only when JSON writes them identically: each value is
+    keyed with its exact type (``True == 1 == 1.0`` as keys, but JSON writes them apart)
+    and a float by its ``repr`` (``0.0 == -0.0``). ``None`` when a value is not a plain
+    scalar (a list, a model): such calls are not cached.
+    """
+    items = []
+    for name, value in args.items():
+        kind = type(value)
+        if kind in _EXACT:
+            items.append((name, kind, value))
+        elif kind is float:
+            items.append((name, kind, repr(value)))
+        else:
+            return None
+    return tuple(items)
+
+
+class Memo(dict[Any, Any]):
+    """A dict that forgets everything once it holds ``size`` entries (a cheap bound).
+
+    Shared by threads: a lost entry is recomputed, never wrong.
+    """
+
+    def __init__(self, size: int = 4096) -> None:
+        super().__init__()
+        self.size = size
+
+    def remember(self, key: Any, value: Any) -> Any:
+        """Store ``value`` under ``key`` and return it."""
+        if len(self) >= self.size:
+            self.clear()
+        self[key] = value
+        return value
+
+
+_DIGESTS = Memo()
 
 
 def make_handle(value: Any) -> str:

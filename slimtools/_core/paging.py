@@ -11,6 +11,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TypeVar
 
 from slimtools._core.jsonenc import dumps_str
+from slimtools._core.keys import Memo, frozen_args
 
 T = TypeVar("T")
 
@@ -53,8 +54,21 @@ def text_page(
 
 def format_call(name: str, args: Mapping[str, Any]) -> str:
     """``name(k=v, ...)`` with JSON values: the exact call the model can make next."""
-    inner = ", ".join(f"{k}={dumps_str(v)}" for k, v in args.items())
-    return f"{name}({inner})"
+    return f"{name}({args_text(args)})"
+
+
+def args_text(args: Mapping[str, Any]) -> str:
+    """``k=v, ...`` with JSON values, cached per argument tuple (``keys.frozen_args``)."""
+    key = frozen_args(args)
+    found = _TEXTS.get(key) if key is not None else None
+    if found is None:
+        found = ", ".join(f"{k}={dumps_str(v)}" for k, v in args.items())
+        if key is not None:
+            _TEXTS.remember(key, found)
+    return found
+
+
+_TEXTS = Memo()
 
 
 def tool_call(
@@ -63,12 +77,15 @@ def tool_call(
     """The call of ``tool`` that reads page ``page`` (``None``: no page) of ``limit`` items.
 
     ``limit`` is left out when it is the tool's default, so the call stays as short as the
-    model's own.
+    model's own. The same text as ``format_call(tool, {**args, "page": page, "limit":
+    limit})``, without rendering ``args`` again.
     """
-    args = dict(args) if page is None else {**args, "page": page}
+    parts = [args_text(args)] if args else []
+    if page is not None:
+        parts.append(f"page={page}")
     if limit != default:
-        args["limit"] = limit
-    return format_call(tool, args)
+        parts.append(f"limit={limit}")
+    return f"{tool}({', '.join(parts)})"
 
 
 def handle_call(companion: str, handle: Any, page: int | str | None = None) -> str:

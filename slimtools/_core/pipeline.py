@@ -61,6 +61,8 @@ def records_at(result: Any, path: str) -> tuple[Any, list[str]]:
 
 def classify(result: Any) -> tuple[str, Any]:
     """Sort a tool result into ``("records", tuple)``, ``("text", str)`` or ``("other", x)``."""
+    if type(result) is list:  # the usual result, sorted with one check
+        return "records", result
     if isinstance(result, str):
         return "text", result
     if isinstance(result, (bytes, bytearray)):
@@ -91,7 +93,7 @@ def run(cfg: SlimConfig, call: Call) -> Step:
     """The pipeline of one decorated call; see the module docstring."""
     paging = cfg.paging
     req, notes = _check_paging(paging, call.page, call.limit)
-    detailed = _check_format(cfg, call.response_format, notes)
+    detailed = cfg.formats and _check_format(cfg, call.response_format, notes)
     page, limit, page_ok = req.page, req.limit, req.ok
     snap: str | None = None  # the snapshot key, computed only when a snapshot is read or written
     kind: str | None = None
@@ -124,7 +126,7 @@ def run(cfg: SlimConfig, call: Call) -> Step:
     if fresh and paging is not None:
         size = len(data) if kind == "records" else len(split_lines(data))
         if size > (limit if page_ok else 0) or page > 1:
-            kind, data = _snapshot_form(cfg, str(kind), data)
+            kind, data = _snapshot_form(cfg, kind, data)
             snapshot = snap or call.snapshot_key()
             saves[snapshot] = {"views": data} if kind == "views" else data
         if missed and size > limit:  # only a result longer than a page has pages to miss
@@ -138,13 +140,13 @@ def run(cfg: SlimConfig, call: Call) -> Step:
     if resumes and fresh and snapshot is None:
         # The budget cut this page and the hint resumes after it: that call must read the
         # same result, not run the backend again (which may reorder it).
-        kind, data = _snapshot_form(cfg, str(kind), data)
+        kind, data = _snapshot_form(cfg, kind, data)
         saves[call.snapshot_key()] = {"views": data} if kind == "views" else data
     if saves:
         # After a failed read the store is not tried again in this call: one timeout per
         # call at worst when the store hangs.
         refused = UNAVAILABLE if found is UNAVAILABLE else (yield Save(saves))
-        if note_unkept(call, out, tail, None if refused is UNAVAILABLE else refused):
+        if refused and note_unkept(call, out, tail, None if refused is UNAVAILABLE else refused):
             env, _ = fit(cfg, call, out, tail, req)
     return env
 
@@ -186,7 +188,7 @@ def _from_snapshot(cfg: SlimConfig, value: Any) -> tuple[str | None, Any]:
     return classify(value)
 
 
-def _snapshot_form(cfg: SlimConfig, kind: str, data: Any) -> tuple[str, Any]:
+def _snapshot_form(cfg: SlimConfig, kind: str | None, data: Any) -> tuple[str | None, Any]:
     """What a page-1 snapshot keeps: for a reducing tool, each record's brief and kept view.
 
     Never the raw records then: the store must not hold what no path may show.
@@ -204,6 +206,13 @@ def _check_paging(paging: PageSpec | None, page: Any, limit: Any) -> tuple[Req, 
     """Validate ``page`` and ``limit``; a bad limit falls back to the default, with a note."""
     if paging is None:
         return Req(1, 0, ok=True), []
+    if type(page) is int and type(limit) is int and page >= 1 and 1 <= limit <= paging.max_limit:
+        return Req(page, limit, True), []  # the usual call, valid at a glance
+    return _validate_paging(paging, page, limit)
+
+
+def _validate_paging(paging: PageSpec, page: Any, limit: Any) -> tuple[Req, list[str]]:
+    """``_check_paging`` for any ``page`` and ``limit``, valid or not."""
     notes: list[str] = []
     if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
         notes.append(f"limit must be an integer from 1 to {paging.max_limit}; used {paging.limit}")
@@ -293,6 +302,17 @@ def _attach_handles(
     key = spec.key
     keep = spec.fetch is None
     prefix = record_key(tool, "")  # every record key is this prefix plus the handle
+    if key is not None and keep and briefs:
+        # The usual case first: every brief a dict whose key holds an int id, whose handle
+        # is its decimal text. At the first other brief, the general loop below does it all.
+        for record, brief in zip(records, briefs, strict=True):
+            some_id = brief.get(key) if type(brief) is dict else None
+            if type(some_id) is not int:
+                break
+            saves[f"{prefix}{some_id}"] = record
+        else:
+            first_id = briefs[0][key]
+            return first_id, f"{prefix}{first_id}"
     first: tuple[Any, str] | None = None
     for i, (record, brief) in enumerate(zip(records, briefs, strict=True)):
         shown: Any = brief.get(key) if key and isinstance(brief, dict) else None
@@ -306,10 +326,11 @@ def _attach_handles(
                 if isinstance(brief, dict)
                 else {"handle": handle, "value": brief}
             )
+        full_key = prefix + handle
         if keep:
-            saves[prefix + handle] = record
+            saves[full_key] = record
         if first is None:
-            first = (shown, prefix + handle)
+            first = (shown, full_key)
     return first
 
 

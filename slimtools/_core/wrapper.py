@@ -312,7 +312,7 @@ def _sync_shell(state: SlimState) -> Callable[..., Any]:
     ) -> Any:
         keeper = state.keeper or DEFAULT_KEEPER
         call, rest = _call_of(state, keeper.companion, instance, args, kwargs)
-        return drive_sync(run(state.cfg, call), keeper, lambda: wrapped(*args, **rest))
+        return drive_sync(run(state.cfg, call), keeper, wrapped, args, rest)
 
     return shell
 
@@ -323,7 +323,7 @@ def _async_shell(state: SlimState) -> Callable[..., Any]:
     ) -> Any:
         keeper = state.keeper or DEFAULT_KEEPER
         call, rest = _call_of(state, keeper.companion, instance, args, kwargs)
-        return drive_async(run(state.cfg, call), keeper, lambda: wrapped(*args, **rest))
+        return drive_async(run(state.cfg, call), keeper, wrapped, args, rest)
 
     return shell
 
