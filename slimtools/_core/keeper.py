@@ -29,7 +29,7 @@ from slimtools.stores.memory import (
 
 
 class Registered(Protocol):
-    """A slim tool as a keeper registers it (``slimtools._core.wrapper.Registered``)."""
+    """A slim tool as a keeper registers it (``slimtools._core.wrapper.SlimState``)."""
 
     @property
     def name(self) -> str:
@@ -78,6 +78,7 @@ class Keeper:
         self._tools: weakref.WeakValueDictionary[str, Registered] = weakref.WeakValueDictionary()
         self._order: dict[str, None] = {}  # registration order (a weak mapping keeps none)
         self._sources: Sources | None = None
+        self._version = 0
         self._lock = threading.Lock()
 
     # the handle tools get_record resolves ---------------------------------------------
@@ -93,10 +94,12 @@ class Keeper:
             self._order.pop(state.name, None)  # re-registered: it moves to the end
             self._order[state.name] = None
             self._tools[state.name] = state
-            self._sources = None
-        weakref.finalize(state, self._forget_sources)
+            self._changed()
+        weakref.finalize(state, self._changed)
 
-    def _forget_sources(self) -> None:
+    def _changed(self) -> None:
+        """The handle tools changed (a registration, or a tool no longer referenced)."""
+        self._version += 1
         self._sources = None
 
     def sources(self) -> Sources:
@@ -105,15 +108,18 @@ class Keeper:
         if cached is not None:
             return cached
         with self._lock:
+            version = self._version
             live = {n: s.cfg for n in self._order if (s := self._tools.get(n)) is not None}
             self._order = dict.fromkeys(live)
-            cached = self._sources = Sources(
+            built = Sources(
                 tools=live,
                 companion=self.companion,
                 record_max_chars=self.record_max_chars,
                 describe=self.fetch_failed,
             )
-        return cached
+            if version == self._version:  # no tool went away meanwhile (a finalizer may run)
+                self._sources = built
+        return built
 
     # failures -------------------------------------------------------------------------
 

@@ -1,21 +1,6 @@
-"""Helpers for tests of code that uses slimtools, and the conformance suite for handle stores.
+"""The handle-store conformance suite (``StoreConformance`` and its variants).
 
-``reset_defaults()`` gives each test a clean default toolkit (call it from a fixture). The
-store suite is shipped the way cachetools ships its test mixins: subclass
-:class:`StoreConformance` in a test module, say how to build your store, and pytest (or
-unittest) runs every check a ``HandleStore`` must pass::
-
-    from slimtools.testing import AsyncStoreConformance, StoreConformance
-
-    class TestMyStore(StoreConformance):
-        def make_store(self, *, ttl=None, max_record_bytes=None, **bounds):
-            return MyStore(ttl=ttl, max_record_bytes=max_record_bytes)
-
-        def break_store(self, store):
-            store._client = BrokenClient()  # every later access fails inside the store
-
-The checks are plain methods with no test-framework import: pytest collects them from a
-class named ``Test*``; with unittest, also inherit ``unittest.TestCase``.
+Shipped the way cachetools ships its test mixins: see ``slimtools.testing``.
 """
 
 from __future__ import annotations
@@ -33,29 +18,7 @@ from typing import Any
 from slimtools._core.jsonenc import to_jsonable
 from slimtools.errors import StoreUnavailableError
 from slimtools.stores.memory import AsyncHandleStore, HandleStore, Scope
-from slimtools.toolkit import Toolkit, default_toolkit
-
-__all__ = [
-    "AsyncStoreConformance",
-    "BoundedStoreConformance",
-    "InnerFailureError",
-    "StoreConformance",
-    "afail",
-    "fail",
-    "reset_defaults",
-]
-
-
-def reset_defaults() -> None:
-    """Forget what tools outside any toolkit stored: ``default_toolkit.reset()``.
-
-    Unregistered decorated tools keep their handles and page-1 snapshots in
-    ``slimtools.default_toolkit``, shared by the whole process. Tests that reuse tool names
-    and arguments would read each other's snapshots; call this between tests (an autouse
-    fixture that calls it after ``yield``). Registered tools stay registered.
-    """
-    default_toolkit.reset()
-
+from slimtools.toolkit import Toolkit
 
 SCOPE = Scope("kit", "alice")
 RECORD = {"id": 3, "level": "ERROR", "message": "upstream timeout", "tags": ["a", "b"]}
