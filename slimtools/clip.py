@@ -13,6 +13,8 @@ from dataclasses import dataclass
 
 from slimtools.errors import ConfigurationError
 
+__all__ = ["Clip", "clip_text"]
+
 
 @dataclass(frozen=True, slots=True)
 class Clip:
