@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import gc
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -26,4 +27,38 @@ def best_seconds(fn: Callable[[], Any], *, repeat: int = 5, min_time: float = 0.
         for _ in range(n):
             fn()
         best = min(best, (time.perf_counter() - start) / n)
+    return best
+
+
+def cpu_seconds(
+    fns: Mapping[str, Callable[[], Any]], *, rounds: int = 15, min_time: float = 0.04
+) -> dict[str, float]:
+    """CPU seconds per call of each of ``fns``, all measured in the same run.
+
+    Each round times every function once, in turn, so that load from other processes on a
+    shared machine falls on all of them alike; a function's best round counts. Time is CPU
+    time (``time.process_time``: waiting for a core is not counted) and ``gc.collect()``
+    runs before each timed run, so one function's garbage is not collected in another's.
+    """
+    counts = {}
+    for name, fn in fns.items():
+        n = 1
+        while True:
+            gc.collect()
+            start = time.process_time()
+            for _ in range(n):
+                fn()
+            if time.process_time() - start >= min_time or n >= 1 << 20:
+                break
+            n *= 2
+        counts[name] = n
+    best = dict.fromkeys(fns, float("inf"))
+    for _ in range(rounds):
+        for name, fn in fns.items():
+            n = counts[name]
+            gc.collect()
+            start = time.process_time()
+            for _ in range(n):
+                fn()
+            best[name] = min(best[name], (time.process_time() - start) / n)
     return best

@@ -21,7 +21,7 @@ from slimtools.errors import (
     StoreUnavailableError,
     TranscriptError,
 )
-from slimtools.projection import Clip
+from slimtools.clip import Clip
 from slimtools.toolkit import Toolkit, ToolResult, ToolSpec, default_toolkit, get_record
 from slimtools.wrap import wrap
 

@@ -19,8 +19,7 @@ import dataclasses
 import inspect
 import types
 import typing
-import unicodedata
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -28,96 +27,17 @@ from pydantic import AliasChoices, AliasPath, BaseModel
 from pydantic.fields import FieldInfo
 from pydantic_core import PydanticUndefined
 
+from slimtools._core.compiled import compile_flat
 from slimtools._core.deny import DenyTree, allowed_paths, denying
 from slimtools._core.jsonenc import to_jsonable
 from slimtools._core.shapes import MISSING as _MISSING
 from slimtools._core.shapes import PLAIN as _PLAIN
 from slimtools._core.shapes import Fit, compile_fit, fit_records
+from slimtools.clip import Clip, clip_text
+
+# ``Clip`` and ``clip_text`` moved to ``slimtools.clip``; still importable from here.
+__all__ = ["Clip", "Projection", "clip_text", "record_to_plain"]
 from slimtools.errors import ConfigurationError
-
-
-@dataclass(frozen=True, slots=True)
-class Clip:
-    """Annotation marker: cut a text field to at most ``max_chars`` characters.
-
-    The cut lands on a safe boundary (never inside a surrogate pair, a combining sequence,
-    an emoji ZWJ sequence, a flag or a word when a space is near) and ends with ``marker``;
-    the marker counts toward ``max_chars``.
-    """
-
-    max_chars: int
-    marker: str = "…"
-
-    def __post_init__(self) -> None:
-        if not isinstance(self.max_chars, int) or self.max_chars <= len(self.marker):
-            raise ConfigurationError(
-                f"Clip(max_chars={self.max_chars!r}) must be an int longer than its "
-                f"marker {self.marker!r}"
-            )
-
-
-def _is_regional(ch: str) -> bool:
-    return "\U0001f1e6" <= ch <= "\U0001f1ff"
-
-
-def _continues(ch: str) -> bool:
-    """True when ``ch`` attaches to the character before it (cutting before it splits)."""
-    if ch in "\u200d\n" or "\ufe00" <= ch <= "\ufe0f" or "\U000e0000" <= ch <= "\U000e01ef":
-        return True
-    if (
-        "\U0001f3fb" <= ch <= "\U0001f3ff"
-        or "\u1160" <= ch <= "\u11ff"
-        or "\udc00" <= ch <= "\udfff"
-    ):
-        return True
-    return unicodedata.category(ch) in ("Mn", "Me", "Mc")
-
-
-def _splits(text: str, i: int) -> bool:
-    """True when cutting ``text`` between ``i-1`` and ``i`` breaks a grapheme or pair."""
-    prev, cur = text[i - 1], text[i]
-    if prev == "\u200d" or "\ud800" <= prev <= "\udbff" or (prev == "\r" and cur == "\n"):
-        return True
-    if _continues(cur) and cur != "\n":
-        return True
-    if _is_regional(prev) and _is_regional(cur):
-        run = 0
-        while i - 1 - run >= 0 and _is_regional(text[i - 1 - run]):
-            run += 1
-        return run % 2 == 1
-    return False
-
-
-_WORD_BACKOFF = 16
-
-
-def clip_text(text: str, max_chars: int, marker: str = "…") -> str:
-    """Return ``text`` cut to at most ``max_chars`` characters on a safe boundary.
-
-    Text that fits is returned unchanged. Otherwise the result ends with ``marker``.
-    """
-    if len(text) <= max_chars:
-        return text
-    cut = max_chars - len(marker)
-    if cut <= 0:
-        return marker
-    # Every check below reads only ``text[: cut + 1]``. When that part is ASCII (most log
-    # lines, URLs, code) the only pair a cut can split is "\r\n": there are no combining
-    # marks, joiners, surrogates or flags, so one comparison replaces the grapheme walk.
-    # (``text.isascii()`` is a flag lookup; the slice is only made for non-ASCII text.)
-    if text.isascii() or text[: cut + 1].isascii():
-        if text[cut] == "\n" and text[cut - 1] == "\r":
-            cut -= 1
-    else:
-        while cut > 0 and _splits(text, cut):
-            cut -= 1
-    if cut > 0 and text[cut - 1].isalnum() and text[cut].isalnum():
-        low = cut - _WORD_BACKOFF  # (plain comparisons: ``max`` costs more than the search)
-        space = text.rfind(" ", low if low > 0 else 0, cut)
-        if space > 0:
-            cut = space
-    return text[:cut].rstrip() + marker
-
 
 _FlatField = tuple[str, Any, Clip | None, Any, bool, Fit | None]
 
@@ -220,7 +140,7 @@ class _Field:
 class Projection:
     """A compiled allowlist: ``project(record)`` returns the brief dict of one record."""
 
-    __slots__ = ("_fields", "_flat", "model")
+    __slots__ = ("_fields", "_flat", "_many", "_one", "model")
 
     def __init__(self, fields: Sequence[_Field], model: type[BaseModel] | None = None) -> None:
         self._fields = tuple(fields)
@@ -233,6 +153,11 @@ class Projection:
             if simple
             else None
         )
+        compiled = compile_flat(self._flat, self._general) if self._flat else None
+        self._one: Callable[[Any], dict[str, Any]] | None = None
+        self._many: Callable[[Sequence[Any]], list[dict[str, Any]]] | None = None
+        if compiled is not None:
+            self._one, self._many = compiled
 
     @classmethod
     def from_spec(
@@ -268,6 +193,12 @@ class Projection:
 
     def project(self, record: Any) -> dict[str, Any]:
         """Keep only the allowlisted fields of ``record`` (dict, model, dataclass or object)."""
+        if self._one is not None:
+            return self._one(record)
+        return self._general(record)
+
+    def _general(self, record: Any) -> dict[str, Any]:
+        """``project`` without the compiled shortcut (``slimtools._core.compiled``)."""
         if self._flat is not None and type(record) is dict:
             return _project_flat(self._flat, record)
         brief: dict[str, Any] = {}
@@ -281,6 +212,8 @@ class Projection:
 
     def project_many(self, records: Sequence[Any]) -> list[dict[str, Any]]:
         """``[self.project(r) for r in records]``, with dict records on the flat fast path."""
+        if self._many is not None:
+            return self._many(records)
         flat = self._flat
         if flat is None:
             return [self.project(r) for r in records]

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 from hypothesis import settings
 
-import slimtools
+from slimtools.testing import reset_defaults
 from tests._profile import FULL, examples
 from tests.core_helpers import KINDS, build_tool, call_sync
 
@@ -47,12 +47,11 @@ def call() -> Callable[..., Any]:
 
 @pytest.fixture(autouse=True)
 def _fresh_default_toolkit() -> Iterator[None]:
-    """Empty the default toolkit's store and tool list after each test.
+    """Forget the default toolkit's handles and snapshots after each test.
 
     Unregistered decorated tools keep their handles and page-1 snapshots in
     ``slimtools.default_toolkit``, shared by the whole process; tests reuse tool names and
     arguments, so without this one test could read another's snapshot.
     """
     yield
-    slimtools.default_toolkit.store.close()
-    slimtools.default_toolkit._handle_tools.clear()
+    reset_defaults()

@@ -389,3 +389,46 @@ def keys_anywhere(value: Any) -> list[Any]:
     if isinstance(value, list):
         return [k for inner in value for k in keys_anywhere(inner)]
     return []
+
+
+# flat allowlists and complete records (the compiled projection) -------------------------
+
+_FLAT_KINDS: dict[str, Any] = {
+    "str": str,
+    "int": int,
+    "float": float,
+    "bool": bool,
+    "optional_str": str | None,
+    "any": Any,
+    "clip": None,  # Annotated[str, Clip(n, marker)] with a drawn n and marker
+    "literal": Literal["a", "b"],
+}
+
+
+@st.composite
+def flat_allowlists(draw: st.DrawFn) -> tuple[type[BaseModel], list[str]]:
+    """A flat allowlist (every field one source key, some renamed, some clipped) and its keys."""
+    names = draw(st.lists(identifiers, min_size=1, max_size=6, unique=True))
+    fields: dict[str, Any] = {}
+    keys = []
+    for name in names:
+        kind = draw(st.sampled_from(sorted(_FLAT_KINDS)))
+        annotation = _FLAT_KINDS[kind]
+        if kind == "clip":
+            marker = draw(st.sampled_from(["…", "...", ""]))
+            annotation = Annotated[str, Clip(draw(st.integers(4, 30)), marker)]
+        source = draw(st.sampled_from([name, f"src_{name}"]))
+        keys.append(source)
+        fields[name] = (annotation, Field(default=None, validation_alias=source))
+    model = create_model("FlatBrief", **fields)  # type: ignore[call-overload]
+    return model, keys
+
+
+def complete_records(keys: list[str]) -> st.SearchStrategy[dict[str, Any]]:
+    """Dict records that carry every key (the compiled path), with scalars, long texts or junk."""
+    value = scalar_values | texts | st.text(min_size=20, max_size=60) | junk_values
+    return st.builds(
+        lambda top, junk: {**junk, **top},
+        st.fixed_dictionaries(dict.fromkeys(keys, value)),
+        extras(),
+    )

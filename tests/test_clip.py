@@ -7,7 +7,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from slimtools import Clip, ConfigurationError
-from slimtools.projection import clip_text
+from slimtools.clip import clip_text
 from tests.strategies import grapheme_lists, texts
 
 limits = st.integers(min_value=2, max_value=60)

@@ -10,13 +10,25 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from slimtools import Toolkit, paginate, project_fields, summarize_with_handle
+from slimtools._core.config import HandleSpec, PageSpec
 from slimtools._core.jsonenc import _default, dumps
-from slimtools._core.keys import normalize_handle
+from slimtools._core.keys import _digest, args_digest, frozen_args, normalize_handle
+from slimtools._core.paging import format_call, tool_call
+from slimtools._core.pipeline import _attach_handles, _check_paging, _validate_paging, classify
+from slimtools.clip import _WORD_BACKOFF, _splits, clip_text, cut_text
 from slimtools.envelope import Envelope, make_envelope
-from slimtools.projection import _WORD_BACKOFF, Projection, _splits, clip_text
+from slimtools.projection import Projection
 from slimtools.stores.memory import MemoryStore, _sizes, approx_size
 from slimtools.typing import Scope
-from tests.strategies import texts, typed_allowlist, typed_records, typed_shapes
+from tests.strategies import (
+    complete_records,
+    flat_allowlists,
+    scalar_values,
+    texts,
+    typed_allowlist,
+    typed_records,
+    typed_shapes,
+)
 
 
 def _reference_clip(text: str, max_chars: int, marker: str = "…") -> str:
@@ -215,3 +227,149 @@ def test_model_copy_builds_what_pydantic_model_copy_builds(content, extra):
         assert ours.__pydantic_extra__ == theirs.__pydantic_extra__
         assert ours.__pydantic_private__ == theirs.__pydantic_private__
         assert ours.model_dump() == theirs.model_dump()
+
+
+# the decorated call's shortcuts (issue 13) ------------------------------------------------
+
+
+@given(allowlist=flat_allowlists(), data=st.data())
+def test_compiled_projection_of_complete_records_matches_the_general_path(allowlist, data):
+    """A record carrying every key takes the compiled path and gets the general path's brief."""
+    model, keys = allowlist
+    projection = Projection.from_spec(model)
+    records = data.draw(st.lists(complete_records(keys) | typed_records_any, max_size=4))
+    general = [projection._general(r) for r in records]
+    assert [projection.project(r) for r in records] == general
+    assert projection.project_many(records) == general
+
+
+typed_records_any = st.dictionaries(st.text(max_size=6), scalar_values, max_size=4)
+
+
+@given(text=texts | st.text(min_size=1, max_size=80), limit=st.integers(2, 40), marker=markers)
+def test_cut_text_is_clip_text_for_a_long_text(text, limit, marker):
+    """cut_text (the clip without the length check) cuts where clip_text cuts."""
+    if len(text) > limit and limit > len(marker):
+        assert cut_text(text, limit, marker) == clip_text(text, limit, marker)
+
+
+def _general_attach(records, briefs, key):
+    """_attach_handles through its general loop: briefs that are not plain dicts skip the
+    int-id shortcut."""
+
+    class Brief(dict):  # a dict subclass: the shortcut only takes plain dicts
+        pass
+
+    saves: dict[str, Any] = {}
+    wrapped = [Brief(b) if type(b) is dict else b for b in briefs]
+    first = _attach_handles(HandleSpec(key=key), "t", records, wrapped, saves)
+    return first, saves, [dict(b) if isinstance(b, dict) else b for b in wrapped]
+
+
+handle_values = st.integers() | st.text(max_size=4) | st.none() | st.booleans()
+
+
+@given(ids=st.lists(st.integers() | handle_values, min_size=1, max_size=8))
+def test_int_id_handles_match_the_general_loop(ids):
+    """The int-id shortcut of _attach_handles keeps the same keys, records and first handle."""
+    records = [{"id": i, "n": n} for n, i in enumerate(ids)]
+    briefs = [{"id": i} for i in ids]
+    saves: dict[str, Any] = {}
+    first = _attach_handles(HandleSpec(key="id"), "t", records, briefs, saves)
+    assert (first, saves, briefs) == _general_attach(records, [{"id": i} for i in ids], "id")
+
+
+arg_values = (
+    st.integers()
+    | st.floats(allow_nan=False)
+    | st.booleans()
+    | st.none()
+    | st.text(max_size=5)
+    | st.lists(st.integers(), max_size=2)
+)
+
+
+@given(args=st.dictionaries(st.text(max_size=4), arg_values, max_size=3), page=st.integers(1, 9))
+def test_cached_call_text_is_the_formatted_call(args, page):
+    """tool_call (argument text cached per argument tuple) writes format_call's text."""
+    for _ in range(2):  # the second round reads the cache
+        assert tool_call("t", args, page=page, limit=5, default=5) == format_call(
+            "t", {**args, "page": page}
+        )
+        assert tool_call("t", args, page=page, limit=7, default=5) == format_call(
+            "t", {**args, "page": page, "limit": 7}
+        )
+
+
+@given(args=st.dictionaries(st.text(max_size=4), arg_values, max_size=3))
+def test_cached_digest_is_the_digest(args):
+    """args_digest cached per argument tuple equals the digest computed afresh."""
+    assert args_digest(args) == _digest(args) == args_digest(args)
+
+
+def test_cache_keys_tell_apart_values_json_writes_apart():
+    """1, 1.0 and True, and 0.0 and -0.0, are equal as dict keys but never share a cache key."""
+    keys = [frozen_args({"x": v}) for v in (1, 1.0, True, 0.0, -0.0)]
+    assert len(set(keys)) == 5
+    assert [format_call("t", {"x": v}) for v in (1, 1.0, True, 0.0, -0.0)] == [
+        "t(x=1)",
+        "t(x=1.0)",
+        "t(x=true)",
+        "t(x=0.0)",
+        "t(x=-0.0)",
+    ]
+
+
+paging_values = st.integers(-2, 200) | st.booleans() | st.none() | st.floats(allow_nan=False)
+
+
+@given(page=paging_values | st.text(max_size=2), limit=paging_values)
+def test_the_valid_paging_shortcut_matches_the_full_check(page, limit):
+    """_check_paging's shortcut for a valid page and limit gives the full check's answer."""
+    paging = PageSpec(limit=20, max_limit=100)
+    assert _check_paging(paging, page, limit) == _validate_paging(paging, page, limit)
+
+
+@given(rows=st.lists(st.dictionaries(st.text(max_size=3), st.integers()), max_size=5))
+def test_a_list_result_is_classified_as_the_general_checks_would(rows):
+    """The list shortcut of classify keeps the list itself, as the isinstance chain does."""
+    kind, data = classify(rows)
+    assert (kind, data) == ("records", rows)
+    assert data is rows
+
+
+batches = st.dictionaries(
+    st.sampled_from([f"r:t:{i}" for i in range(8)] + ["s:t:x", "t:t:h"]),
+    st.dictionaries(st.text(max_size=3), st.integers(), max_size=3)
+    | st.text(max_size=30)
+    | st.lists(st.integers(), max_size=40),
+    max_size=6,
+)
+
+
+@given(first=batches, data=st.data())
+def test_writing_the_same_objects_again_keeps_their_sizes(first, data):
+    """An object written again under its key keeps its size (nothing is encoded again) and
+    moves to the recent end in the batch's order, as any write does."""
+    store, scope = MemoryStore(), Scope("k")
+    store.put_many(scope, first)
+    sizes = {k: e.size for (_, k), e in store._entries.items()}
+    nbytes = store.nbytes
+    keys = data.draw(st.permutations(list(first)))
+    again = {k: first[k] for k in keys}
+    assert store.put_many(scope, again) == []
+    assert {k: e.size for (_, k), e in store._entries.items()} == sizes
+    assert store.nbytes == nbytes
+    assert [k for _, k in store._entries][len(store) - len(keys) :] == keys
+    assert store.get_many(scope, keys) == again
+
+
+def test_new_objects_in_a_batch_are_sized_together():
+    """Values not already stored are sized by the batch rule (_sizes) applied to them alone."""
+    store, scope = MemoryStore(), Scope("k")
+    kept = {"id": 1, "body": "x" * 50}
+    store.put_many(scope, {"r:t:1": kept})
+    new = [{"id": 2}, {"id": 3, "body": "y" * 10}]
+    store.put_many(scope, {"r:t:1": kept, "r:t:2": new[0], "r:t:3": new[1]})
+    sizes = [e.size for _, e in store._entries.items()]
+    assert sizes[1:] == _sizes(new)

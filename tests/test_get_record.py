@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import json
 from collections.abc import Collection, Mapping, Sequence
 from typing import Any
@@ -154,6 +155,44 @@ def test_unregistered_tools_use_slimtools_get_record():
     list_issues("r")
     assert json.loads(slimtools.get_record(4)) == ISSUES[4]
     assert json.loads(slimtools.default_toolkit.get_record("4")) == ISSUES[4]
+
+
+def test_an_unregistered_tool_is_a_source_before_its_first_call():
+    """A decorated tool is known to the default get_record as soon as it is defined."""
+
+    @summarize_with_handle(key="id")
+    def list_tickets(repo: str) -> list[dict[str, Any]]:
+        return ISSUES
+
+    assert "list_tickets" in slimtools.get_record(1).removesuffix(" again to get fresh handles.")
+
+
+def test_a_tool_no_longer_referenced_stops_being_a_source():
+    """The default toolkit forgets a handle tool once nothing refers to it any more."""
+
+    @summarize_with_handle(key="id")
+    def list_ephemeral(repo: str) -> list[dict[str, Any]]:
+        return ISSUES
+
+    assert "list_ephemeral" in slimtools.get_record(1)
+    del list_ephemeral
+    gc.collect()
+    assert "list_ephemeral" not in slimtools.get_record(1)
+
+
+def test_a_tool_a_toolkit_registers_keeps_its_handles_there_only():
+    """@kit.tool over a decorated tool: the kit resolves its handles, the default does not."""
+    kit = Toolkit("kept")
+
+    @kit.tool
+    @summarize_with_handle(key="id")
+    def list_owned(repo: str) -> list[dict[str, Any]]:
+        return ISSUES
+
+    list_owned("r")
+    gc.collect()
+    assert json.loads(kit.get_record(2)) == ISSUES[2]
+    assert "list_owned" not in slimtools.get_record(2)
 
 
 async def test_aget_record_answers_like_get_record():

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from slimtools._core.deny import DenyTree, strip
@@ -78,10 +78,13 @@ class SlimConfig:
         parts["items"] = self.items or other.items
         return SlimConfig(**parts)
 
-    @property
-    def reduces(self) -> bool:
-        """Whether stored records are reduced (a detail view or denied paths) before storing."""
-        return self.detail is not None or self.deny is not None
+    reduces: bool = field(init=False, default=False)
+    """Whether stored records are reduced (a detail view or denied paths) before storing.
+
+    Derived from ``detail`` and ``deny`` when the config is made (read on every call)."""
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "reduces", self.detail is not None or self.deny is not None)
 
     def keep(self, record: Any) -> Any:
         """What a handle keeps of ``record``: its detail view, else the record minus deny."""

@@ -16,9 +16,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from slimtools._core.config import Call, SlimConfig
-from slimtools._core.keys import format_call
+from slimtools._core.keys import handle_of, is_snapshot_key
+from slimtools._core.paging import format_call, page_start, tool_call
+from slimtools.clip import clip_text
 from slimtools.envelope import Envelope, make_envelope
-from slimtools.projection import clip_text
 
 # The records below are created on every call and never changed afterwards, yet are not
 # ``frozen``: a frozen dataclass sets each field through ``object.__setattr__``, which makes
@@ -107,7 +108,7 @@ def _trim(
         trimmed = dataclasses.replace(out, briefs=items[:k], notes=list(out.notes))
     cut = ", clipped" if clipped else ""
     note = f"{k} of {len(items)} {what} shown{cut} to stay within {cfg.max_tokens} tokens"
-    seen = (req.page - 1) * req.limit + k
+    seen = page_start(req.page, req.limit) + k
     if cfg.paging is not None and k > 0 and seen < out.total:
         # Resume exactly after the last item shown: a page size that divides the count
         # shown so far makes ``page`` land on the first item not seen.
@@ -154,13 +155,13 @@ def with_more(cfg: SlimConfig, call: Call, out: Out, tail: list[str], req: Req) 
         if out.text is None and cfg.paging is None and not out.notes and not tail:
             return out.build(tail, [f"all {out.total} shown"])
         return out.build(tail)
-    end = (req.page - 1) * req.limit + len(out.briefs)
+    end = page_start(req.page, req.limit) + len(out.briefs)
     remaining = out.total - end
     if remaining > 0:
-        nxt = {**call.args, "page": req.page + 1}
-        if req.limit != cfg.paging.limit:
-            nxt["limit"] = req.limit
-        lead = [f"{remaining} more: {format_call(call.tool, nxt)}"]
+        nxt = tool_call(
+            call.tool, call.args, page=req.page + 1, limit=req.limit, default=cfg.paging.limit
+        )
+        lead = [f"{remaining} more: {nxt}"]
     else:
         lead = [f"all {out.total} shown" if req.page == 1 else f"last page ({out.total} in all)"]
     return out.build(tail, lead)
@@ -181,7 +182,7 @@ def note_unkept(call: Call, out: Out, tail: list[str], refused: Collection[str] 
         return True
     if not refused:
         return False
-    shown = sorted(k.split(":", 2)[2] for k in refused if not k.startswith("s:"))
+    shown = sorted(handle_of(k, call.tool) for k in refused if not is_snapshot_key(k))
     if not shown:
         return False
     out.notes.append(f"too large to keep, not expandable: {', '.join(shown[:5])}")

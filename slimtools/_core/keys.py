@@ -1,4 +1,9 @@
-"""Store keys, handles and call text: the small naming rules shared by tools and get_record."""
+"""Store keys and handles: the naming rules shared by the pipeline and ``get_record``.
+
+A key is ``<kind>:<tool>:<rest>``: ``r`` for a full record (rest: its handle), ``t`` for a
+full text (its handle), ``s`` for a page-1 snapshot (a digest of the query's arguments).
+Keys are built and read back only here.
+"""
 
 from __future__ import annotations
 
@@ -7,7 +12,7 @@ import hashlib
 from collections.abc import Mapping
 from typing import Any
 
-from slimtools._core.jsonenc import dumps, dumps_str
+from slimtools._core.jsonenc import dumps
 
 
 def record_key(tool: str, handle: str) -> str:
@@ -25,10 +30,80 @@ def snapshot_key(tool: str, digest: str) -> str:
     return f"s:{tool}:{digest}"
 
 
+def handle_of(key: str, tool: str) -> str:
+    """The handle (or digest) in ``key``, one of ``tool``'s keys.
+
+    Read by the tool's own prefix rather than split at ``:``, which tool names and handles
+    may both contain.
+    """
+    return key[len(tool) + 3 :]
+
+
+def is_snapshot_key(key: str) -> bool:
+    """True for the key of a page-1 snapshot (not a record or a text)."""
+    return key.startswith("s:")
+
+
 def args_digest(args: Mapping[str, Any]) -> str:
     """Stable digest of call arguments (key order does not matter)."""
+    key = frozen_args(args)
+    if key is None:
+        return _digest(args)
+    found: str | None = _DIGESTS.get(key)
+    if found is None:
+        found = _DIGESTS.remember(key, _digest(args))
+    return str(found)
+
+
+def _digest(args: Mapping[str, Any]) -> str:
     canonical = dumps(dict(sorted(args.items())))
     return hashlib.blake2b(canonical, digest_size=10).hexdigest()
+
+
+# -- results cached per argument tuple -----------------------------------------------------
+
+_EXACT = frozenset({str, int, bool, type(None)})
+
+
+def frozen_args(args: Mapping[str, Any]) -> tuple[Any, ...] | None:
+    """A hashable key for ``args`` under which text made from them may be cached.
+
+    Two argument dicts share a key only when JSON writes them identically: each value is
+    keyed with its exact type (``True == 1 == 1.0`` as keys, but JSON writes them apart)
+    and a float by its ``repr`` (``0.0 == -0.0``). ``None`` when a value is not a plain
+    scalar (a list, a model): such calls are not cached.
+    """
+    items = []
+    for name, value in args.items():
+        kind = type(value)
+        if kind in _EXACT:
+            items.append((name, kind, value))
+        elif kind is float:
+            items.append((name, kind, repr(value)))
+        else:
+            return None
+    return tuple(items)
+
+
+class Memo(dict[Any, Any]):
+    """A dict that forgets everything once it holds ``size`` entries (a cheap bound).
+
+    Shared by threads: a lost entry is recomputed, never wrong.
+    """
+
+    def __init__(self, size: int = 4096) -> None:
+        super().__init__()
+        self.size = size
+
+    def remember(self, key: Any, value: Any) -> Any:
+        """Store ``value`` under ``key`` and return it."""
+        if len(self) >= self.size:
+            self.clear()
+        self[key] = value
+        return value
+
+
+_DIGESTS = Memo()
 
 
 def make_handle(value: Any) -> str:
@@ -55,28 +130,3 @@ def normalize_handle(value: Any) -> str | None:
     if isinstance(value, float):
         return repr(value)
     return None
-
-
-def format_call(name: str, args: Mapping[str, Any]) -> str:
-    """``name(k=v, ...)`` with JSON values: the exact call the model can make next."""
-    inner = ", ".join(f"{k}={dumps_str(v)}" for k, v in args.items())
-    return f"{name}({inner})"
-
-
-def split_lines(text: str) -> list[str]:
-    """The lines of ``text`` as a file reader sees them.
-
-    Only ``\n`` (and ``\r\n``) end a line, and a final newline ends the last line rather
-    than starting an empty one. ``str.splitlines`` was rejected: it also splits on form
-    feeds, U+2028 and other separators, which pages would then rejoin as ``\n``, changing
-    the text.
-    """
-    lines = text.split("\n")
-    if lines[-1] == "":
-        lines.pop()
-    return [line[:-1] if line.endswith("\r") else line for line in lines]
-
-
-def chunks(text: str, size: int) -> list[str]:
-    """Split ``text`` into pieces of at most ``size`` characters (for oversized records)."""
-    return [text[i : i + size] for i in range(0, len(text), size)] or [""]

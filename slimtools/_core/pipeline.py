@@ -1,65 +1,37 @@
 """The one slimming pipeline behind every decorator stack (sans-I/O).
 
-``run`` is a generator: it yields I/O requests (call the tool, load or save in the handle
-store) and receives their answers, so a synchronous and an asynchronous shell drive the same
-logic (the decorators' ``_drive_sync``/``_drive_async``). Per call it takes the page, keeps
-the page's full records under handles, projects only the page's records and builds the
+``run`` is a generator: it yields I/O requests (run the tool, load or save in the handle
+store) and receives their answers, so the two drivers of ``slimtools._core.drive`` run the
+same logic for synchronous and asynchronous tools. Per call it takes the page, keeps the
+page's full records under handles, projects only the page's records and builds the
 envelope: projection never runs over 10,000 rows to return 3.
 """
 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Generator, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 from pydantic import BaseModel
 
 from slimtools._core.config import Call, HandleSpec, PageSpec, SlimConfig
+from slimtools._core.drive import INVOKE, UNAVAILABLE, Engine, Load, Save
 from slimtools._core.fit import Out, Req, fit, note_unkept
 from slimtools._core.jsonenc import dumps_str, to_jsonable
-from slimtools._core.keys import (
+from slimtools._core.keys import make_handle, normalize_handle, record_key, text_key
+from slimtools._core.paging import (
     format_call,
-    make_handle,
-    normalize_handle,
-    record_key,
+    handle_call,
+    page_count,
+    page_of,
+    past_end,
     split_lines,
-    text_key,
+    text_page,
+    tool_call,
 )
 from slimtools.envelope import Envelope
 from slimtools.projection import record_to_plain
-
-# The requests and the small records below are created on every call and never changed
-# afterwards, yet are not ``frozen``: a frozen dataclass sets each field through
-# ``object.__setattr__``, which makes construction about three times slower.
-
-
-@dataclass(slots=True)
-class Invoke:
-    """Run the wrapped tool; answer with its result (its exceptions propagate)."""
-
-
-INVOKE = Invoke()
-"""The one ``Invoke`` request (it carries nothing)."""
-
-
-@dataclass(slots=True)
-class Load:
-    """Read keys from the handle store; answer with a dict, or ``UNAVAILABLE``."""
-
-    keys: list[str]
-
-
-@dataclass(slots=True)
-class Save:
-    """Write items to the handle store; answer with refused keys, or ``UNAVAILABLE``."""
-
-    items: dict[str, Any]
-
-
-UNAVAILABLE: Any = object()
-"""Answer to ``Load``/``Save`` when the store cannot be reached."""
 
 
 class FinalResult:
@@ -72,7 +44,7 @@ class FinalResult:
     __slots__ = ()
 
 
-Step = Generator["Invoke | Load | Save", Any, Envelope[Any]]
+Step = Engine[Envelope[Any]]
 
 
 def records_at(result: Any, path: str) -> tuple[Any, list[str]]:
@@ -89,6 +61,8 @@ def records_at(result: Any, path: str) -> tuple[Any, list[str]]:
 
 def classify(result: Any) -> tuple[str, Any]:
     """Sort a tool result into ``("records", tuple)``, ``("text", str)`` or ``("other", x)``."""
+    if type(result) is list:  # the usual result, sorted with one check
+        return "records", result
     if isinstance(result, str):
         return "text", result
     if isinstance(result, (bytes, bytearray)):
@@ -119,7 +93,7 @@ def run(cfg: SlimConfig, call: Call) -> Step:
     """The pipeline of one decorated call; see the module docstring."""
     paging = cfg.paging
     req, notes = _check_paging(paging, call.page, call.limit)
-    detailed = _check_format(cfg, call.response_format, notes)
+    detailed = cfg.formats and _check_format(cfg, call.response_format, notes)
     page, limit, page_ok = req.page, req.limit, req.ok
     snap: str | None = None  # the snapshot key, computed only when a snapshot is read or written
     kind: str | None = None
@@ -152,7 +126,7 @@ def run(cfg: SlimConfig, call: Call) -> Step:
     if fresh and paging is not None:
         size = len(data) if kind == "records" else len(split_lines(data))
         if size > (limit if page_ok else 0) or page > 1:
-            kind, data = _snapshot_form(cfg, str(kind), data)
+            kind, data = _snapshot_form(cfg, kind, data)
             snapshot = snap or call.snapshot_key()
             saves[snapshot] = {"views": data} if kind == "views" else data
         if missed and size > limit:  # only a result longer than a page has pages to miss
@@ -166,13 +140,13 @@ def run(cfg: SlimConfig, call: Call) -> Step:
     if resumes and fresh and snapshot is None:
         # The budget cut this page and the hint resumes after it: that call must read the
         # same result, not run the backend again (which may reorder it).
-        kind, data = _snapshot_form(cfg, str(kind), data)
+        kind, data = _snapshot_form(cfg, kind, data)
         saves[call.snapshot_key()] = {"views": data} if kind == "views" else data
     if saves:
         # After a failed read the store is not tried again in this call: one timeout per
         # call at worst when the store hangs.
         refused = UNAVAILABLE if found is UNAVAILABLE else (yield Save(saves))
-        if note_unkept(call, out, tail, None if refused is UNAVAILABLE else refused):
+        if refused and note_unkept(call, out, tail, None if refused is UNAVAILABLE else refused):
             env, _ = fit(cfg, call, out, tail, req)
     return env
 
@@ -181,13 +155,12 @@ def _missed(cfg: SlimConfig, call: Call, req: Req, *, store_down: bool) -> str:
     """Why page > 1 was fetched afresh, and the call that gives consistent pages."""
     if store_down:
         return "the handle store is unavailable, so the results were fetched again"
-    first = dict(call.args)
-    if cfg.paging is not None and req.limit != cfg.paging.limit:
-        first["limit"] = req.limit
+    default = cfg.paging.limit if cfg.paging is not None else req.limit
+    first = tool_call(call.tool, call.args, page=None, limit=req.limit, default=default)
     return (
         "no page-1 snapshot of this query exists in this session (page 1 was never asked "
         "for, or its snapshot expired), so the results were fetched again and may differ "
-        f"from an earlier page 1; for consistent pages start at {format_call(call.tool, first)}"
+        f"from an earlier page 1; for consistent pages start at {first}"
     )
 
 
@@ -215,7 +188,7 @@ def _from_snapshot(cfg: SlimConfig, value: Any) -> tuple[str | None, Any]:
     return classify(value)
 
 
-def _snapshot_form(cfg: SlimConfig, kind: str, data: Any) -> tuple[str, Any]:
+def _snapshot_form(cfg: SlimConfig, kind: str | None, data: Any) -> tuple[str | None, Any]:
     """What a page-1 snapshot keeps: for a reducing tool, each record's brief and kept view.
 
     Never the raw records then: the store must not hold what no path may show.
@@ -233,6 +206,13 @@ def _check_paging(paging: PageSpec | None, page: Any, limit: Any) -> tuple[Req, 
     """Validate ``page`` and ``limit``; a bad limit falls back to the default, with a note."""
     if paging is None:
         return Req(1, 0, ok=True), []
+    if type(page) is int and type(limit) is int and page >= 1 and 1 <= limit <= paging.max_limit:
+        return Req(page, limit, True), []  # the usual call, valid at a glance
+    return _validate_paging(paging, page, limit)
+
+
+def _validate_paging(paging: PageSpec, page: Any, limit: Any) -> tuple[Req, list[str]]:
+    """``_check_paging`` for any ``page`` and ``limit``, valid or not."""
     notes: list[str] = []
     if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
         notes.append(f"limit must be an integer from 1 to {paging.max_limit}; used {paging.limit}")
@@ -246,11 +226,10 @@ def _check_paging(paging: PageSpec | None, page: Any, limit: Any) -> tuple[Req, 
 
 def _invalid_page(call: Call, req: Req, total: int, unit: str) -> str:
     """What is wrong with the page asked for, what is valid, and the call to make."""
-    pages = max(1, -(-total // req.limit))
-    what = "past the end" if req.ok else "not a valid page"
-    retry = format_call(call.tool, {**call.args, "page": pages if req.ok else 1})
-    shape = f"{total} {unit} in {pages} pages of {req.limit}"
-    return f"page {dumps_str(call.page)} is {what}: {shape}; {retry}"
+    retry = format_call(
+        call.tool, {**call.args, "page": page_count(total, req.limit) if req.ok else 1}
+    )
+    return past_end(call.page, valid=req.ok, total=total, unit=unit, size=req.limit, retry=retry)
 
 
 def _passthrough(value: Any, *, as_text: bool) -> Envelope[Any]:
@@ -284,13 +263,11 @@ def _records(
     out = Out(total=total)
     if cfg.paging is not None:
         out.page = page
-        pages = max(1, -(-total // limit))
-        if not page_ok or page > pages:
+        if not page_ok or page > page_count(total, limit):
             out.page = None
             out.notes.append(_invalid_page(call, req, total, "items"))
             return out, []
-        start = (page - 1) * limit
-        chosen = records[start : start + limit]
+        chosen = page_of(records, page, limit)[1]
     else:
         chosen = records
     kept: Sequence[Any]
@@ -309,23 +286,34 @@ def _records(
     if cfg.handles is not None:
         first = _attach_handles(cfg.handles, call.tool, kept, out.briefs, saves)
         if first is not None:
-            tail.append(f"full record: {call.companion}({first[0]})")
+            tail.append(f"full record: {handle_call(call.companion, first[0])}")
             out.first_key = first[1]
     return out, tail
 
 
 def _attach_handles(
     spec: HandleSpec, tool: str, records: Sequence[Any], briefs: list[Any], saves: dict[str, Any]
-) -> tuple[str, str] | None:
-    """Give every brief a handle, queue what the handle keeps, return the first one as shown.
+) -> tuple[Any, str] | None:
+    """Give every brief a handle, queue what the handle keeps, return the first one.
 
     ``records`` are what handles keep (the full records, or their reduced form). Returns
-    the first handle as a hint writes it and its store key, or ``None`` when there are none.
+    the first handle as the brief shows it and its store key, or ``None`` when there are none.
     """
     key = spec.key
     keep = spec.fetch is None
     prefix = record_key(tool, "")  # every record key is this prefix plus the handle
-    first: tuple[str, str] | None = None
+    if key is not None and keep and briefs:
+        # The usual case first: every brief a dict whose key holds an int id, whose handle
+        # is its decimal text. At the first other brief, the general loop below does it all.
+        for record, brief in zip(records, briefs, strict=True):
+            some_id = brief.get(key) if type(brief) is dict else None
+            if type(some_id) is not int:
+                break
+            saves[f"{prefix}{some_id}"] = record
+        else:
+            first_id = briefs[0][key]
+            return first_id, f"{prefix}{first_id}"
+    first: tuple[Any, str] | None = None
     for i, (record, brief) in enumerate(zip(records, briefs, strict=True)):
         shown: Any = brief.get(key) if key and isinstance(brief, dict) else None
         # An int id (the usual key) is its decimal text, inline: one call less per record.
@@ -338,10 +326,11 @@ def _attach_handles(
                 if isinstance(brief, dict)
                 else {"handle": handle, "value": brief}
             )
+        full_key = prefix + handle
         if keep:
-            saves[prefix + handle] = record
+            saves[full_key] = record
         if first is None:
-            first = (str(shown) if type(shown) is int else dumps_str(shown), prefix + handle)
+            first = (shown, full_key)
     return first
 
 
@@ -363,7 +352,7 @@ def _text(
         return out, []
     handle = _keep_text(call.tool, text, spec.head, saves)
     out.handle, out.first_key = handle, text_key(call.tool, handle)
-    more = f"{call.companion}({dumps_str(handle)}, page=2)"
+    more = handle_call(call.companion, handle, 2)
     if spec.tail:
         omitted = len(lines) - spec.head - spec.tail
         middle = f"… {omitted} lines omitted: {more} reads on …"
@@ -385,8 +374,7 @@ def _text_page(
     page, limit, page_ok = req.page, req.limit, req.ok
     total = len(lines)
     out = Out(total=total)
-    pages = max(1, -(-total // limit))
-    if not page_ok or page > pages:
+    if not page_ok or page > page_count(total, limit):
         out.text = ""
         out.notes.append(_invalid_page(call, req, total, "lines"))
         return out, []
@@ -395,20 +383,17 @@ def _text_page(
         out.notes.append(f"all {total} lines")
         return out, []
     out.page = page
-    start = (page - 1) * limit
-    shown = lines[start : start + limit]
-    out.text = "\n".join(shown)
-    end = start + len(shown)
-    tail = [f"lines {start + 1}-{end} of {total}"]
-    if end < total:
-        nxt = {**call.args, "page": page + 1}
-        if cfg.paging is not None and limit != cfg.paging.limit:
-            nxt["limit"] = limit
-        tail.append("next: " + format_call(call.tool, nxt))
+    default = cfg.paging.limit if cfg.paging is not None else limit
+    out.text, tail = text_page(
+        lines,
+        page,
+        limit,
+        lambda n: tool_call(call.tool, call.args, page=n, limit=limit, default=default),
+    )
     if cfg.handles is not None:
         out.handle = _keep_text(call.tool, text, limit, saves)
         out.first_key = text_key(call.tool, out.handle)
-        tail.append(f"same pages later: {call.companion}({dumps_str(out.handle)}, page=N)")
+        tail.append(f"same pages later: {handle_call(call.companion, out.handle, 'N')}")
     return out, tail
 
 

@@ -4,30 +4,29 @@
 another slimming decorator is applied), so every stacking order yields one wrapper and one
 pipeline run per call. Wrappers are wrapt ``FunctionWrapper`` subclasses, so functions,
 methods, classmethods and staticmethods work; they report a signature with the added
-``page``/``limit`` parameters, where frameworks read tool schemas. ``drive_sync`` and
-``drive_async`` answer the I/O requests of the sans-I/O pipeline in ``slimtools._core.pipeline``.
+``page``/``limit`` parameters, where frameworks read tool schemas. A call runs the
+pipeline (``slimtools._core.pipeline``) through a driver (``slimtools._core.drive``) against
+the keeper of the tool's toolkit (``slimtools._core.keeper``), never the toolkit itself.
 """
 
 from __future__ import annotations
 
-import functools
 import inspect
 import types
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Annotated, Any, Literal
+from typing import Annotated, Any, Literal
 
 import wrapt
 from pydantic import Field
 
 from slimtools._core.config import Call, SlimConfig
+from slimtools._core.drive import drive_async, drive_sync
+from slimtools._core.keeper import DEFAULT_KEEPER, Keeper
 from slimtools._core.params import NO_ROLES, Roles, reveal, roles
-from slimtools._core.pipeline import Invoke, Load, Step, run
+from slimtools._core.pipeline import run
 from slimtools.envelope import Envelope
 from slimtools.errors import ConfigurationError
-
-if TYPE_CHECKING:
-    from slimtools.toolkit import Toolkit
 
 
 @dataclass(frozen=True)
@@ -47,7 +46,8 @@ class SlimState:
     defaults: dict[str, Any]
     drops_first: bool
     is_async: bool
-    toolkit: Toolkit | None = None
+    keeper: Keeper | None = None
+    """The keeper of the toolkit that registered the tool; ``None``: the default one."""
     # Derived once here rather than on every call (see ``_call_of``):
     bound_positional: tuple[str, ...] = ()
     """``positional`` as a bound call fills it (without ``self``/``cls`` when dropped)."""
@@ -55,22 +55,6 @@ class SlimState:
     """``defaults`` without a method's ``self``/``cls``: the base of every snapshot key."""
     roles: Roles = NO_ROLES
     """Parameters the model does not see (``slimtools._core.params``): never in hints."""
-
-    def kit(self) -> Toolkit:
-        """The toolkit this tool keeps its handles in (the default one when unregistered)."""
-        if self.toolkit is not None:
-            return self.toolkit
-        kit = _default_toolkit()
-        kit.notice(self)  # every call: a test or a reset may have cleared its registry
-        return kit
-
-
-@functools.cache
-def _default_toolkit() -> Toolkit:
-    """``slimtools.toolkit.default_toolkit``, imported once (the modules import each other)."""
-    from slimtools.toolkit import default_toolkit
-
-    return default_toolkit
 
 
 def slim_state(fn: Any) -> SlimState | None:
@@ -142,7 +126,7 @@ def _visible_signature(original: Any, cfg: SlimConfig) -> inspect.Signature:
 
 
 def _make_state(
-    original: Any, cfg: SlimConfig, name: str | None, toolkit: Toolkit | None
+    original: Any, cfg: SlimConfig, name: str | None, keeper: Keeper | None
 ) -> SlimState:
     func = _function_of(original)
     sig = inspect.signature(func)
@@ -180,7 +164,7 @@ def _make_state(
         defaults=defaults,
         drops_first=drops_first,
         is_async=inspect.iscoroutinefunction(func),
-        toolkit=toolkit,
+        keeper=keeper,
         bound_positional=positional[1:] if drops_first else positional,
         key_defaults={
             k: v
@@ -192,18 +176,24 @@ def _make_state(
 
 
 def build(
-    fn: Any, cfg: SlimConfig, *, name: str | None = None, toolkit: Toolkit | None = None
+    fn: Any, cfg: SlimConfig, *, name: str | None = None, keeper: Keeper | None = None
 ) -> Any:
-    """Wrap ``fn`` (or re-wrap the original under an existing slim wrapper) with ``cfg``."""
+    """Wrap ``fn`` (or re-wrap the original under an existing slim wrapper) with ``cfg``.
+
+    A tool that keeps handles is registered with its keeper at once (the default keeper
+    when no toolkit registers it), so ``get_record`` resolves its handles from the first
+    call on.
+    """
     previous = slim_state(fn)
     if previous is not None:
         cfg = previous.cfg.merge(cfg) if cfg is not previous.cfg else cfg
         original = previous.original
         name = name or previous.name
-        toolkit = toolkit or previous.toolkit
+        keeper = keeper or previous.keeper
     else:
         original = fn
-    state = _make_state(original, cfg, name, toolkit)
+    state = _make_state(original, cfg, name, keeper)
+    (keeper or DEFAULT_KEEPER).register(state)
     shell = _async_shell(state) if state.is_async else _sync_shell(state)
     outer: Any = _SlimWrapper(original, shell, _visible_signature(original, cfg))
     outer._self_slim = state
@@ -238,7 +228,7 @@ class _SlimWrapper(_SIGNED):  # type: ignore[misc]
 
 def _call_of(
     state: SlimState,
-    kit: Toolkit,
+    companion: str,
     instance: Any,
     args: tuple[Any, ...],
     kwargs: dict[str, Any],
@@ -277,7 +267,7 @@ def _call_of(
         key_args["\0instance"] = _identity(instance)
     if fmt == "detailed":  # repeated by hints; one snapshot serves both formats (not keyed)
         shown = {**shown, "response_format": fmt}
-    call = Call(state.name, kit.companion_name, shown, key_args, page, limit, fmt)
+    call = Call(state.name, companion, shown, key_args, page, limit, fmt)
     return call, kwargs
 
 
@@ -320,9 +310,9 @@ def _sync_shell(state: SlimState) -> Callable[..., Any]:
     def shell(
         wrapped: Callable[..., Any], instance: Any, args: tuple[Any, ...], kwargs: dict[str, Any]
     ) -> Any:
-        kit = state.kit()
-        call, rest = _call_of(state, kit, instance, args, kwargs)
-        return drive_sync(run(state.cfg, call), lambda: wrapped(*args, **rest), kit)
+        keeper = state.keeper or DEFAULT_KEEPER
+        call, rest = _call_of(state, keeper.companion, instance, args, kwargs)
+        return drive_sync(run(state.cfg, call), keeper, wrapped, args, rest)
 
     return shell
 
@@ -331,57 +321,19 @@ def _async_shell(state: SlimState) -> Callable[..., Any]:
     def shell(
         wrapped: Callable[..., Any], instance: Any, args: tuple[Any, ...], kwargs: dict[str, Any]
     ) -> Any:
-        kit = state.kit()
-        call, rest = _call_of(state, kit, instance, args, kwargs)
-        return drive_async(run(state.cfg, call), lambda: wrapped(*args, **rest), kit)
+        keeper = state.keeper or DEFAULT_KEEPER
+        call, rest = _call_of(state, keeper.companion, instance, args, kwargs)
+        return drive_async(run(state.cfg, call), keeper, wrapped, args, rest)
 
     return shell
 
 
-def drive_sync(gen: Step, invoke: Callable[[], Any], kit: Toolkit) -> Envelope[Any]:
-    """Run the pipeline, answering its I/O requests synchronously."""
-    answer: Any = None
-    try:
-        while True:
-            op = gen.send(answer)
-            if isinstance(op, Invoke):
-                answer = invoke()
-            elif isinstance(op, Load):
-                answer = kit.load(op.keys)
-            else:
-                answer = kit.save(op.items)
-    except StopIteration as stop:
-        return stop.value  # type: ignore[no-any-return]
-    finally:
-        gen.close()
-
-
-async def drive_async(
-    gen: Step, invoke: Callable[[], Awaitable[Any]], kit: Toolkit
-) -> Envelope[Any]:
-    """Run the pipeline, awaiting the tool and (when the store is async) the store."""
-    answer: Any = None
-    try:
-        while True:
-            op = gen.send(answer)
-            if isinstance(op, Invoke):
-                answer = await invoke()
-            elif isinstance(op, Load):
-                answer = await kit.aload(op.keys)
-            else:
-                answer = await kit.asave(op.items)
-    except StopIteration as stop:
-        return stop.value  # type: ignore[no-any-return]
-    finally:
-        gen.close()
-
-
-def rebind(fn: Any, *, toolkit: Toolkit, name: str | None = None) -> Any:
-    """A copy of the slim tool ``fn`` that keeps its handles in ``toolkit``."""
+def rebind(fn: Any, *, keeper: Keeper, name: str | None = None) -> Any:
+    """A copy of the slim tool ``fn`` that keeps its handles with ``keeper``."""
     state = slim_state(fn)
     if state is None:
         raise ConfigurationError(f"{fn!r} is not a slimmed tool")
-    fresh = build(state.original, state.cfg, name=name or state.name, toolkit=toolkit)
+    fresh = build(state.original, state.cfg, name=name or state.name, keeper=keeper)
     return _bind_like(fn, fresh)
 
 

@@ -32,8 +32,8 @@ from typing import Annotated, Any
 
 from pydantic import AliasPath, BaseModel, Field, create_model
 
+from slimtools.clip import Clip
 from slimtools.errors import ConfigurationError
-from slimtools.projection import Clip
 from slimtools.toolkit import CATEGORIES
 
 if sys.version_info >= (3, 11):

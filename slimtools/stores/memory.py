@@ -110,38 +110,49 @@ class MemoryStore:
                 failure of any type must degrade the tool, never fail it).
         """
         try:
-            return self._put_many(scope, items)
+            expires = None if self.ttl is None else self._clock() + self.ttl
+            cap = self.max_bytes
+            refused: list[str] = []
+            with self._lock:
+                # One pass finds each key's entry. A value that is the very object its entry
+                # holds (the same page asked for again, a snapshot of the same result list)
+                # keeps the size it was given: sizing it again would encode it again. Sizing
+                # happens under the lock, so the entries found stay valid; orjson holds the
+                # GIL anyway, so no other thread could run meanwhile.
+                entries = self._entries
+                found = []
+                unsized = []
+                for key, value in items.items():
+                    full_key = (scope, key)
+                    entry = entries.get(full_key)
+                    found.append((full_key, value, entry))
+                    if entry is None or entry.value is not value:
+                        unsized.append(value)
+                fresh = iter(_sizes(unsized) if unsized else ())
+                change = 0
+                for full_key, value, entry in found:
+                    if entry is not None and entry.value is value:  # the same object again
+                        entry.expires_at = expires
+                        entries.move_to_end(full_key)
+                        continue
+                    size = next(fresh)
+                    if size > cap:
+                        refused.append(full_key[1])
+                    elif entry is None:
+                        entries[full_key] = _Entry(value, size, expires)
+                        change += size
+                    else:
+                        # A key written again is updated in place: dropping and re-adding it
+                        # costs twice as much, and churns the dict's table into resizes.
+                        change += size - entry.size
+                        entry.value, entry.size, entry.expires_at = value, size, expires
+                        entries.move_to_end(full_key)
+                self._bytes += change
+                if len(entries) > self.max_items or self._bytes > cap:
+                    self._evict()
+            return refused
         except Exception as exc:
             raise StoreUnavailableError(f"memory handle store failed to write: {exc}") from exc
-
-    def _put_many(self, scope: Scope, items: Mapping[str, Any]) -> list[str]:
-        sizes = _sizes(list(items.values()))
-        cap = self.max_bytes
-        refused: list[str] = []
-        expires = None if self.ttl is None else self._clock() + self.ttl
-        with self._lock:
-            # One loop with local names: this runs for every record of every page.
-            entries = self._entries
-            change = 0
-            for (key, value), size in zip(items.items(), sizes, strict=True):
-                if size > cap:
-                    refused.append(key)
-                    continue
-                full_key = (scope, key)
-                entry = entries.get(full_key)
-                if entry is None:
-                    entries[full_key] = _Entry(value, size, expires)
-                else:
-                    # A key written again (the same page asked for again) is updated in
-                    # place: dropping and re-adding it costs twice as much, and churns the
-                    # dict's table into resizes.
-                    change -= entry.size
-                    entry.value, entry.size, entry.expires_at = value, size, expires
-                    entries.move_to_end(full_key)
-                change += size
-            self._bytes += change
-            self._evict()
-        return refused
 
     def get_many(self, scope: Scope, keys: Sequence[str]) -> dict[str, Any]:
         """Return the live values among ``keys``, refreshing their recency."""
@@ -164,6 +175,12 @@ class MemoryStore:
                 self._entries.move_to_end((scope, key))
                 found[key] = entry.value
         return found
+
+    def forget(self, toolkit: str) -> None:
+        """Drop every entry of ``toolkit``'s scopes, in every session (``Toolkit.reset``)."""
+        with self._lock:
+            for full_key in [k for k in self._entries if k[0].toolkit == toolkit]:
+                self._discard(full_key)
 
     def close(self) -> None:
         """Drop every entry."""

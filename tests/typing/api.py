@@ -25,8 +25,8 @@ from slimtools import (
     summarize_with_handle,
 )
 from slimtools.clearing import ClearingReport, clear_with_report
+from slimtools.clip import clip_text
 from slimtools.ledger import TokenLedger, tool_result_bill
-from slimtools.projection import clip_text
 from slimtools.redaction import describe_error, redact
 from slimtools.stores import MemoryStore
 from slimtools.tokens import count_tokens
