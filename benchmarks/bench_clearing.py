@@ -34,7 +34,7 @@ from langchain_core.messages.utils import count_tokens_approximately
 
 from benchmarks._timing import SHARED_DATA
 from slimtools.clearing import Clearer, ClearingPolicy, clear_stale_results
-from slimtools.ledger.compare import Comparison, compare, item7_strategies
+from slimtools.ledger.compare import Comparison, Strategy, compare, item7_strategies
 from slimtools.ledger.peers import context_editing_step
 from slimtools.transcripts import load_transcripts
 
@@ -166,10 +166,63 @@ def transcripts() -> Comparison | None:
     return result
 
 
+RECOMMENDED_THIN = ((0, 200), (3, 80), (10, 0))
+
+
+def thinning(rounds: int = 10_000) -> None:
+    """What thinning costs in time, and what it changes on the real transcripts."""
+    print("\n(d) placeholders that thin with age, thin=[(0, 200), (3, 80), (10, 0)]")
+    final = history(rounds)
+
+    def replay(policy: ClearingPolicy) -> float:
+        clear = Clearer(policy).clear_in_place
+        growing: list[Any] = [final[0]]
+        gc.collect()
+        start = time.process_time()
+        for r in range(rounds):
+            growing.extend(final[1 + 2 * r : 3 + 2 * r])
+            clear(growing)
+        return time.process_time() - start
+
+    for label, base in (("cache=None", ClearingPolicy(cache=None)), ("default", ClearingPolicy())):
+        thin = base.replace(thin=RECOMMENDED_THIN)
+        t_fixed = best(lambda b=base: clear_stale_results(final, b), 3)
+        t_thin = best(lambda t=thin: clear_stale_results(final, t), 3)
+        r_fixed = min(replay(base) for _ in range(2))
+        r_thin = min(replay(thin) for _ in range(2))
+        print(
+            f"{label:>10}: one pass {t_thin / t_fixed:.2f}x a fixed head; a {rounds:,}-round run "
+            f"cleared in place {r_thin / r_fixed:.2f}x"
+        )
+    folder = SHARED_DATA / "transcripts"
+    if not folder.is_dir():
+        print("    shared data not found; the transcript figures are skipped")
+        return
+    runs = load_transcripts(folder)
+    for cache in (None, "anthropic"):
+        strategies = [
+            Strategy.policy("no clearing", None),
+            Strategy.policy("fixed head 200", ClearingPolicy(cache=cache)),
+            Strategy.policy("fixed head 80", ClearingPolicy(cache=cache, keep_head=80)),
+            Strategy.policy("thinning", ClearingPolicy(cache=cache, thin=RECOMMENDED_THIN)),
+        ]
+        result = compare(runs, strategies, cache=cache)
+        print(f"  cache={cache}: cost / resident at the end against no clearing")
+        for group in [g for g in result.groups if g != "ALL"] + ["ALL"]:
+            rows = result.groups[group]
+            cells = "  ".join(
+                f"{label} {t.cost_ratio:.3f}/{t.resident_ratio:.3f}"
+                for label, t in rows.items()
+                if label != "no clearing"
+            )
+            print(f"    {group:>15}: {cells}")
+
+
 def main() -> None:
     one_pass()
     whole_run()
     transcripts()
+    thinning()
 
 
 if __name__ == "__main__":
