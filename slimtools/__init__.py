@@ -13,6 +13,7 @@ and :mod:`slimtools.testing`.
 from slimtools._core.params import Hidden, Secret
 from slimtools._core.session import current_session, session
 from slimtools.clearing import Clearer, ClearingPolicy, clear_stale_results
+from slimtools.clip import Clip
 from slimtools.decorators import paginate, project_fields, summarize_with_handle
 from slimtools.envelope import Envelope
 from slimtools.errors import (
@@ -21,7 +22,6 @@ from slimtools.errors import (
     StoreUnavailableError,
     TranscriptError,
 )
-from slimtools.clip import Clip
 from slimtools.toolkit import Toolkit, ToolResult, ToolSpec, default_toolkit, get_record
 from slimtools.wrap import wrap
 
