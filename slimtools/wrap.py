@@ -11,16 +11,16 @@ every adapter shows them. Given a list, it returns the wrapped tools followed by
 
 from __future__ import annotations
 
-import copy
 import functools
 import importlib
 import inspect
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from types import ModuleType
 from typing import Any
 
 from pydantic import BaseModel
 
+from slimtools._core.deny import DenyTree, strip_anywhere
 from slimtools.errors import ConfigurationError
 from slimtools.proxy._forward import Plan, slim
 from slimtools.proxy.config import DEFAULT_MAX_TOKENS, ToolOptions, tool_options
@@ -80,7 +80,7 @@ def wrap(
                 "wrap() takes a LangChain BaseTool, an Agents SDK FunctionTool, a Pydantic AI "
                 f"Tool or a plain function, got {type(tool).__name__}"
             )
-        fn = _denying(tool, parsed.deny_paths()) if parsed and parsed.deny else tool
+        fn = _denying(tool, parsed.deny_tree) if parsed and parsed.deny else tool
         slimmed = slim(fn, plan, name=name)
         return kit.tool(slimmed, name=name, description=description, category=category)
     name = tool.name
@@ -139,20 +139,18 @@ def _adapter(tool: Any) -> ModuleType | None:
     return None
 
 
-def _denying(fn: Any, paths: Sequence[Sequence[str]]) -> Any:
-    """``fn`` whose results lose the denied paths (on a copy: the caller's data is theirs)."""
-    from slimtools.proxy._payload import strip_denied
-
+def _denying(fn: Any, tree: DenyTree | None) -> Any:
+    """``fn`` whose results lose the denied paths (the caller's data is never changed)."""
     if inspect.iscoroutinefunction(fn):
 
         @functools.wraps(fn)
         async def denying_async(*args: Any, **kwargs: Any) -> Any:
-            return strip_denied(copy.deepcopy(await fn(*args, **kwargs)), paths)
+            return strip_anywhere(await fn(*args, **kwargs), tree)
 
         return denying_async
 
     @functools.wraps(fn)
     def denying(*args: Any, **kwargs: Any) -> Any:
-        return strip_denied(copy.deepcopy(fn(*args, **kwargs)), paths)
+        return strip_anywhere(fn(*args, **kwargs), tree)
 
     return denying

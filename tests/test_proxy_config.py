@@ -7,9 +7,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from slimtools import ConfigurationError
+from slimtools._core.deny import compile_deny, strip_anywhere
 from slimtools.projection import Projection
 from slimtools.proxy import DEFAULT_MAX_TOKENS, load_config, parse_config
-from slimtools.proxy._payload import strip_denied
 from tests._profile import examples
 
 
@@ -137,8 +137,8 @@ records = st.recursive(
 @settings(max_examples=examples(100), deadline=None)
 @given(data=records)
 def test_denied_paths_are_gone_at_every_depth(data):
-    """After ``strip_denied`` no ``email`` key and no ``user.token`` remains anywhere."""
-    stripped = strip_denied(data, [("email",), ("user", "token")])
+    """After ``strip_anywhere`` no ``email`` key and no ``user.token`` remains anywhere."""
+    stripped = strip_anywhere(data, compile_deny(["email", "user.token"]))
     text = repr(stripped)
     assert "'email'" not in text
 

@@ -113,6 +113,26 @@ def strip(value: Any, tree: DenyTree | None) -> Any:
     return out
 
 
+def strip_anywhere(value: Any, tree: DenyTree | None) -> Any:
+    """``value`` without the denied paths matched at every depth: ``email`` goes from every
+    object, ``user.email`` from every object's ``user``.
+
+    For payloads whose records sit at an unknown path (a proxied server's result, a wrapped
+    tool's): deny lists name secrets, so matching more places than the author pictured is the
+    safe side. The input is never changed; containers are copied where they are crossed.
+    """
+    if not tree:
+        return value
+    if isinstance(value, (list, tuple)):
+        return [strip_anywhere(item, tree) for item in value]
+    if not isinstance(value, Mapping):
+        return value
+    return {
+        key: strip_anywhere(item, tree) if isinstance(item, (Mapping, list, tuple)) else item
+        for key, item in strip(value, tree).items()
+    }
+
+
 def allowed_paths(
     paths: tuple[tuple[str | int, ...], ...], deny: DenyTree | None
 ) -> tuple[tuple[tuple[str | int, ...], ...], DenyTree | None]:

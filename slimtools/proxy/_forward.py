@@ -14,8 +14,9 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from slimtools._core.deny import strip_anywhere
 from slimtools.decorators import paginate, project_fields, summarize_with_handle
-from slimtools.proxy._payload import extract, raw_tokens, reshape_oversized, strip_denied
+from slimtools.proxy._payload import extract, raw_tokens, reshape_oversized
 from slimtools.proxy.config import ToolOptions
 from slimtools.tokens import count_tokens
 from slimtools.toolkit import ToolResult
@@ -65,7 +66,7 @@ class Plan:
             if raw_tokens(raw.texts, raw.structured, self.counter) <= self.budget:
                 return self._untouched(raw)
             return reshape_oversized(extract(raw.texts, raw.structured), self.budget, self.counter)
-        return strip_denied(extract(raw.texts, raw.structured), self.options.deny_paths())
+        return strip_anywhere(extract(raw.texts, raw.structured), self.options.deny_tree)
 
     def _untouched(self, raw: Raw) -> ToolResult:
         return ToolResult("\n".join(raw.texts), is_error=raw.is_error, value=self.passthrough(raw))

@@ -59,43 +59,6 @@ def unwrap(structured: Any) -> Any:
     return structured
 
 
-def strip_denied(data: Any, paths: Sequence[Sequence[str]]) -> Any:
-    """``data`` without any denied path, wherever it occurs (changed in place, returned).
-
-    A path is matched at every depth, through lists: ``"email"`` goes from every object,
-    ``"user.email"`` from every object's ``user``. Deny lists name secrets, so matching
-    more places than the author pictured is the safe side.
-    """
-    if paths and isinstance(data, (dict, list)):
-        _strip(data, paths)
-    return data
-
-
-def _strip(node: Any, paths: Sequence[Sequence[str]]) -> None:
-    if isinstance(node, list):
-        for item in node:
-            _strip(item, paths)
-        return
-    if not isinstance(node, dict):
-        return
-    for path in paths:
-        _remove(node, path)
-    for value in node.values():
-        if isinstance(value, (dict, list)):
-            _strip(value, paths)
-
-
-def _remove(node: Any, path: Sequence[str]) -> None:
-    if isinstance(node, list):
-        for item in node:
-            _remove(item, path)
-    elif isinstance(node, dict):
-        if len(path) == 1:
-            node.pop(path[0], None)
-        elif path[0] in node:
-            _remove(node[path[0]], path[1:])
-
-
 def obvious_list(data: Any) -> str | None:
     """The key of the one list of records a dict holds (``"items"`` of a search), if one."""
     if not isinstance(data, dict):

@@ -23,6 +23,7 @@ reported at start as a ``ConfigurationError`` naming the file, line and key.
 from __future__ import annotations
 
 import fnmatch
+import functools
 import re
 import sys
 from collections.abc import Mapping, Sequence
@@ -32,6 +33,7 @@ from typing import Annotated, Any
 
 from pydantic import AliasPath, BaseModel, Field, create_model
 
+from slimtools._core.deny import DenyTree, compile_deny
 from slimtools.clip import Clip
 from slimtools.errors import ConfigurationError
 from slimtools.toolkit import CATEGORIES
@@ -113,9 +115,10 @@ class ToolOptions:
             return [".".join(f.path) for f in self.fields]
         return _model(name, self.fields)
 
-    def deny_paths(self) -> tuple[tuple[str, ...], ...]:
-        """``deny`` as split paths."""
-        return tuple(tuple(p.split(".")) for p in self.deny)
+    @functools.cached_property
+    def deny_tree(self) -> DenyTree | None:
+        """``deny`` compiled once (None: nothing denied)."""
+        return compile_deny(list(self.deny))
 
 
 def _model(name: str, fields: Sequence[FieldSpec]) -> type[BaseModel]:
