@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import copy
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -152,3 +154,12 @@ def test_denied_paths_are_gone_at_every_depth(data):
                 walk(value)
 
     walk(stripped)
+
+
+@settings(max_examples=examples(100), deadline=None)
+@given(data=records)
+def test_stripping_denied_paths_never_changes_the_input(data):
+    """The caller's payload is left as it was: stripping copies where it removes."""
+    before = copy.deepcopy(data)
+    strip_anywhere(data, compile_deny(["email", "user.token"]))
+    assert data == before
