@@ -62,3 +62,21 @@ def cpu_seconds(
                 fn()
             best[name] = min(best[name], (time.process_time() - start) / n)
     return best
+
+
+PEAK_MB = """
+def peak_mb():
+    # VmHWM belongs to this process's memory map, which exec replaced: ru_maxrss on Linux
+    # also carries the parent's peak across fork and exec, so a child started by a large
+    # benchmark process would report that process's peak as its own.
+    try:
+        with open("/proc/self/status") as status:
+            for line in status:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) // 1024
+    except OSError:
+        pass
+    import resource
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024
+"""
+"""Source of ``peak_mb()`` for the child scripts that measure peak RSS."""

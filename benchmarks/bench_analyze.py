@@ -21,6 +21,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from benchmarks._timing import PEAK_MB
 from benchmarks.bench_transcripts import _openhands_line, _session_line, _write
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -44,14 +45,14 @@ else:
     assert not result.errors, result.errors
     messages, runs = result.total.messages, result.total.runs
 seconds = time.perf_counter() - start
-print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024, seconds, messages, runs, sep="\\t")
+print(peak_mb(), seconds, messages, runs, sep="\\t")
 """
 
 
 def _child(mode: str, path: Path) -> tuple[int, float, int, int]:
     """(peak RSS in MB, seconds, messages, runs) of a fresh interpreter doing ``mode``."""
     done = subprocess.run(
-        [sys.executable, "-c", _CHILD, mode, str(path)],
+        [sys.executable, "-c", PEAK_MB + _CHILD, mode, str(path)],
         capture_output=True,
         text=True,
         check=True,

@@ -29,7 +29,7 @@ from pathlib import Path
 
 import orjson
 
-from benchmarks._timing import SHARED_DATA
+from benchmarks._timing import PEAK_MB, SHARED_DATA
 from slimtools.transcripts import load_file
 
 RUN_MB, CLEAR_MB, SESSION_MB = 300, 100, 60
@@ -127,14 +127,14 @@ elif mode == "clear":
 else:
     result = restore_file(folder / "cleared.jsonl", folder / "audit.jsonl", folder / "restored.jsonl")
 seconds = time.perf_counter() - start
-print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024, seconds, result, sep="\\t")
+print(peak_mb(), seconds, result, sep="\\t")
 """
 
 
 def _child(mode: str, path: Path) -> tuple[int, float, str]:
     """(peak RSS in MB, seconds, result) of a fresh interpreter doing ``mode`` on ``path``."""
     done = subprocess.run(
-        [sys.executable, "-c", _CHILD, mode, str(path)],
+        [sys.executable, "-c", PEAK_MB + _CHILD, mode, str(path)],
         capture_output=True,
         text=True,
         check=True,
