@@ -30,8 +30,9 @@ from slimtools._core.dispatch import (
 )
 from slimtools._core.drive import drive_async, drive_sync
 from slimtools._core.keeper import DEFAULT_KEEPER, Keeper
+from slimtools._core.lookup import Lookup
 from slimtools._core.lookup import get_record as _get_record
-from slimtools._core.observed import lookup_async, lookup_sync
+from slimtools._core.observed import observed_lookup
 from slimtools._core.params import roles, secret_defaults
 from slimtools._core.session import session
 from slimtools._core.wrapper import rebind, slim_state
@@ -363,18 +364,20 @@ class Toolkit:
             page: for long texts and records, which page to read (1-based).
         """
         keeper = self._keeper
-        engine = _get_record(keeper.sources(), handle, source, page)
-        if keeper.on_event is None and not REGISTRY.listeners:  # nobody listens: no event
-            return drive_sync(engine, keeper)[0]
-        return lookup_sync(keeper, engine, handle, source, page)
+        return drive_sync(self._lookup()(keeper.sources(), handle, source, page), keeper)[0]
 
     async def aget_record(self, handle: str | int, source: str | None = None, page: int = 1) -> str:
         """Asynchronous :meth:`get_record` (uses the store's async API when present)."""
         keeper = self._keeper
-        engine = _get_record(keeper.sources(), handle, source, page)
+        engine = self._lookup()(keeper.sources(), handle, source, page)
+        return (await drive_async(engine, keeper))[0]
+
+    def _lookup(self) -> Lookup:
+        """The ``get_record`` engine: reporting its answer only when someone listens."""
+        keeper = self._keeper
         if keeper.on_event is None and not REGISTRY.listeners:
-            return (await drive_async(engine, keeper))[0]
-        return await lookup_async(keeper, engine, handle, source, page)
+            return _get_record
+        return observed_lookup(keeper)
 
     # dispatch -----------------------------------------------------------------------
 
@@ -395,8 +398,11 @@ class Toolkit:
         id for this tool call, is reported in the call's event (``slimtools.instrumentation``).
         """
         with _bound(session, call_id):
-            engine = dispatch(self._dispatch_table(), self._keeper.sources(), name, arguments)
-            return drive_sync(engine, self._keeper)
+            keeper = self._keeper
+            engine = dispatch(
+                self._dispatch_table(), keeper.sources(), name, arguments, self._lookup()
+            )
+            return drive_sync(engine, keeper)
 
     async def acall(
         self,
@@ -412,8 +418,11 @@ class Toolkit:
         the bound session along with the other contextvars) rather than on the event loop.
         """
         with _bound(session, call_id):
-            engine = dispatch(self._dispatch_table(), self._keeper.sources(), name, arguments)
-            return await drive_async(engine, self._keeper)
+            keeper = self._keeper
+            engine = dispatch(
+                self._dispatch_table(), keeper.sources(), name, arguments, self._lookup()
+            )
+            return await drive_async(engine, keeper)
 
 
 @contextmanager

@@ -1,11 +1,13 @@
 """A slimmed call or a ``get_record`` lookup run while someone listens, and its event.
 
-The shells (``slimtools._core.wrapper``) and ``Toolkit.get_record`` come here only after
-checking that a listener exists, so nothing below costs anything otherwise. A call runs
-the same engine through the same driver as always; only the tool and the store are seen
-through a :class:`Watch`, which keeps the raw result (to count what it would have cost) and
-counts the handles written. Building the event never changes the result: a failure while
-measuring is logged and the call returns what it would have returned.
+The shells (``slimtools._core.wrapper``) and the toolkit come here only after checking that
+a listener exists, so nothing below costs anything otherwise. :func:`observed_run` and
+:func:`observed_lookup` are the engines ``run`` and ``get_record`` seen through a
+transparent generator: each request goes to the driver and each answer back unchanged,
+noting on the way the tool's raw result (to count what it would have cost) and the handles
+the store kept; the event is emitted when the engine returns. So either driver runs them,
+and a call gives the model exactly what it would without a listener: a failure while
+measuring is logged and the event skipped.
 """
 
 from __future__ import annotations
@@ -13,22 +15,22 @@ from __future__ import annotations
 import logging
 import re
 import time
-from collections.abc import Awaitable, Callable, Collection, Iterator, Mapping, Sequence
-from typing import Any, cast
+from collections.abc import Iterator, Mapping
+from typing import Any
 
 from slimtools._core.config import Call, SlimConfig
-from slimtools._core.drive import drive_async, drive_sync
+from slimtools._core.drive import UNAVAILABLE, Engine, Invoke, Save
 from slimtools._core.jsonenc import dumps_str
 from slimtools._core.keeper import Keeper
 from slimtools._core.keys import is_snapshot_key
-from slimtools._core.lookup import Answer
+from slimtools._core.lookup import Answer, Lookup, Sources, get_record
 from slimtools._core.paging import split_lines
 from slimtools._core.pipeline import FinalResult, run
 from slimtools.envelope import Envelope
 from slimtools.instrumentation._events import RecordLookup, SlimmedCall
 from slimtools.instrumentation._registry import CALL_ID, emit
 from slimtools.tokens import count_tokens
-from slimtools.typing import AsyncHandleStore, HandleStore, Scope, TokenCounter
+from slimtools.typing import TokenCounter
 
 log = logging.getLogger("slimtools")
 
@@ -46,113 +48,59 @@ _SLICE_CHARS = 4096
 _OMITTED = re.compile(r"… \d+ lines omitted[ :]")
 
 
-class _CountingStore:
-    """The keeper's store, counting the handles each write keeps."""
-
-    __slots__ = ("_store", "_watch")
-
-    def __init__(self, store: HandleStore, watch: Watch) -> None:
-        self._store = store
-        self._watch = watch
-
-    def get_many(self, scope: Scope, keys: Sequence[str]) -> dict[str, Any]:
-        return self._store.get_many(scope, keys)
-
-    def put_many(self, scope: Scope, items: Mapping[str, Any]) -> Collection[str]:
-        refused = self._store.put_many(scope, items)
-        self._watch.wrote(items, refused)
-        return refused
-
-    async def aget_many(self, scope: Scope, keys: Sequence[str]) -> dict[str, Any]:
-        return await cast("AsyncHandleStore", self._store).aget_many(scope, keys)
-
-    async def aput_many(self, scope: Scope, items: Mapping[str, Any]) -> Collection[str]:
-        refused = await cast("AsyncHandleStore", self._store).aput_many(scope, items)
-        self._watch.wrote(items, refused)
-        return refused
-
-    def close(self) -> None:
-        self._store.close()
-
-
-class Watch:
-    """A keeper as the drivers see it (a ``Port``), noting what one call did."""
-
-    __slots__ = ("handles", "keeper", "ran", "raw", "store", "store_is_async")
-
-    def __init__(self, keeper: Keeper) -> None:
-        self.keeper = keeper
-        self.store: HandleStore = _CountingStore(keeper.store, self)
-        self.store_is_async = keeper.store_is_async
-        self.ran = False
-        """Whether the tool ran (False: the page came from the page-1 snapshot)."""
-        self.raw: Any = None
-        self.handles = 0
-
-    def scope(self) -> Scope:
-        return self.keeper.scope()
-
-    def unavailable(self, action: str, exc: Exception) -> Any:
-        return self.keeper.unavailable(action, exc)
-
-    def took(self, result: Any) -> Any:
-        """Keep the tool's raw result; hand the pipeline the same data."""
-        if isinstance(result, Iterator) and not isinstance(result, Mapping):
-            # The pipeline turns any such iterator into this very tuple (``classify``);
-            # made here, the result can still be measured once the pipeline consumed it.
-            result = tuple(result)
-        self.ran, self.raw = True, result
-        return result
-
-    def wrote(self, items: Mapping[str, Any], refused: Collection[str]) -> None:
-        self.handles += sum(1 for k in items if not is_snapshot_key(k) and k not in refused)
-
-
-def observed_sync(
-    cfg: SlimConfig,
-    keeper: Keeper,
-    call: Call,
-    wrapped: Callable[..., Any],
-    args: tuple[Any, ...],
-    *,
-    kwargs: dict[str, Any],
-) -> Any:
-    """Run a synchronous slim tool's call as ``drive_sync`` would; report it."""
-    watch = Watch(keeper)
+def observed_run(cfg: SlimConfig, keeper: Keeper, call: Call) -> Engine[Any]:
+    """``run(cfg, call)`` that reports a :class:`SlimmedCall` when it returns."""
     start = time.time_ns()
-
-    def tool(*a: Any, **k: Any) -> Any:
-        return watch.took(wrapped(*a, **k))
-
-    result = drive_sync(run(cfg, call), watch, tool, args, kwargs)
-    _report_call(cfg, keeper, call, result, watch, start=start)
+    engine = run(cfg, call)
+    raw: Any = None
+    ran = False
+    handles = 0
+    answer: Any = None
+    error: Exception | None = None
+    try:
+        while True:
+            try:
+                op = engine.send(answer) if error is None else engine.throw(error)
+            except StopIteration as stop:
+                result = stop.value
+                break
+            error = None
+            try:
+                answer = yield op
+            except Exception as exc:  # the driver's failure to answer: the engine decides
+                error = exc
+                continue
+            if isinstance(op, Invoke) and op.fn is None:
+                answer = raw = _settled(answer)
+                ran = True
+            elif isinstance(op, Save) and answer is not UNAVAILABLE:
+                refused = set(answer)
+                handles += sum(1 for k in op.items if not is_snapshot_key(k) and k not in refused)
+    finally:
+        engine.close()
+    _report_call(cfg, keeper, call, result, (ran, raw, handles), start=start)
     return result
 
 
-async def observed_async(
-    cfg: SlimConfig,
-    keeper: Keeper,
-    call: Call,
-    wrapped: Callable[..., Awaitable[Any]],
-    args: tuple[Any, ...],
-    *,
-    kwargs: dict[str, Any],
-) -> Any:
-    """Run an asynchronous slim tool's call as ``drive_async`` would; report it."""
-    watch = Watch(keeper)
-    start = time.time_ns()
-
-    async def tool(*a: Any, **k: Any) -> Any:
-        return watch.took(await wrapped(*a, **k))
-
-    result = await drive_async(run(cfg, call), watch, tool, args, kwargs)
-    _report_call(cfg, keeper, call, result, watch, start=start)
+def _settled(result: Any) -> Any:
+    """The tool's result as the pipeline will read it, still there to measure afterwards."""
+    if isinstance(result, Iterator) and not isinstance(result, Mapping):
+        # The pipeline turns any such iterator into this very tuple (``classify``); made
+        # here, the result can still be measured once the pipeline has consumed it.
+        return tuple(result)
     return result
 
 
 def _report_call(
-    cfg: SlimConfig, keeper: Keeper, call: Call, result: Any, watch: Watch, *, start: int
+    cfg: SlimConfig,
+    keeper: Keeper,
+    call: Call,
+    result: Any,
+    seen: tuple[bool, Any, int],
+    *,
+    start: int,
 ) -> None:
+    ran, raw, handles = seen
     try:
         end = time.time_ns()
         counter = cfg.counter
@@ -161,14 +109,14 @@ def _report_call(
             tool=call.tool,
             toolkit=keeper.name,
             session=keeper.scope().session,
-            tokens_before=raw_tokens(watch.raw, counter) if watch.ran else 0,
+            tokens_before=raw_tokens(raw, counter) if ran else 0,
             tokens_after=counter(result_text(result)),
             shown=shown,
             total=total,
             unit=unit,
-            handles=watch.handles,
+            handles=handles,
             page=call.page if cfg.paging is not None and type(call.page) is int else None,
-            from_snapshot=not watch.ran,
+            from_snapshot=not ran,
             call_id=CALL_ID.get(),
             start_ns=start,
             end_ns=end,
@@ -179,22 +127,16 @@ def _report_call(
     emit(event, keeper.on_event)
 
 
-def lookup_sync(
-    keeper: Keeper, engine: Any, handle: Any, source: Any, page: Any
-) -> str:  # fmt: skip
-    """Drive a ``get_record`` engine as ``Toolkit.get_record`` does; report the answer."""
-    start = time.time_ns()
-    answer: Answer = drive_sync(engine, keeper)
-    _report_lookup(keeper, (handle, source, page), answer, start)
-    return answer[0]
+def observed_lookup(keeper: Keeper) -> Lookup:
+    """``get_record``'s engine, reporting a :class:`RecordLookup` when it returns."""
 
+    def lookup(sources: Sources, handle: Any, source: Any, page: Any) -> Engine[Answer]:
+        start = time.time_ns()
+        answer = yield from get_record(sources, handle, source, page)
+        _report_lookup(keeper, (handle, source, page), answer, start)
+        return answer
 
-async def lookup_async(keeper: Keeper, engine: Any, handle: Any, source: Any, page: Any) -> str:
-    """:func:`lookup_sync` for ``Toolkit.aget_record``."""
-    start = time.time_ns()
-    answer: Answer = await drive_async(engine, keeper)
-    _report_lookup(keeper, (handle, source, page), answer, start)
-    return answer[0]
+    return lookup
 
 
 def _report_lookup(

@@ -23,7 +23,7 @@ from pydantic import Field
 from slimtools._core.config import Call, SlimConfig
 from slimtools._core.drive import drive_async, drive_sync
 from slimtools._core.keeper import DEFAULT_KEEPER, Keeper
-from slimtools._core.observed import observed_async, observed_sync
+from slimtools._core.observed import observed_run
 from slimtools._core.params import NO_ROLES, Roles, reveal, roles
 from slimtools._core.pipeline import run
 from slimtools.envelope import Envelope
@@ -316,7 +316,7 @@ def _sync_shell(state: SlimState) -> Callable[..., Any]:
         call, rest = _call_of(state, keeper.companion, instance, args, kwargs)
         if keeper.on_event is None and not REGISTRY.listeners:  # nobody listens: no event
             return drive_sync(run(state.cfg, call), keeper, wrapped, args, rest)
-        return observed_sync(state.cfg, keeper, call, wrapped, args, kwargs=rest)
+        return drive_sync(observed_run(state.cfg, keeper, call), keeper, wrapped, args, rest)
 
     return shell
 
@@ -329,7 +329,7 @@ def _async_shell(state: SlimState) -> Callable[..., Any]:
         call, rest = _call_of(state, keeper.companion, instance, args, kwargs)
         if keeper.on_event is None and not REGISTRY.listeners:  # nobody listens: no event
             return drive_async(run(state.cfg, call), keeper, wrapped, args, rest)
-        return observed_async(state.cfg, keeper, call, wrapped, args, kwargs=rest)
+        return drive_async(observed_run(state.cfg, keeper, call), keeper, wrapped, args, rest)
 
     return shell
 

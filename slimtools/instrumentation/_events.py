@@ -13,13 +13,14 @@ class SlimmedCall(NamedTuple):
     """What one call of a slimmed tool did (``@project_fields``, ``@paginate``,
     ``@summarize_with_handle`` in any stack).
 
-    Token counts use the tool's ``TokenCounter`` (``count_tokens`` unless a decorator was
-    given ``counter=``). ``tokens_before`` is what the raw result would have cost the model
-    as compact JSON with non-ASCII kept (text results as they are): the cheapest form a
-    framework could send it in, so the saving is never overstated. It is exact up to 256
-    records or 256 KiB of text; beyond that it is estimated from 64 evenly spaced records
-    (or 32 evenly spaced 4 KiB slices of the text) scaled to the whole, so that measuring
-    a 10,000-row result costs about as much as slimming it.
+    Token counts use the tool's counter (``count_tokens`` unless ``@paginate`` or
+    ``@summarize_with_handle`` was given ``token_counter=``). ``tokens_before`` is what the
+    raw result would have cost the model as compact JSON with non-ASCII kept (text results
+    as they are): the cheapest form a framework could send it in, so the saving is never
+    overstated. It is exact up to 256 records or 256 KiB of text; beyond that it is
+    estimated from 64 evenly spaced records (or 32 evenly spaced 4 KiB slices of the text)
+    scaled to the whole, so that measuring a 10,000-row result costs about as much as
+    slimming it.
 
     Attributes:
         tool: the tool's name, as hints write it.
