@@ -127,6 +127,6 @@ ClearFn: TypeAlias = Callable[[list[Any]], Sequence[Any]]
 A stateful ``Clearer`` (fed the growing history), a lambda around ``clear_stale_results``, or
 another library's clearing (``slimtools.ledger.peers``) all fit."""
 
-Listener: TypeAlias = "Callable[[Event], object]"
+Listener: TypeAlias = Callable[["Event"], object]
 """Hears each ``slimtools.instrumentation`` event (a ``SlimmedCall``, ``RecordLookup`` or
 ``ClearingPass``); what it returns is ignored, what it raises is logged."""
