@@ -3,11 +3,13 @@
 The core is here: the slimming decorators (``project_fields``, ``paginate``,
 ``summarize_with_handle``) that make a tool return an ``Envelope``, the ``Toolkit`` that
 registers tools with their ``get_record`` companion, ``wrap`` for tools you did not write, and
-clearing stale results in place (``clear_stale_results``, ``Clearer``, ``ClearingPolicy``).
+clearing stale results in place (``clear_stale_results``, ``Clearer``, ``ClearingPolicy``),
+and ``observe``, which hears what each of them did (live metrics).
 The rest lives in namespaces: :mod:`slimtools.clearing` (formats, audit, cache prices),
 :mod:`slimtools.stores` (durable handle stores), :mod:`slimtools.ledger` (measuring the
-bill), :mod:`slimtools.compaction`, :mod:`slimtools.typing` (every protocol you implement)
-and :mod:`slimtools.testing`.
+bill), :mod:`slimtools.compaction`, :mod:`slimtools.instrumentation` (the events, and their
+OpenTelemetry bridge), :mod:`slimtools.typing` (every protocol you implement) and
+:mod:`slimtools.testing`.
 """
 
 from slimtools._core.params import Hidden, Secret
@@ -22,6 +24,7 @@ from slimtools.errors import (
     StoreUnavailableError,
     TranscriptError,
 )
+from slimtools.instrumentation import observe
 from slimtools.toolkit import Toolkit, ToolResult, ToolSpec, default_toolkit, get_record
 from slimtools.wrap import wrap
 
@@ -43,6 +46,7 @@ __all__ = [
     "current_session",
     "default_toolkit",
     "get_record",
+    "observe",
     "paginate",
     "project_fields",
     "session",

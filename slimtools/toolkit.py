@@ -30,14 +30,17 @@ from slimtools._core.dispatch import (
 )
 from slimtools._core.drive import drive_async, drive_sync
 from slimtools._core.keeper import DEFAULT_KEEPER, Keeper
+from slimtools._core.lookup import Lookup
 from slimtools._core.lookup import get_record as _get_record
+from slimtools._core.observed import observed_lookup
 from slimtools._core.params import roles, secret_defaults
 from slimtools._core.session import session
 from slimtools._core.wrapper import rebind, slim_state
 from slimtools.errors import ConfigurationError
+from slimtools.instrumentation._registry import CALL_ID, REGISTRY, check_listener
 from slimtools.redaction import describe_error
 from slimtools.stores.memory import MemoryStore
-from slimtools.typing import DEFAULT_SESSION, HandleStore, OnError, Scope
+from slimtools.typing import DEFAULT_SESSION, HandleStore, Listener, OnError, Scope
 
 __all__ = [
     "CATEGORIES",
@@ -82,6 +85,10 @@ class Toolkit:
             the exception type and a redacted message. Every exception is also logged on
             the ``slimtools`` logger at WARNING with its traceback; a hook that fails falls
             back to the exception type alone.
+        on_event: hears a ``SlimmedCall`` for each call of this toolkit's slimmed tools and
+            a ``RecordLookup`` for each ``get_record`` answer (``slimtools.instrumentation``;
+            ``slimtools.observe`` hears every toolkit's). A listener that raises is logged
+            and never fails the call.
     """
 
     def __init__(
@@ -93,6 +100,7 @@ class Toolkit:
         companion_name: str = "get_record",
         record_max_chars: int = 20_000,
         on_error: OnError = describe_error,
+        on_event: Listener | None = None,
     ) -> None:
         if not isinstance(name, str) or not name:
             raise ConfigurationError("a Toolkit needs a non-empty name")
@@ -100,6 +108,8 @@ class Toolkit:
             raise ConfigurationError(
                 f"on_error must be callable (exception -> text), got {on_error!r}"
             )
+        if on_event is not None:
+            check_listener(on_event, "on_event")
         keeper = Keeper(
             name,
             _resolve_store(store),
@@ -107,6 +117,7 @@ class Toolkit:
             companion=companion_name,
             record_max_chars=record_max_chars,
             on_error=on_error,
+            on_event=on_event,
         )
         self._setup(keeper)
 
@@ -157,6 +168,11 @@ class Toolkit:
     def on_error(self) -> OnError:
         """How a tool's exception reads to the model."""
         return self._keeper.on_error
+
+    @property
+    def on_event(self) -> Listener | None:
+        """The listener hearing this toolkit's events, if any."""
+        return self._keeper.on_event
 
     def scope(self) -> Scope:
         """The scope of handles made or read now: this toolkit and the bound session."""
@@ -348,13 +364,20 @@ class Toolkit:
             page: for long texts and records, which page to read (1-based).
         """
         keeper = self._keeper
-        return drive_sync(_get_record(keeper.sources(), handle, source, page), keeper)[0]
+        return drive_sync(self._lookup()(keeper.sources(), handle, source, page), keeper)[0]
 
     async def aget_record(self, handle: str | int, source: str | None = None, page: int = 1) -> str:
         """Asynchronous :meth:`get_record` (uses the store's async API when present)."""
         keeper = self._keeper
-        engine = _get_record(keeper.sources(), handle, source, page)
+        engine = self._lookup()(keeper.sources(), handle, source, page)
         return (await drive_async(engine, keeper))[0]
+
+    def _lookup(self) -> Lookup:
+        """The ``get_record`` engine: reporting its answer only when someone listens."""
+        keeper = self._keeper
+        if keeper.on_event is None and not REGISTRY.listeners:
+            return _get_record
+        return observed_lookup(keeper)
 
     # dispatch -----------------------------------------------------------------------
 
@@ -364,17 +387,22 @@ class Toolkit:
         arguments: str | bytes | Mapping[str, Any] | None = None,
         *,
         session: str | None = None,
+        call_id: str | None = None,
     ) -> ToolResult:
         """Validate model-sent ``arguments`` and run tool ``name``; never raises.
 
         Bad JSON, an unknown tool, wrong, unknown or missing arguments and exceptions
         raised by the tool all come back as ``ToolResult(is_error=True)`` with a message
         the model can act on. An async tool is run to completion when no event loop is
-        running in this thread (otherwise use :meth:`acall`).
+        running in this thread (otherwise use :meth:`acall`). ``call_id``, the model's
+        id for this tool call, is reported in the call's event (``slimtools.instrumentation``).
         """
-        with _bound(session):
-            engine = dispatch(self._dispatch_table(), self._keeper.sources(), name, arguments)
-            return drive_sync(engine, self._keeper)
+        with _bound(session, call_id):
+            keeper = self._keeper
+            engine = dispatch(
+                self._dispatch_table(), keeper.sources(), name, arguments, self._lookup()
+            )
+            return drive_sync(engine, keeper)
 
     async def acall(
         self,
@@ -382,25 +410,34 @@ class Toolkit:
         arguments: str | bytes | Mapping[str, Any] | None = None,
         *,
         session: str | None = None,
+        call_id: str | None = None,
     ) -> ToolResult:
         """Asynchronous :meth:`call`: awaits async tools, runs sync ones in a worker thread.
 
         A sync tool may block on I/O, so it runs through ``asyncio.to_thread`` (which carries
         the bound session along with the other contextvars) rather than on the event loop.
         """
-        with _bound(session):
-            engine = dispatch(self._dispatch_table(), self._keeper.sources(), name, arguments)
-            return await drive_async(engine, self._keeper)
+        with _bound(session, call_id):
+            keeper = self._keeper
+            engine = dispatch(
+                self._dispatch_table(), keeper.sources(), name, arguments, self._lookup()
+            )
+            return await drive_async(engine, keeper)
 
 
 @contextmanager
-def _bound(session_id: str | None) -> Iterator[None]:
-    """``slimtools.session(session_id)`` when one is given, else nothing."""
-    if session_id:
-        with session(session_id):
+def _bound(session_id: str | None, call_id: str | None) -> Iterator[None]:
+    """``slimtools.session(session_id)`` and the tool-call id of events, each when given."""
+    token = CALL_ID.set(call_id) if call_id is not None else None
+    try:
+        if session_id:
+            with session(session_id):
+                yield
+        else:
             yield
-    else:
-        yield
+    finally:
+        if token is not None:
+            CALL_ID.reset(token)
 
 
 default_toolkit = Toolkit._around(DEFAULT_KEEPER)

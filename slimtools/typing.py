@@ -8,6 +8,7 @@
 - :data:`PlaceholderTemplate`: how a cleared result reads.
 - :data:`Summarizer`: what compaction folds messages into.
 - :data:`ClearFn`: a clearing step run before each model call (the ledger replays any).
+- :data:`Listener`: hears each event (``slimtools.observe``, ``on_event=``).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, TypeAlias, runtime_
 if TYPE_CHECKING:
     from slimtools.clearing.audit import AuditRecord
     from slimtools.clearing.placeholder import PlaceholderInfo
+    from slimtools.instrumentation import Event
 
 __all__ = [
     "DEFAULT_SESSION",
@@ -25,6 +27,7 @@ __all__ = [
     "Audit",
     "ClearFn",
     "HandleStore",
+    "Listener",
     "OnError",
     "PlaceholderTemplate",
     "Scope",
@@ -123,3 +126,7 @@ ClearFn: TypeAlias = Callable[[list[Any]], Sequence[Any]]
 
 A stateful ``Clearer`` (fed the growing history), a lambda around ``clear_stale_results``, or
 another library's clearing (``slimtools.ledger.peers``) all fit."""
+
+Listener: TypeAlias = Callable[["Event"], object]
+"""Hears each ``slimtools.instrumentation`` event (a ``SlimmedCall``, ``RecordLookup`` or
+``ClearingPass``); what it returns is ignored, what it raises is logged."""

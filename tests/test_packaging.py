@@ -16,6 +16,7 @@ import slimtools
 FRAMEWORKS = ("langchain", "langchain_core", "langgraph", "mcp", "openai", "anthropic")
 FRAMEWORKS += ("pydantic_ai", "agents", "redis")
 FRAMEWORKS += ("rich", "matplotlib")  # the cli extra: tables and plots only
+FRAMEWORKS += ("opentelemetry",)  # the otel extra: only slimtools.instrumentation.otel imports it
 
 PROBE = """
 import json, sys
@@ -37,8 +38,8 @@ def _modules_after_import() -> set[str]:
 
 @pytest.mark.subprocess
 def test_importing_slimtools_pulls_in_no_framework():
-    """LangChain, LangGraph, MCP, OpenAI, Anthropic, Pydantic AI, Agents SDK, Redis, and the
-    cli extra's rich and matplotlib stay out."""
+    """LangChain, LangGraph, MCP, OpenAI, Anthropic, Pydantic AI, Agents SDK, Redis, the cli
+    extra's rich and matplotlib, and OpenTelemetry stay out."""
     assert _modules_after_import().isdisjoint(FRAMEWORKS)
 
 
@@ -74,3 +75,4 @@ def test_the_typed_api_example_runs():
     asyncio.run(namespace["use_async"]())
     namespace["use_toolkit"]()
     namespace["use_stores_and_helpers"]()
+    namespace["use_live_metrics"]()

@@ -20,7 +20,7 @@ from pydantic import BaseModel, ValidationError
 from slimtools._core import schema as _schema
 from slimtools._core.drive import Engine, Invoke
 from slimtools._core.jsonenc import dumps_str
-from slimtools._core.lookup import Sources, get_record
+from slimtools._core.lookup import Lookup, Sources, get_record
 from slimtools._core.pipeline import FinalResult
 from slimtools._core.wrapper import slim_state
 from slimtools.envelope import Envelope
@@ -140,14 +140,19 @@ class Table:
     """Words a tool's exception (the toolkit's ``on_error`` without the tool's secrets)."""
 
 
-def dispatch(table: Table, sources: Sources, name: str, arguments: Any) -> Engine[ToolResult]:
-    """The result of calling tool ``name`` with model-sent ``arguments``; never raises."""
+def dispatch(
+    table: Table, sources: Sources, name: str, arguments: Any, lookup: Lookup = get_record
+) -> Engine[ToolResult]:
+    """The result of calling tool ``name`` with model-sent ``arguments``; never raises.
+
+    ``lookup`` answers the companion (``get_record``, or the same reporting its answer).
+    """
     prepared = prepare(table, name, arguments)
     if isinstance(prepared, ToolResult):
         return prepared
     spec, kwargs = prepared
     if spec.name == sources.companion:
-        text, is_error = yield from get_record(
+        text, is_error = yield from lookup(
             sources, kwargs.get("handle"), kwargs.get("source"), kwargs.get("page", 1)
         )
         return ToolResult(text=text, is_error=is_error, value=None if is_error else text)

@@ -20,7 +20,7 @@ from slimtools._core.lookup import Sources
 from slimtools._core.session import _CURRENT
 from slimtools.redaction import describe_error, remove
 from slimtools.stores.memory import MemoryStore
-from slimtools.typing import DEFAULT_SESSION, AsyncHandleStore, HandleStore, Scope
+from slimtools.typing import DEFAULT_SESSION, AsyncHandleStore, HandleStore, Listener, Scope
 
 
 class Registered(Protocol):
@@ -58,6 +58,7 @@ class Keeper:
         companion: str = "get_record",
         record_max_chars: int = 20_000,
         on_error: Callable[[Exception], str] = describe_error,
+        on_event: Listener | None = None,
     ) -> None:
         self.name = name
         self.store = store
@@ -67,6 +68,8 @@ class Keeper:
         self.companion = companion
         self.record_max_chars = record_max_chars
         self.on_error = on_error
+        self.on_event = on_event
+        """The toolkit's own event listener (``slimtools.instrumentation``), if any."""
         self.secrets: dict[str, tuple[str, ...]] = {}
         """Each tool's secret default values, removed from the failures it words."""
         self._scope = Scope(name, session)

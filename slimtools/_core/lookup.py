@@ -49,6 +49,10 @@ class Sources:
 Answer = tuple[str, bool]
 """The text ``get_record`` returns, and whether it is an error."""
 
+Lookup = Callable[["Sources", Any, Any, Any], Engine[Answer]]
+""":func:`get_record`'s signature: the engine itself, or one that also reports its answer
+(``slimtools._core.observed.observed_lookup``)."""
+
 
 def get_record(sources: Sources, raw: Any, source: Any, page: Any) -> Engine[Answer]:
     """The answer to ``get_record(raw, source=source, page=page)``; see the module docstring."""

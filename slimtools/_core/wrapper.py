@@ -23,10 +23,12 @@ from pydantic import Field
 from slimtools._core.config import Call, SlimConfig
 from slimtools._core.drive import drive_async, drive_sync
 from slimtools._core.keeper import DEFAULT_KEEPER, Keeper
+from slimtools._core.observed import observed_run
 from slimtools._core.params import NO_ROLES, Roles, reveal, roles
 from slimtools._core.pipeline import run
 from slimtools.envelope import Envelope
 from slimtools.errors import ConfigurationError
+from slimtools.instrumentation._registry import REGISTRY
 
 
 @dataclass(frozen=True)
@@ -312,7 +314,9 @@ def _sync_shell(state: SlimState) -> Callable[..., Any]:
     ) -> Any:
         keeper = state.keeper or DEFAULT_KEEPER
         call, rest = _call_of(state, keeper.companion, instance, args, kwargs)
-        return drive_sync(run(state.cfg, call), keeper, wrapped, args, rest)
+        if keeper.on_event is None and not REGISTRY.listeners:  # nobody listens: no event
+            return drive_sync(run(state.cfg, call), keeper, wrapped, args, rest)
+        return drive_sync(observed_run(state.cfg, keeper, call), keeper, wrapped, args, rest)
 
     return shell
 
@@ -323,7 +327,9 @@ def _async_shell(state: SlimState) -> Callable[..., Any]:
     ) -> Any:
         keeper = state.keeper or DEFAULT_KEEPER
         call, rest = _call_of(state, keeper.companion, instance, args, kwargs)
-        return drive_async(run(state.cfg, call), keeper, wrapped, args, rest)
+        if keeper.on_event is None and not REGISTRY.listeners:  # nobody listens: no event
+            return drive_async(run(state.cfg, call), keeper, wrapped, args, rest)
+        return drive_async(observed_run(state.cfg, keeper, call), keeper, wrapped, args, rest)
 
     return shell
 

@@ -47,7 +47,7 @@ def build(kit: Toolkit, name: str) -> Tool[Any]:
     async def run(ctx: Any, **arguments: Any) -> Any:
         token = _CONTEXT.set(ctx)
         try:
-            return await _call(kit, name, arguments, None)
+            return await _call(kit, name, arguments, None, ctx.tool_call_id)
         finally:
             _CONTEXT.reset(token)
 

@@ -104,7 +104,9 @@ def tool_result_message(
         ``is_error: true``.
     """
     uses = _uses(message)
-    return _message([_block(u, kit.call(u[1], _arguments(u[2]), session=session)) for u in uses])
+    return _message(
+        [_block(u, kit.call(u[1], _arguments(u[2]), session=session, call_id=u[0])) for u in uses]
+    )
 
 
 async def atool_result_message(
@@ -113,6 +115,6 @@ async def atool_result_message(
     """:func:`tool_result_message` for async code, running the calls concurrently."""
     uses = _uses(message)
     results = await asyncio.gather(
-        *(kit.acall(u[1], _arguments(u[2]), session=session) for u in uses)
+        *(kit.acall(u[1], _arguments(u[2]), session=session, call_id=u[0]) for u in uses)
     )
     return _message([_block(u, r) for u, r in zip(uses, results, strict=True)])

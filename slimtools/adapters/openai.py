@@ -157,7 +157,7 @@ def _arguments(kit: Toolkit, name: str, raw: Any) -> Any:
 
 def _run(kit: Toolkit, calls: Iterable[_Call], session: str | None) -> list[tuple[str, ToolResult]]:
     return [
-        (cid, kit.call(name, _arguments(kit, name, raw), session=session))
+        (cid, kit.call(name, _arguments(kit, name, raw), session=session, call_id=cid))
         for cid, name, raw in calls
     ]
 
@@ -167,7 +167,10 @@ async def _arun(
 ) -> list[tuple[str, ToolResult]]:
     # The model issued these calls together, so they are independent: run them concurrently.
     results = await asyncio.gather(
-        *(kit.acall(name, _arguments(kit, name, raw), session=session) for _, name, raw in calls)
+        *(
+            kit.acall(name, _arguments(kit, name, raw), session=session, call_id=cid)
+            for cid, name, raw in calls
+        )
     )
     return [(cid, result) for (cid, _, _), result in zip(calls, results, strict=True)]
 

@@ -63,7 +63,12 @@ def _function_tool(kit: Toolkit, spec: ToolSpec, strict: bool, session: str | No
     async def invoke(context: ToolContext[Any], arguments: str) -> str:
         # Errors are returned, not raised: a raise would end the run instead of informing
         # the model (the SDK's contract for on_invoke_tool).
-        result = await kit.acall(name, restore_defaults(arguments, original), session=session)
+        result = await kit.acall(
+            name,
+            restore_defaults(arguments, original),
+            session=session,
+            call_id=context.tool_call_id,
+        )
         return result.text
 
     return FunctionTool(

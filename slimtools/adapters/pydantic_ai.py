@@ -76,10 +76,11 @@ _PASS_THROUGH = _PassThroughArgs()
 
 
 async def _call(
-    kit: Toolkit, name: str, arguments: dict[str, Any], session: str | None
+    kit: Toolkit, name: str, arguments: dict[str, Any], session: str | None, call_id: str | None
 ) -> ToolReturn:
     """Run one call through the toolkit; a failure becomes ``ToolFailed`` (a failed result)."""
-    result = await kit.acall(name, arguments.get(_RAW, arguments), session=session)
+    raw = arguments.get(_RAW, arguments)
+    result = await kit.acall(name, raw, session=session, call_id=call_id)
     if result.is_error:
         raise ToolFailed(result.text)
     return ToolReturn(return_value=result.text, metadata=result.structured)
@@ -125,7 +126,7 @@ class SlimToolset(AbstractToolset[Any]):
         self, name: str, tool_args: dict[str, Any], ctx: RunContext[Any], tool: ToolsetTool[Any]
     ) -> Any:
         """Run the call through ``kit.acall``; errors become failed results, never raises."""
-        return await _call(self._kit, name, tool_args, self._session)
+        return await _call(self._kit, name, tool_args, self._session, ctx.tool_call_id)
 
 
 def to_pydantic_ai_toolset(

@@ -21,6 +21,7 @@ quadratic in a long run and slides the cache boundary every turn.
 from __future__ import annotations
 
 import logging
+import time
 from collections import deque
 from collections.abc import Sequence
 from heapq import heappop, heappush
@@ -38,6 +39,7 @@ from slimtools.clearing._batch import (
     audit_originals,
     write_batch,
 )
+from slimtools.clearing._observe import report_pass
 from slimtools.clearing._render import Placeholders
 from slimtools.clearing.formats.base import OTHER, Codec, RawResult, new_tuple, starts_turn
 from slimtools.clearing.formats.media import MEDIA_TOKENS
@@ -46,6 +48,7 @@ from slimtools.clearing.policy import ClearingPolicy
 from slimtools.clearing.pricing import calls_ahead
 from slimtools.clearing.report import ClearingReport
 from slimtools.clearing.thinning import head_at, head_length, next_age, thin
+from slimtools.instrumentation._registry import REGISTRY
 from slimtools.typing import Audit
 
 logger = logging.getLogger("slimtools.clearing")
@@ -65,6 +68,9 @@ class Clearer:
         policy: the :class:`ClearingPolicy` (defaults: turn-end clearing, 2 turns kept).
         format: the history format; detected from the first message that tells.
         audit: a sink receiving each original before it is replaced.
+        observed: whether its passes are reported (``ClearingPolicy.on_event``,
+            ``slimtools.observe``); the ledger's what-if replays pass False, so a
+            process's live metrics count only the clearing its agents really did.
     """
 
     def __init__(
@@ -73,11 +79,13 @@ class Clearer:
         *,
         format: str | None = None,
         audit: Audit | None = None,
+        observed: bool = True,
     ) -> None:
         self.policy = policy if policy is not None else ClearingPolicy()
         if not isinstance(self.policy, ClearingPolicy):
             raise TypeError(f"policy must be a ClearingPolicy, got {type(policy).__name__}")
         self.audit = audit
+        self._observed = observed
         self._codec: Codec | None = get_codec(format) if format is not None else None
         self._named = self._sure = format is not None
         # The monotone memory, consulted only when a changed history is re-read: what each
@@ -154,6 +162,9 @@ class Clearer:
 
     def _advance(self, history: Sequence[Any]) -> ClearingReport:
         """Read what was appended since the last call, clear what is due, report it."""
+        on_event = self.policy.on_event
+        listening = self._observed and (on_event is not None or bool(REGISTRY.listeners))
+        began = time.time_ns() if listening else 0
         if type(history) is not list:
             check_history(history)
         codec = self._codec if self._sure and self._codec is not None else self._codec_for(history)
@@ -175,6 +186,10 @@ class Clearer:
             state.n, state.first, state.last = end, history[0], history[-1]
         self._rereading = False
         report = self.last_report = self._evaluate(codec)
+        if listening:
+            report_pass(
+                report, format=codec.name, messages=end, previous=n, start=began, local=on_event
+            )
         return report
 
     # -- reading ---------------------------------------------------------------------------

@@ -30,8 +30,9 @@ from slimtools.clearing.placeholder import (
 from slimtools.clearing.pricing import DEFAULT_HORIZON, DEFAULT_PRICING, CachePricing, pricing_of
 from slimtools.clearing.thinning import check_schedule, check_template
 from slimtools.errors import ConfigurationError
+from slimtools.instrumentation._registry import check_listener
 from slimtools.tokens import count_tokens
-from slimtools.typing import TokenCounter
+from slimtools.typing import Listener, TokenCounter
 
 DEFAULT_RETENTION: Mapping[str, int | None] = MappingProxyType(
     {"search": 2, "read": 3, "command": 3, "write": 20, "input": None}
@@ -112,6 +113,10 @@ class ClearingPolicy:
             way back stay. Thinning rewrites history, so under a cache price it is weighed
             like a clear and made only when it pays or rides on a clear made anyway.
             None (the default): heads keep ``keep_head`` characters for life.
+        on_event: hears a :class:`~slimtools.instrumentation.ClearingPass` for each call of
+            a clearer under this policy (``slimtools.observe`` hears every policy's). It
+            observes and changes nothing, so it takes no part in ``==`` and ``hash``: two
+            policies that clear alike are equal whatever they report to.
     """
 
     keep_turns: int = 2
@@ -139,6 +144,7 @@ class ClearingPolicy:
     payback_horizon: int | None = DEFAULT_HORIZON
     max_context_tokens: int | None = None
     thin: Sequence[tuple[int, int]] | None = None
+    on_event: Listener | None = field(default=None, compare=False)
 
     def __post_init__(self) -> None:
         for name in ("keep_turns", "keep_head"):
@@ -184,6 +190,8 @@ class ClearingPolicy:
             raise ConfigurationError("refetch_tool must be a non-empty tool name")
         if not isinstance(self.infer_categories, bool):
             raise ConfigurationError("infer_categories must be a bool")
+        if self.on_event is not None:
+            check_listener(self.on_event, "on_event")
         # Per-tool decisions are asked once per result; memoise them (the policy is frozen).
         set_(self, "_turns_cache", {})
         set_(self, "_needs", template_needs(self.placeholder))
@@ -194,7 +202,7 @@ class ClearingPolicy:
         return hash(
             tuple(
                 frozenset(v.items()) if isinstance(v, Mapping) else v
-                for v in (getattr(self, f.name) for f in dataclasses.fields(self))
+                for v in (getattr(self, f.name) for f in dataclasses.fields(self) if f.compare)
             )
         )
 

@@ -241,7 +241,7 @@ def run_trial(episode: Episode, setting: Setting, model: ChatModel, *, max_steps
     """Play one episode under one setting and classify the model's answer."""
     policy = setting.policy
     conversation = _Conversation(
-        Clearer(policy, format="openai_chat") if policy is not None else None,
+        Clearer(policy, format="openai_chat", observed=False) if policy is not None else None,
         [{"role": "system", "content": episode.system}, {"role": "user", "content": episode.task}],
     )
     target_index = 0

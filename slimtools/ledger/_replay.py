@@ -162,7 +162,7 @@ class TokenLedger:
         """
         fmt = format or detect_format(history)
         if clear is None and policy is not None:
-            clear = Clearer(policy, format=fmt).clear
+            clear = Clearer(policy, format=fmt, observed=False).clear
         reader = _Reader(fmt, counter)
         messages = list(history)
         seen = view(messages, format=fmt)

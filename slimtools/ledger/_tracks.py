@@ -53,7 +53,7 @@ class Track:
         standin_policy = policy.replace(
             token_counter=_standin.counter(counter), placeholder=self._placeholder
         )
-        self.clearer = Clearer(standin_policy, format=fmt)
+        self.clearer = Clearer(standin_policy, format=fmt, observed=False)
         _skip_output_copies(self.clearer)
         self._bodies: dict[str, str] = {}
         # uid -> (position, tokens, tool, call position, placeholder tokens, argument saving)

@@ -192,6 +192,44 @@ def use_clearing_and_ledger(history: list[dict[str, Any]]) -> None:
     assert_type(clearer.clear_in_place(cleared), ClearingReport)
 
 
+def use_live_metrics() -> None:
+    """Listening to events: per toolkit, per policy, process-wide, and OpenTelemetry."""
+    from slimtools.instrumentation import (
+        ClearingPass,
+        Event,
+        RecordLookup,
+        SlimmedCall,
+        Subscription,
+    )
+    from slimtools.instrumentation.otel import OTelListener, instrument
+    from slimtools.typing import Listener
+
+    saved: list[int] = []
+
+    def tally(event: Event) -> None:
+        if isinstance(event, SlimmedCall):
+            assert_type(event.tokens_saved, int)
+            saved.append(event.tokens_saved)
+        elif isinstance(event, ClearingPass):
+            assert_type(event.first_changed, int | None)
+        else:
+            assert_type(event, RecordLookup)
+            assert_type(event.found, bool)
+
+    listener: Listener = tally
+    listening = slimtools.Toolkit("metrics", on_event=listener)
+    assert_type(listening.on_event, Listener | None)
+    policy = slimtools.ClearingPolicy(on_event=tally)
+    with slimtools.observe(tally) as subscription:
+        assert_type(subscription.active, bool)
+        search_logs("timeout")
+        slimtools.clear_stale_results([], policy)
+    assert_type(subscription, Subscription)
+    with instrument(spans="never"):
+        search_logs("timeout")
+    assert_type(OTelListener(spans="always"), OTelListener)
+
+
 def use_proxy_config_and_wrap() -> None:
     """A proxy config read as the proxy reads it, and a function slimmed with ``wrap``."""
     from slimtools.proxy import ProxyConfig, ToolOptions, parse_config

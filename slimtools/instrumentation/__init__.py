@@ -1,0 +1,26 @@
+"""Live metrics: what each slimmed call, ``get_record`` answer and clearing pass did.
+
+Listen with ``Toolkit(on_event=...)`` (that toolkit's tools), ``ClearingPolicy(on_event=...)``
+(clearing under that policy) or :func:`observe` (everything, process-wide; also
+``slimtools.observe``). Events are :class:`SlimmedCall`, :class:`RecordLookup` and
+:class:`ClearingPass`. :mod:`slimtools.instrumentation.otel` reports them to OpenTelemetry
+(``pip install 'slimtools[otel]'``). When nobody listens, no event is built.
+
+(``slimtools.observe`` is the function; this namespace is not called ``observe`` because the
+function would hide it: ``import slimtools.observe.otel as otel`` would then fail.)
+"""
+
+from slimtools.instrumentation._events import ClearingPass, Event, RecordLookup, SlimmedCall
+from slimtools.instrumentation._registry import Subscription, observe, tool_call_id
+from slimtools.typing import Listener
+
+__all__ = [
+    "ClearingPass",
+    "Event",
+    "Listener",
+    "RecordLookup",
+    "SlimmedCall",
+    "Subscription",
+    "observe",
+    "tool_call_id",
+]
