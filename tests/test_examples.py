@@ -39,6 +39,12 @@ EXPECTED = {
         "with clearing:        resident",
         "cache-aware default:",
     ],
+    "live_metrics.py": [
+        "search_logs      4",
+        "clearing: 8 passes, 5 results cleared",
+        "execute_tool search_logs: gen_ai.tool.call.id=call_0",
+        "metric slimtools.tokens.saved:",
+    ],
     "recall_sweep.py": ["== careful", "== careless", "keep_head=500", "Wilson score interval"],
     "mcp_server.py": [
         "search_logs(query: string, page: integer = 1, limit: integer = 3)",
