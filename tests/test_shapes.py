@@ -107,6 +107,20 @@ def test_a_list_of_models_with_a_scalar_item_is_omitted():
     }
 
 
+def test_a_list_of_models_with_a_list_item_is_omitted():
+    """Items of a ``list[User]`` are records, not lists of records: nesting shows nothing."""
+    assert _brief({"id": 1, "watchers": [[]]}) == {"id": 1}
+    assert _brief({"id": 1, "watchers": [[{"login": "a", "pw": "x"}]]}) == {"id": 1}
+
+
+def test_a_model_field_shows_a_list_of_records():
+    """``user: User | None`` holding a list of records shows each projected (fan-out)."""
+    assert _brief({"id": 1, "user": [{"login": "a", "pw": "x"}]}) == {
+        "id": 1,
+        "user": [{"login": "a"}],
+    }
+
+
 def test_a_dict_field_shows_a_mapping_whose_values_fit():
     """``dict[str, int]`` shows a mapping of scalars and omits one holding records."""
     assert _brief({"id": 1, "labels": {"bug": 2}})["labels"] == {"bug": 2}

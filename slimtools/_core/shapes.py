@@ -10,7 +10,8 @@ data never rides out whole under a name the allowlist meant for something smalle
 - ``list[X]`` (and tuples, sets) takes a list whose every item fits ``X``;
 - ``dict[K, V]`` takes a mapping whose every value fits ``V``;
 - a nested model (or a dotted name with children) takes a record, or a list of records, and
-  projects it; a scalar there shows nothing;
+  projects it; a scalar there shows nothing; as the items of a list or mapping
+  (``list[Model]``) it takes records only, so a list of lists shows nothing;
 - ``X | Y`` takes what fits either; ``None`` fits every shape; ``Any`` takes anything.
 
 What does not fit is omitted, never shown in part. Each field's check is built once, when the
@@ -113,13 +114,14 @@ def _fit_map(item: Fit | None) -> Fit:
     return fit
 
 
-def fit_records(project: Callable[[Any], dict[str, Any]]) -> Fit:
-    """A nested allowlist's fit: a record, or a list of records (or nulls), projected."""
+def fit_records(project: Callable[[Any], dict[str, Any]], *, lists: bool = True) -> Fit:
+    """A nested allowlist's fit: a record, or (with ``lists``) a list of records (or nulls),
+    projected. Items of a declared list (``list[Model]``) take records only."""
 
     def fit(value: Any) -> Any:
         if is_record(value):
             return project(value)
-        if not isinstance(value, (list, tuple)):
+        if not lists or not isinstance(value, (list, tuple)):
             return MISSING
         out: list[Any] = []
         for x in value:
@@ -153,10 +155,13 @@ def _fit_instance(cls: type) -> Fit:
 
 
 def _any_of(
-    members: list[Any], nested: Callable[[type[BaseModel]], Callable[[Any], dict[str, Any]]]
+    members: list[Any],
+    nested: Callable[[type[BaseModel]], Callable[[Any], dict[str, Any]]],
+    *,
+    item: bool = False,
 ) -> tuple[Fit | None, bool]:
     """The fit of a union of ``members``: what fits any of them."""
-    parts = [compile_fit(member, nested) for member in members]
+    parts = [compile_fit(member, nested, item=item) for member in members]
     if not parts or any(fit is None for fit, _ in parts):
         return None, True
     if len(parts) == 1:
@@ -165,13 +170,18 @@ def _any_of(
 
 
 def compile_fit(
-    annotation: Any, nested: Callable[[type[BaseModel]], Callable[[Any], dict[str, Any]]]
+    annotation: Any,
+    nested: Callable[[type[BaseModel]], Callable[[Any], dict[str, Any]]],
+    *,
+    item: bool = False,
 ) -> tuple[Fit | None, bool]:
     """The fit of ``annotation`` and whether an exact JSON scalar fits it as is.
 
     Args:
         annotation: a field's declared type (``None`` or ``Any`` for no constraint).
         nested: returns the compiled projection of a nested model (its ``project``).
+        item: ``annotation`` types the items of a declared list or mapping, where a nested
+            model takes one record (a field typed with the model also takes a list of them).
 
     Returns:
         ``(fit, scalars_ok)``; ``fit`` is ``None`` when anything fits (then ``scalars_ok``).
@@ -181,18 +191,19 @@ def compile_fit(
     if annotation is None or annotation is Any or annotation is object:
         return None, True
     if origin is typing.Annotated:
-        return compile_fit(args[0], nested)
+        return compile_fit(args[0], nested, item=item)
     if origin in (typing.Union, types.UnionType):
-        return _any_of([a for a in args if a is not type(None)], nested)
+        return _any_of([a for a in args if a is not type(None)], nested, item=item)
     if origin is typing.Literal or annotation in (str, int, float, bool):
         return fit_scalar, True
     if isinstance(annotation, type) and issubclass(annotation, BaseModel):
-        return fit_records(nested(annotation)), False
+        return fit_records(nested(annotation), lists=not item), False
     if origin in _LIST_ORIGINS or annotation in _LIST_ORIGINS:
         items = [a for a in args if a is not Ellipsis]  # tuple[X, ...] and tuple[X, Y] too
-        return _fit_list(_any_of(items, nested)[0] if items else None), False
+        return _fit_list(_any_of(items, nested, item=True)[0] if items else None), False
     if origin in _MAP_ORIGINS or annotation in _MAP_ORIGINS:
-        return _fit_map(compile_fit(args[1], nested)[0] if len(args) == 2 else None), False
+        value = compile_fit(args[1], nested, item=True)[0] if len(args) == 2 else None
+        return _fit_map(value), False
     if isinstance(annotation, type) and issubclass(annotation, enum.Enum):
         return fit_scalar, True
     if isinstance(annotation, type) and not typing.is_typeddict(annotation):
