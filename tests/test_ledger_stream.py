@@ -14,7 +14,7 @@ from slimtools.errors import ConfigurationError
 from slimtools.ledger import TokenLedger
 from slimtools.ledger import _standin as standin
 from slimtools.ledger._tracks import _Fenwick
-from slimtools.ledger.stream import NO_CLEARING, LedgerColumns, RunReplay
+from slimtools.ledger.stream import NO_CLEARING, LedgerColumns, RunReplay, _Window
 from slimtools.tokens import count_tokens
 from slimtools.transcripts import iter_transcripts
 from tests._profile import examples
@@ -254,6 +254,70 @@ def test_the_engines_spare_their_copy_of_the_history():
     replay = RunReplay("openai_chat", {"p": ClearingPolicy(cache=None)}).add_all(history)
     (track,) = replay._tracks
     assert track.clearer.clear(replay._standins) == []
+
+
+def test_each_engine_keeps_only_the_stand_ins_it_may_still_rewrite():
+    """After a long run under turn-end clearing, an engine holds the stand-ins of the few
+    results not cleared yet; the replay, besides those no engine has read, only the first
+    and last stand-ins read."""
+    history = render(
+        "anthropic", [Turn((Call(f"c{i}", "bash", {}, Res(big(f"r{i}_"))),)) for i in range(40)]
+    )
+    replay = RunReplay("anthropic", {"p": ClearingPolicy(cache=None)}).add_all(history)
+    (track,) = replay._tracks
+    held = sorted(track._out._held)
+    assert 0 < len(held) <= 3
+    assert held[0] >= len(history) - 8
+    unread = len(history) - replay._previous_end  # appended since the last model call
+    assert len(replay._standins._tail) == 1 + unread
+
+
+def test_each_engine_reads_its_history_once():
+    """The replay only appends, so no engine re-reads (the state it began with is the state
+    it ends with) and none keeps a memory of what it cleared."""
+    history = render(
+        "openai_chat", [Turn((Call(f"c{i}", "bash", {}, Res(big(f"r{i}_"))),)) for i in range(30)]
+    )
+    replay = RunReplay("openai_chat", PRESETS).add_all(history)
+    for track in replay._tracks:
+        assert track.clearer._state.out is track._out
+        assert not track.clearer._memory
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_a_call_answered_after_the_next_model_call_has_its_arguments_blanked_as_measured(fmt):
+    """A call whose result comes after a later model call: its message, read by the engine
+    before the result, is still there to blank when the result is cleared."""
+    wordy = {"q": "where is the error " * 40}
+    late = [
+        Turn((Call("c0", "x", wordy, None),), user="go"),
+        Turn((Call("c1", "x", wordy, Res(big("b", 400))),), orphans=(("c0", Res(big("a", 400))),)),
+        *(Turn((Call(f"c{i}", "x", {}, Res(big(f"r{i}_"))),)) for i in range(2, 6)),
+    ]
+    history = render(fmt, late)
+    blanking = ClearingPolicy(
+        cache=None, keep_turns=0, clear_tool_inputs=True, retention={}, infer_categories=False
+    )
+    assert_same_ledgers(history, fmt, {**PRESETS, "blanking": blanking})
+    figures = replayed(
+        history, fmt, {"on": blanking, "off": blanking.replace(clear_tool_inputs=False)}
+    )
+    assert figures.ledger("on").rows[-1].input_tokens < figures.ledger("off").rows[-1].input_tokens
+
+
+def test_a_stand_in_let_go_cannot_be_read_back():
+    """The replay's history keeps its first and last stand-ins; any other, once every engine
+    has read it, raises IndexError rather than reading as something else."""
+    window = _Window()
+    for i in range(5):
+        window.append(f"m{i}")
+    window.release()
+    assert len(window) == 5
+    assert (window[0], window[4], window[-1]) == ("m0", "m4", "m4")
+    window.append("m5")
+    assert window[4:] == ["m4", "m5"]
+    with pytest.raises(IndexError, match="let go"):
+        window[2]
 
 
 def test_a_thinning_policy_is_refused_with_what_to_use_instead():

@@ -3,20 +3,23 @@
 :class:`RunReplay` is fed a run's messages one at a time (:meth:`RunReplay.add`) and gives
 the same :class:`~slimtools.ledger.TokenLedger` rows as :meth:`TokenLedger.measure
 <slimtools.ledger.TokenLedger.measure>` for no clearing and for each policy, plus the counts
-``slimtools analyze`` reports (calls and result tokens per tool). It keeps, per message, its
-token offset and a small stand-in (:mod:`slimtools.ledger._standin`) that a real
+``slimtools analyze`` reports (calls and result tokens per tool). Each message becomes a
+small stand-in (:mod:`slimtools.ledger._standin`) that a real
 :class:`~slimtools.clearing.Clearer` per policy reads, so every decision is the engine's own
-while a long session's texts are never held. Holding the run whole, as ``measure`` does,
-was the simpler design; memory then grew with the file rather than with its message count.
+while a long session's texts are never held; once read, a stand-in is kept only while its
+engine may still rewrite it (a result still clearable). Per message there remain a few
+machine integers (token offsets, ledger columns), so memory grows by tens of bytes a
+message. Holding the run whole, as ``measure`` does, was the simpler design; memory then
+grew with the file rather than with its message count.
 """
 
 from __future__ import annotations
 
 from array import array
 from collections import Counter
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, overload
 
 from slimtools.clearing import MEDIA_TOKENS, ClearingPolicy
 from slimtools.clearing.formats.base import starts_turn
@@ -128,7 +131,7 @@ class RunReplay:
         self._tracks = [
             Track(label, p, counter, self._standin_format) for label, p in policies.items()
         ]
-        self._standins: list[Any] = []
+        self._standins = _Window()
 
     def add_all(self, messages: Iterable[Any]) -> RunReplay:
         """Add every message of ``messages``; returns self."""
@@ -157,7 +160,12 @@ class RunReplay:
             name = self._names.setdefault(c.name, c.name)
             # the latest call with an id is the one a result answers (the engine's rule)
             args = c.args if self._tracks else {}  # only placeholders show them
+            taken = self._calls.get(c.id)
             self._calls[c.id] = (uid, name, args, position, piece)
+            for track in self._tracks:
+                if taken is not None:  # its id is taken: the earlier call is never answered
+                    track.answered(taken[3])
+                track.called(position)
             self._calls_by_tool[name or "?"] += 1
             calls.append(_standin.Call(uid, name, piece))
         results: list[_standin.Result] = []
@@ -176,9 +184,10 @@ class RunReplay:
                 uid = self._next_id()  # an orphan or a duplicate: answers no stand-in call
             else:
                 uid = call[0]
-                if raw.clearable:
-                    for track in self._tracks:
+                for track in self._tracks:
+                    if raw.clearable:
                         track.file(raw, size, call, position, self._turns)
+                    track.answered(call[3])
             empty = not raw.text and not raw.media
             results.append(_standin.Result(uid, raw.name, size, empty, raw.clearable))
         self._offsets.append(self._offsets[-1] + tokens)
@@ -222,5 +231,56 @@ class RunReplay:
         self._base.append(total, self._results_so_far, read, False, 0)
         self._previous_end = end
         self._resident_by_tool = {tool: n for tool, n in self._by_tool.items() if n}
+        if not self._tracks:
+            return
         for track in self._tracks:
             track.account(self._standins, offsets, self._results_so_far)
+        self._standins.release()
+
+
+class _Window(Sequence[Any]):
+    """The stand-ins of a run as its engines read them: a history that only grows.
+
+    Each engine reads the messages appended since its last call, and checks that its first
+    and last known messages are still in place; so once every engine has read them, only
+    the first stand-in and the last are kept (each engine keeps those it may rewrite).
+    Reading a stand-in let go raises ``IndexError``.
+    """
+
+    __slots__ = ("_first", "_start", "_tail")
+
+    def __init__(self) -> None:
+        self._first: Any = None  # the stand-in at 0, once it has left the tail
+        self._start = 0  # the position of the tail's first stand-in
+        self._tail: list[Any] = []
+
+    def __len__(self) -> int:
+        return self._start + len(self._tail)
+
+    @overload
+    def __getitem__(self, index: int) -> Any: ...
+    @overload
+    def __getitem__(self, index: slice) -> list[Any]: ...
+    def __getitem__(self, index: int | slice) -> Any:
+        if isinstance(index, slice):
+            return [self[i] for i in range(*index.indices(len(self)))]
+        if index < 0:
+            index += len(self)
+        if index >= self._start:
+            return self._tail[index - self._start]
+        if index == 0:
+            return self._first
+        raise IndexError(f"stand-in {index} was let go once every engine had read it")
+
+    def append(self, standin: Any) -> None:
+        """Add the next message's stand-in."""
+        self._tail.append(standin)
+
+    def release(self) -> None:
+        """Every engine has read every stand-in: keep only the first and the last."""
+        if len(self._tail) < 2:
+            return
+        if not self._start:
+            self._first = self._tail[0]
+        self._start += len(self._tail) - 1
+        self._tail = self._tail[-1:]
