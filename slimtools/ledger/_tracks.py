@@ -55,13 +55,13 @@ class Track:
         self.policy = policy
         self._count = counter
         self._renderer = Placeholders(policy.replace(token_counter=counter))
+        self._bodies: dict[str, str] = {}  # uid -> its placeholder's stand-in, until used
         standin_policy = policy.replace(
-            token_counter=_standin.counter(counter), placeholder=self._placeholder
+            token_counter=_standin.counter(counter), placeholder=_Bodies(self._bodies)
         )
         self.clearer = Clearer(standin_policy, format=fmt, observed=False)
         self._holds: dict[int, int] = {}  # position -> rewrites the engine may still make there
         self._out = _lean(self.clearer, self._holds)
-        self._bodies: dict[str, str] = {}
         # uid -> (position, tokens, tool, call position, placeholder tokens, argument saving)
         self._pending: dict[str, tuple[int, int, str, int, int, int]] = {}
         self._blanks = bool(policy.clear_tool_inputs)  # whether call messages are rewritten
@@ -116,10 +116,6 @@ class Track:
         if self._blanks:
             self._release(position)
 
-    def _placeholder(self, info: PlaceholderInfo) -> str:
-        """The stand-in template: the body prepared when the result was read."""
-        return self._bodies.pop(info.call_id)
-
     @property
     def tool_saved_at_call(self) -> dict[str, int]:
         """Tokens clearing saved per tool, as of the last model call accounted."""
@@ -173,6 +169,22 @@ class Track:
             self._holds[position] = left
         elif self._out is not None:
             self._out.release(position)
+
+
+class _Bodies:
+    """The stand-in template: the body prepared when the result was read.
+
+    It holds the bodies, not the track: a track whose engine's policy pointed back at it
+    would live until a full garbage collection, and its engine's per-message state with it.
+    """
+
+    __slots__ = ("_bodies",)
+
+    def __init__(self, bodies: dict[str, str]) -> None:
+        self._bodies = bodies
+
+    def __call__(self, info: PlaceholderInfo) -> str:
+        return self._bodies.pop(info.call_id)
 
 
 class _Held:
