@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import gc
 import itertools
 import logging
+import weakref
 
 import pytest
 from hypothesis import given, settings
@@ -324,3 +326,19 @@ def test_a_thinning_policy_is_refused_with_what_to_use_instead():
     """The streaming replay does not model thinning: it says so and names the alternative."""
     with pytest.raises(ConfigurationError, match=r"TokenLedger\.measure"):
         RunReplay("openai_chat", {"thin": ClearingPolicy(thin=[(0, 200), (5, 0)])})
+
+
+def test_a_replay_is_freed_as_soon_as_it_is_dropped():
+    """No cycle runs through a replay's engines, so dropping the replay frees them at once,
+    not at the next full garbage collection (analyze adds a run up after freeing it)."""
+    history = render(
+        "anthropic", [Turn((Call(f"c{i}", "bash", {}, Res(big())),)) for i in range(6)]
+    )
+    replay = RunReplay("anthropic", PRESETS).add_all(history)
+    engines = [weakref.ref(track.clearer) for track in replay._tracks]
+    gc.disable()
+    try:
+        del replay
+        assert all(engine() is None for engine in engines)
+    finally:
+        gc.enable()
