@@ -14,7 +14,7 @@
     placeholder tokens, argument saving: four machine integers, 32 bytes).
 
 The baseline is the same interpreter importing slimtools and analysing a 1 MB file (same
-run); figures are peak RSS (``ru_maxrss``) of each child, growth over that baseline, and
+run); figures are peak RSS (``VmHWM``) of each child, growth over that baseline, and
 MB/s. Files are generated in a temporary folder and deleted after each case.
 """
 
