@@ -8,9 +8,9 @@ small stand-in (:mod:`slimtools.ledger._standin`) that a real
 :class:`~slimtools.clearing.Clearer` per policy reads, so every decision is the engine's own
 while a long session's texts are never held; once read, a stand-in is kept only while its
 engine may still rewrite it (a result still clearable). Per message there remain a few
-machine integers (token offsets, ledger columns), so memory grows by tens of bytes a
-message. Holding the run whole, as ``measure`` does, was the simpler design; memory then
-grew with the file rather than with its message count.
+machine words (token offsets, ledger columns, an emptied slot among the stand-ins): about a
+hundred bytes a message with one policy. Holding the run whole, as ``measure`` does, was
+the simpler design; memory then grew with the file rather than with its message count.
 """
 
 from __future__ import annotations
