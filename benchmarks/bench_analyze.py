@@ -7,9 +7,14 @@
     session is loaded whole with ``iter_file`` (what ``report`` and ``clear`` hold).
 (b) Many runs: a synthetic OpenHands evaluation output (one ~100 KB run a line) of 150 and
     500 MB, analysed with the default policy: memory is bounded by one run.
+(c) Results still clearable: the 50 MB session of (a) under the default policy with
+    ``clear_at_least`` out of reach, so every result stays a candidate of the cache-aware
+    decision to the end; its peak RSS over the default policy's (which clears as it goes),
+    per result, against the floor of what the decision needs per result (position, tokens,
+    placeholder tokens, argument saving: four machine integers, 32 bytes).
 
 The baseline is the same interpreter importing slimtools and analysing a 1 MB file (same
-run); figures are peak RSS (``ru_maxrss``) of each child, growth over that baseline, and
+run); figures are peak RSS (``VmHWM``) of each child, growth over that baseline, and
 MB/s. Files are generated in a temporary folder and deleted after each case.
 """
 
@@ -40,10 +45,17 @@ if mode == "whole":
     loaded = list(iter_file(path))
     messages, runs = sum(len(t.messages) for t in loaded), len(loaded)
 else:
-    policies = {} if mode == "none" else {"default": ClearingPolicy()}
+    policies = {
+        "none": {},
+        "default": {"default": ClearingPolicy()},
+        "pending": {"never": ClearingPolicy(clear_at_least=10**12)},
+    }[mode]
     result = analyze(path, policies=policies)
     assert not result.errors, result.errors
     messages, runs = result.total.messages, result.total.runs
+    if mode == "pending":  # every result stayed a candidate: the count, not the messages
+        assert max(result.total.series["never"].cleared) == 0
+        messages = result.total.tool_results
 seconds = time.perf_counter() - start
 print(peak_mb(), seconds, messages, runs, sep="\\t")
 """
@@ -90,6 +102,23 @@ def one_run(folder: Path, base: int) -> None:
         path.unlink()
 
 
+def pending(folder: Path) -> None:
+    megabytes = SESSION_MB[0]
+    print(
+        f"\n(c) a {megabytes} MB session whose results all stay clearable (clear_at_least out of reach)"
+    )
+    path = folder / f"pending{megabytes}.jsonl"
+    _write(path, _session_line, megabytes)
+    clears, _, _, _ = _child("default", path)
+    rss, _, results, _ = _child("pending", path)
+    path.unlink()
+    per = (rss - clears) * 2**20 / results
+    print(
+        f"    {results:,} results pending at the end: peak RSS {rss} MB, {rss - clears} MB over"
+        f" the default policy's {clears} MB: {per:,.0f} bytes a pending result (floor: 32)"
+    )
+
+
 def many_runs(folder: Path, base: int) -> None:
     print("\n(b) an OpenHands evaluation output, one run a line, default policy")
     print(
@@ -114,6 +143,7 @@ def main() -> None:
         print(f"baseline (import + analyse a 1 MB session): peak RSS {base} MB")
         one_run(folder, base)
         many_runs(folder, base)
+        pending(folder)
         print(f"    ({time.perf_counter() - start:.0f}s in all)")
 
 

@@ -8,6 +8,7 @@ from hypothesis import strategies as st
 
 from slimtools.clearing import ClearingPolicy
 from slimtools.clearing._plan import Candidates
+from slimtools.clearing._savings import SavingsIndex
 from slimtools.clearing.pricing import (
     DEFAULT_HORIZON,
     PRESETS,
@@ -243,3 +244,43 @@ def test_taking_a_cut_leaves_the_earlier_candidates_ready():
     assert plan.take(2) == [30]
     assert len(plan) == 2
     assert plan.total == 200
+
+
+_savings_steps = st.lists(
+    st.one_of(
+        st.tuples(st.just("add"), st.integers(0, 300), st.integers(-50, 500)),
+        st.tuples(st.just("many"), st.lists(st.tuples(st.integers(0, 300), st.integers(0, 500)))),
+        st.tuples(st.just("before"), st.integers(0, 400)),
+    ),
+    max_size=40,
+)
+
+
+@settings(max_examples=examples(200), deadline=None)
+@given(steps=_savings_steps)
+def test_savings_index_sums_what_was_saved_before_a_position(steps):
+    """Property: however additions and prefix sums interleave (the tree built on the first
+    sum, then grown past its size), each sum is the plain sum of what was saved before."""
+    index, saved = SavingsIndex(), []
+    for step in steps:
+        if step[0] == "add":
+            index.add(step[1], step[2])
+            saved.append(step[1:])
+        elif step[0] == "many":
+            index.add_many(step[1])
+            saved += step[1]
+        else:
+            assert index.before(step[1]) == sum(s for p, s in saved if p < step[1])
+    assert index.total == sum(s for _, s in saved)
+
+
+def test_savings_index_takes_any_counters_numbers():
+    """Savings that are not machine integers (a counter giving floats, or huge counts) are
+    summed exactly as before, once the index holds machine integers already."""
+    index = SavingsIndex()
+    index.add(3, 100)
+    assert index.before(10) == 100  # the tree is built, of machine integers
+    index.add(5, 2.5)  # type: ignore[arg-type]
+    index.add(200, 10**30)
+    assert index.before(6) == 102.5
+    assert index.before(201) == 10**30 + 102.5

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import gc
 import itertools
 import logging
+import weakref
 
 import pytest
 from hypothesis import given, settings
@@ -256,7 +258,73 @@ def test_the_engines_spare_their_copy_of_the_history():
     assert track.clearer.clear(replay._standins) == []
 
 
+def test_each_engine_keeps_only_the_stand_ins_it_may_still_rewrite():
+    """After a long run under turn-end clearing, an engine holds the stand-ins of the few
+    results not cleared yet; the replay, besides those no engine has read, only the first
+    and last stand-ins read."""
+    history = render(
+        "anthropic", [Turn((Call(f"c{i}", "bash", {}, Res(big(f"r{i}_"))),)) for i in range(40)]
+    )
+    replay = RunReplay("anthropic", {"p": ClearingPolicy(cache=None)}).add_all(history)
+    (track,) = replay._tracks
+    held = sorted(track._out._held)
+    assert 0 < len(held) <= 3
+    assert held[0] >= len(history) - 8
+    kept = [i for i, standin in enumerate(replay._standins) if standin is not None]
+    unread = range(replay._previous_end, len(history))  # appended since the last model call
+    assert kept == [0, replay._previous_end - 1, *unread]
+
+
+def test_each_engine_reads_its_history_once():
+    """The replay only appends, so no engine re-reads (the state it began with is the state
+    it ends with) and none keeps a memory of what it cleared."""
+    history = render(
+        "openai_chat", [Turn((Call(f"c{i}", "bash", {}, Res(big(f"r{i}_"))),)) for i in range(30)]
+    )
+    replay = RunReplay("openai_chat", PRESETS).add_all(history)
+    for track in replay._tracks:
+        assert track.clearer._state.out is track._out
+        assert not track.clearer._memory
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_a_call_answered_after_the_next_model_call_has_its_arguments_blanked_as_measured(fmt):
+    """A call whose result comes after a later model call: its message, read by the engine
+    before the result, is still there to blank when the result is cleared."""
+    wordy = {"q": "where is the error " * 40}
+    late = [
+        Turn((Call("c0", "x", wordy, None),), user="go"),
+        Turn((Call("c1", "x", wordy, Res(big("b", 400))),), orphans=(("c0", Res(big("a", 400))),)),
+        *(Turn((Call(f"c{i}", "x", {}, Res(big(f"r{i}_"))),)) for i in range(2, 6)),
+    ]
+    history = render(fmt, late)
+    blanking = ClearingPolicy(
+        cache=None, keep_turns=0, clear_tool_inputs=True, retention={}, infer_categories=False
+    )
+    assert_same_ledgers(history, fmt, {**PRESETS, "blanking": blanking})
+    figures = replayed(
+        history, fmt, {"on": blanking, "off": blanking.replace(clear_tool_inputs=False)}
+    )
+    assert figures.ledger("on").rows[-1].input_tokens < figures.ledger("off").rows[-1].input_tokens
+
+
 def test_a_thinning_policy_is_refused_with_what_to_use_instead():
     """The streaming replay does not model thinning: it says so and names the alternative."""
     with pytest.raises(ConfigurationError, match=r"TokenLedger\.measure"):
         RunReplay("openai_chat", {"thin": ClearingPolicy(thin=[(0, 200), (5, 0)])})
+
+
+def test_a_replay_is_freed_as_soon_as_it_is_dropped():
+    """No cycle runs through a replay's engines, so dropping the replay frees them at once,
+    not at the next full garbage collection (analyze adds a run up after freeing it)."""
+    history = render(
+        "anthropic", [Turn((Call(f"c{i}", "bash", {}, Res(big())),)) for i in range(6)]
+    )
+    replay = RunReplay("anthropic", PRESETS).add_all(history)
+    engines = [weakref.ref(track.clearer) for track in replay._tracks]
+    gc.disable()
+    try:
+        del replay
+        assert all(engine() is None for engine in engines)
+    finally:
+        gc.enable()

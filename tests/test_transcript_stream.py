@@ -21,6 +21,7 @@ from slimtools.transcripts._claude_code import (
 from slimtools.transcripts._model import Location, Origin, Run
 from tests._profile import examples
 from tests._shared import sample, shared_data
+from tests.claude_code_reference import reference_messages, session_lines
 from tests.strategies_transcripts import RENDERERS, histories, styles
 
 DATA = Path(__file__).parent / "data" / "transcripts"
@@ -277,3 +278,34 @@ def test_the_two_pass_session_reader_equals_the_one_pass_reader(lines):
     """Property: split responses, early and unknown answers, sidechains: the same history."""
     records = list(enumerate(lines, 1))
     assert claude_code_run(records) == _reference(records)
+
+
+@settings(max_examples=examples(600), deadline=None)
+@given(records=session_lines)
+def test_a_session_reads_as_the_reference_reader_reads_it(records):
+    """Property: the lean session index changes no message and no origin, on sessions whose
+    responses scatter, reuse call ids, and are answered early, late, twice or never."""
+    run = claude_code_run(records)
+    assert list(zip(run.messages, run.origins, strict=True)) == reference_messages(records)
+
+
+def test_reading_a_session_lets_its_index_go():
+    """Once every message is read, the index holds no call and no response."""
+    lines = list(enumerate(_session(50), 1))
+    index = index_session(session_entries(lines))
+    assert len(index.scan.owner) == len(index.scan.complete) == 50
+    assert len(list(session_messages(session_entries(lines), index))) == 100
+    assert not index.scan.owner
+    assert not index.scan.complete
+
+
+def test_a_result_appended_after_the_session_was_indexed_is_kept():
+    """A line written to a live session between the two passes, answering a call whose
+    response was emitted already, comes out as a user message of its own, not dropped."""
+    lines = list(enumerate(_session(3), 1))
+    index = index_session(session_entries(lines))
+    late = {"type": "tool_result", "tool_use_id": "t0", "content": "again"}
+    appended = [*lines, (7, {"type": "user", "message": {"role": "user", "content": [late]}})]
+    messages = [m for m, _ in session_messages(session_entries(appended), index)]
+    assert len(messages) == 7
+    assert messages[-1] == {"role": "user", "content": [late]}

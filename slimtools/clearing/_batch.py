@@ -7,6 +7,7 @@ decided batch is audited and written into the output list is decided here.
 from __future__ import annotations
 
 import logging
+from array import array
 from collections import deque
 from collections.abc import Collection
 from dataclasses import dataclass, field
@@ -178,7 +179,8 @@ class State:
     savings: SavingsIndex = field(default_factory=SavingsIndex)  # saved tokens by position
     tool_uses: int = 0
     calls: dict[str, SeenCall] = field(default_factory=dict)
-    eligible_turns: list[int] = field(default_factory=list)
+    # The turn of each result that counts toward ``keep``: one machine integer a result.
+    eligible_turns: array[int] = field(default_factory=lambda: array("q"))
     snapshot: int = 0
     # Results not yet due, one queue per retention (turns kept): turns only grow, so each
     # queue is in due order, and a call pops only what fell due (no container per turn).

@@ -6,9 +6,21 @@ there. Clears land anywhere (a write confirmation of turn 5 may go after search 
 turn 20), so the savings live in a Fenwick tree: once built, an update and a prefix sum cost
 ``O(log n)``. It is built lazily, on the first prefix sum asked for: a one-pass clear asks
 none after it writes, and pays nothing here.
+
+A long run clears about one result a turn, so the index is kept lean: once the tree is built
+the savings by position are not kept beside it (the tree grows by doubling instead of being
+rebuilt from them), and it holds machine integers, 8 bytes a position (a list of Python
+integers when a token counter gives other numbers, so any counter still works).
 """
 
 from __future__ import annotations
+
+from array import array
+from collections.abc import MutableSequence
+
+_FITS = 1 << 40
+"""A saving that fits the tree's machine integers whatever their sum: a tree of 2**20
+positions of savings under 2**40 tokens each stays far below 2**63."""
 
 
 class SavingsIndex:
@@ -17,8 +29,8 @@ class SavingsIndex:
     __slots__ = ("_at", "_tree", "total")
 
     def __init__(self) -> None:
-        self._tree: list[int] | None = None
-        self._at: dict[int, int] = {}
+        self._tree: MutableSequence[int] | None = None
+        self._at: dict[int, int] = {}  # savings by position, until the tree is built
         self.total = 0
 
     def __bool__(self) -> bool:
@@ -26,20 +38,22 @@ class SavingsIndex:
 
     def add(self, position: int, saved: int) -> None:
         """Record ``saved`` more tokens saved in the message at ``position``."""
-        at = self._at
-        at[position] = at.get(position, 0) + saved
-        self.total += saved
         tree = self._tree
         if tree is None:
+            at = self._at
+            at[position] = at.get(position, 0) + saved
+            self.total += saved
             return
+        while position >= len(tree):
+            tree = self._grow(tree)
+        if type(tree) is array and not (type(saved) is int and -_FITS < saved < _FITS):
+            tree = self._tree = list(tree)
         n = len(tree)
-        if position >= n:
-            self._tree = None  # rebuilt, larger, on the next prefix sum
-            return
         i = position
         while i < n:
             tree[i] += saved
             i |= i + 1
+        self.total += saved
 
     def add_many(self, pairs: list[tuple[int, int]]) -> None:
         """:meth:`add` each ``(position, saved)``; before the first prefix sum, in one go."""
@@ -55,16 +69,16 @@ class SavingsIndex:
     def before(self, position: int) -> int:
         """Tokens saved in the messages before ``position``."""
         tree = self._tree
-        if tree is None or position > len(tree):
+        if tree is None:
             tree = self._build(max(position, *self._at) + 1 if self._at else position)
-        i = position - 1
+        i = min(position, len(tree)) - 1  # every saving lies in the tree
         total = 0
         while i >= 0:
             total += tree[i]
             i = (i & (i + 1)) - 1
         return total
 
-    def _build(self, needed: int) -> list[int]:
+    def _build(self, needed: int) -> MutableSequence[int]:
         size = 64
         while size < needed:
             size *= 2
@@ -75,5 +89,17 @@ class SavingsIndex:
             parent = i | (i + 1)
             if parent < size:
                 tree[parent] += tree[i]
-        self._tree = tree
+        fits = all(type(s) is int and -_FITS < s < _FITS for s in self._at.values())
+        self._at = {}
+        built: MutableSequence[int] = array("q", tree) if fits else tree
+        self._tree = built
+        return built
+
+    def _grow(self, tree: MutableSequence[int]) -> MutableSequence[int]:
+        # Node i covers positions (i & (i + 1)) to i whatever the size, so doubling keeps
+        # every node; of the new ones only the last, which covers everything, is not empty.
+        n = len(tree)
+        total = self.total  # every saving so far lies in the tree
+        tree.extend([0] * n)
+        tree[2 * n - 1] = total
         return tree

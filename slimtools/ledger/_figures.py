@@ -51,21 +51,26 @@ class ToolTally:
         self.tokens.extend(other.tokens)
 
 
+def _column() -> array[int]:
+    return array("q")
+
+
 @dataclass
 class RoundSeries:
     """One strategy's ledger added up round by round over runs (round 1 of every run, ...).
 
-    Each list holds one value per round; ``runs[r]`` is how many runs reached round
-    ``r + 1``, so a single run's series is its own ledger.
+    Each column holds one value per round, as machine integers (``array("q")``, 8 bytes a
+    round: one long session has tens of thousands); ``runs[r]`` is how many runs reached
+    round ``r + 1``, so a single run's series is its own ledger.
     """
 
-    runs: list[int] = field(default_factory=list)
-    input_tokens: list[int] = field(default_factory=list)
-    tool_tokens: list[int] = field(default_factory=list)
-    cache_read: list[int] = field(default_factory=list)
-    cache_write: list[int] = field(default_factory=list)
-    cache_breaks: list[int] = field(default_factory=list)
-    cleared: list[int] = field(default_factory=list)
+    runs: array[int] = field(default_factory=_column)
+    input_tokens: array[int] = field(default_factory=_column)
+    tool_tokens: array[int] = field(default_factory=_column)
+    cache_read: array[int] = field(default_factory=_column)
+    cache_write: array[int] = field(default_factory=_column)
+    cache_breaks: array[int] = field(default_factory=_column)
+    cleared: array[int] = field(default_factory=_column)
 
     def add(self, ledger: LedgerColumns) -> None:
         """Add one run's ledger."""
@@ -77,11 +82,13 @@ class RoundSeries:
             (self.cache_write, ledger.cache_write),
             (self.cache_breaks, ledger.cache_broken),
             (self.cleared, ledger.cleared),
-            (self.runs, [1] * len(ledger)),
         )
         for mine, theirs in pairs:
             for i, value in enumerate(theirs):
                 mine[i] += value
+        runs = self.runs
+        for i in range(len(ledger)):
+            runs[i] += 1
 
     def merge(self, other: RoundSeries) -> None:
         """Add another series."""
@@ -100,8 +107,9 @@ class RoundSeries:
     def _extend(self, rounds: int) -> None:
         missing = rounds - len(self.runs)
         if missing > 0:
+            zeros = array("q", [0]) * missing
             for name in _SERIES:
-                getattr(self, name).extend([0] * missing)
+                getattr(self, name).extend(zeros)
 
 
 _SERIES = tuple(f.name for f in dataclasses.fields(RoundSeries))

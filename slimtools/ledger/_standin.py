@@ -41,6 +41,14 @@ def carried(count: int, *, length: int = 0) -> str:
     return text + "~" * (length - len(text))
 
 
+@functools.lru_cache(maxsize=1 << 12)
+def _args(count: int) -> dict[str, str]:
+    """A call's stand-in arguments, one dict per count: an engine keeps a call's arguments
+    while its result may be cleared, and codecs never change them (they keep them by
+    reference), so calls of one size share them."""
+    return {"_raw": carried(count)}
+
+
 def counter(base: TokenCounter) -> TokenCounter:
     """The engine's counter on stand-ins: the count a text carries at its end, or ``base``
     for other text (the engine's own ``"name {}"`` for blanked arguments)."""
@@ -97,9 +105,7 @@ def build(
         results: its tool results.
     """
     text = "" if content is None else carried(content)
-    raw_calls = tuple(
-        RawCall(c.id, c.name, {"_raw": carried(c.tokens)}, carried(c.tokens)) for c in calls
-    )
+    raw_calls = tuple(RawCall(c.id, c.name, _args(c.tokens), carried(c.tokens)) for c in calls)
     raw_results = tuple(
         RawResult(r.id, r.name, _content(r), slot, False, not r.clearable, r.clearable)
         for slot, r in enumerate(results)

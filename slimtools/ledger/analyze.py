@@ -20,9 +20,9 @@ from slimtools.clearing import ClearingPolicy
 from slimtools.clearing.pricing import DEFAULT_PRICING, CachePricing, pricing_of
 from slimtools.errors import TranscriptError
 from slimtools.ledger._figures import Figures, RoundSeries, ToolTally, percentile
-from slimtools.ledger.stream import NO_CLEARING, RunReplay
+from slimtools.ledger.stream import NO_CLEARING, RunFigures, RunReplay
 from slimtools.tokens import count_tokens
-from slimtools.transcripts import stream_file, transcript_files
+from slimtools.transcripts import RunStream, stream_file, transcript_files
 from slimtools.typing import TokenCounter
 
 __all__ = [
@@ -207,10 +207,21 @@ def _file(
     figures = Figures()
     source, streamed = None, False
     for run in stream_file(path, format, progress=progress):
-        replay = RunReplay(run.format, policies, counter=counter, cache=pricing)
-        figures.add_run(replay.add_all(run.messages).finish(), pricing)
+        figures.add_run(_replayed(run, policies, counter, pricing), pricing)
         source, streamed = run.source, run.streamed
     return None if source is None else FileAnalysis(path, source, figures, streamed)
+
+
+def _replayed(
+    run: RunStream,
+    policies: Mapping[str, ClearingPolicy],
+    counter: TokenCounter,
+    pricing: CachePricing | None,
+) -> RunFigures:
+    """One run's figures. Its replay (engines, per-message state) is freed on return, before
+    adding the figures up copies their ledgers."""
+    replay = RunReplay(run.format, policies, counter=counter, cache=pricing)
+    return replay.add_all(run.messages).finish()
 
 
 def _size(path: Path) -> int:

@@ -3,11 +3,14 @@
 :class:`RunReplay` is fed a run's messages one at a time (:meth:`RunReplay.add`) and gives
 the same :class:`~slimtools.ledger.TokenLedger` rows as :meth:`TokenLedger.measure
 <slimtools.ledger.TokenLedger.measure>` for no clearing and for each policy, plus the counts
-``slimtools analyze`` reports (calls and result tokens per tool). It keeps, per message, its
-token offset and a small stand-in (:mod:`slimtools.ledger._standin`) that a real
+``slimtools analyze`` reports (calls and result tokens per tool). Each message becomes a
+small stand-in (:mod:`slimtools.ledger._standin`) that a real
 :class:`~slimtools.clearing.Clearer` per policy reads, so every decision is the engine's own
-while a long session's texts are never held. Holding the run whole, as ``measure`` does,
-was the simpler design; memory then grew with the file rather than with its message count.
+while a long session's texts are never held; once read, a stand-in is kept only while its
+engine may still rewrite it (a result still clearable). Per message there remain a few
+machine words (token offsets, ledger columns, an emptied slot among the stand-ins): about a
+hundred bytes a message with one policy. Holding the run whole, as ``measure`` does, was
+the simpler design; memory then grew with the file rather than with its message count.
 """
 
 from __future__ import annotations
@@ -128,7 +131,12 @@ class RunReplay:
         self._tracks = [
             Track(label, p, counter, self._standin_format) for label, p in policies.items()
         ]
+        # The stand-ins read so far, None where every engine has read them but the first and
+        # the last (by which an engine sees that its history grew by appending). A sequence
+        # holding only those two saved these 8 bytes a message, but the engines' reads
+        # through its Python ``__getitem__`` made a file of short runs some 5% slower.
         self._standins: list[Any] = []
+        self._released = 1  # stand-ins from 1 up to this one are None
 
     def add_all(self, messages: Iterable[Any]) -> RunReplay:
         """Add every message of ``messages``; returns self."""
@@ -157,7 +165,12 @@ class RunReplay:
             name = self._names.setdefault(c.name, c.name)
             # the latest call with an id is the one a result answers (the engine's rule)
             args = c.args if self._tracks else {}  # only placeholders show them
+            taken = self._calls.get(c.id)
             self._calls[c.id] = (uid, name, args, position, piece)
+            for track in self._tracks:
+                if taken is not None:  # its id is taken: the earlier call is never answered
+                    track.answered(taken[3])
+                track.called(position)
             self._calls_by_tool[name or "?"] += 1
             calls.append(_standin.Call(uid, name, piece))
         results: list[_standin.Result] = []
@@ -176,9 +189,10 @@ class RunReplay:
                 uid = self._next_id()  # an orphan or a duplicate: answers no stand-in call
             else:
                 uid = call[0]
-                if raw.clearable:
-                    for track in self._tracks:
+                for track in self._tracks:
+                    if raw.clearable:
                         track.file(raw, size, call, position, self._turns)
+                    track.answered(call[3])
             empty = not raw.text and not raw.media
             results.append(_standin.Result(uid, raw.name, size, empty, raw.clearable))
         self._offsets.append(self._offsets[-1] + tokens)
@@ -222,5 +236,11 @@ class RunReplay:
         self._base.append(total, self._results_so_far, read, False, 0)
         self._previous_end = end
         self._resident_by_tool = {tool: n for tool, n in self._by_tool.items() if n}
+        if not self._tracks:
+            return
+        standins = self._standins
         for track in self._tracks:
-            track.account(self._standins, offsets, self._results_so_far)
+            track.account(standins, offsets, self._results_so_far)
+        for i in range(self._released, end - 1):
+            standins[i] = None
+        self._released = max(self._released, end - 1)

@@ -16,10 +16,10 @@ not sent to the model and is neither read nor cleared.
 Reading takes two passes over the lines: :func:`index_session` learns, keeping only ids and
 line numbers, which response owns each tool call and on which line each response is
 complete; :func:`session_messages` then emits the messages in order, holding only the lines
-of responses not yet complete. :func:`claude_code_run` does both on lines in memory, and the
-streamed reader on the file read twice, so a long session is never held whole. (One pass
-that held every line until the end was the simpler design; it made a session's memory grow
-with the file.)
+of responses not yet complete, and lets each response's ids go once it is emitted.
+:func:`claude_code_run` does both on lines in memory, and the streamed reader on the file
+read twice, so a long session is never held whole. (One pass that held every line until
+the end was the simpler design; it made a session's memory grow with the file.)
 """
 
 from __future__ import annotations
@@ -72,32 +72,35 @@ def session_entries(records: Iterable[tuple[int, Any]]) -> Iterator[Entry]:
 
 @dataclass
 class _Scan:
-    """Who owns each tool call, and the last line each response needs (of one line set)."""
+    """Who owns each tool call, and the last line each response needs (of one line set).
+
+    A response waits for its last line and for the last answer to its calls; an answer read
+    before any call with its id leaves every response as it is (the call, and so its owner's
+    line, comes later). An answer is credited to the response owning its call when it is
+    read: when a later response reuses the id, the earlier one may so wait for a line that
+    answers the later one, which delays when it is emitted, never what is emitted.
+    (Crediting the final owners at the end kept every answer's id until then: a string a
+    result.)
+    """
 
     owner: dict[str, str] = field(default_factory=dict)  # tool_use id -> response key
     complete: dict[str, int] = field(default_factory=dict)  # response key -> last line
-    answered_at: dict[str, int] = field(default_factory=dict)  # tool_use id -> last result
 
     def add(self, number: int, line: dict[str, Any]) -> None:
         content = line["message"].get("content")
+        owner, complete = self.owner, self.complete
         if line["type"] == "assistant":
             key = _response_key(line, number)
-            self.complete[key] = number
+            complete[key] = number
             for block, _ in _blocks(content, number):
                 if block.get("type") == "tool_use":
-                    self.owner[str(block.get("id"))] = key
+                    owner[str(block.get("id"))] = key
             return
         for block, _ in _blocks(content, number):
             if block.get("type") == "tool_result":
-                self.answered_at[str(block.get("tool_use_id"))] = number
-
-    def settle(self) -> None:
-        """A response is complete once its last answer is read, wherever its call was."""
-        for call_id, number in self.answered_at.items():
-            key = self.owner.get(call_id)
-            if key is not None:
-                self.complete[key] = max(self.complete[key], number)
-        self.answered_at = {}
+                owning = owner.get(str(block.get("tool_use_id")))
+                if owning is not None:
+                    complete[owning] = number  # the latest line read, so the largest
 
 
 @dataclass
@@ -115,16 +118,18 @@ class SessionIndex:
 
 def index_session(entries: Iterable[Entry]) -> SessionIndex:
     """One pass over the lines: which response owns each call, and where each is complete."""
-    main, every = _Scan(), _Scan()
-    has_main = False
+    main = _Scan()
+    # Every line, while none is the main agent's: a file of sidechain lines only is a
+    # subagent's own transcript. Dropped at the first main line (it held a second entry for
+    # each call and response of a session).
+    every: _Scan | None = _Scan()
     for number, line in entries:
-        every.add(number, line)
         if not line.get("isSidechain"):
-            has_main = True
+            every = None
             main.add(number, line)
-    scan = main if has_main else every  # only sidechain lines: a subagent's own transcript
-    scan.settle()
-    return SessionIndex(has_main, scan)
+        elif every is not None:
+            every.add(number, line)
+    return SessionIndex(every is None, main if every is None else every)
 
 
 @dataclass
@@ -144,11 +149,17 @@ def session_messages(
 
     A response is emitted at the place of its first line, with its answered results right
     after it; it (and whatever follows it) waits until the line ``index`` says completes it.
+
+    It consumes ``index``: once a response is emitted, its entries are let go (no later line
+    of the lines indexed can need them), so a long session's index shrinks as it is read.
+    A result read after the response owning its call was emitted (a line appended to the
+    file after it was indexed) is kept, in a user message of its own.
     """
-    owner, complete = index.scan.owner, index.scan.complete
+    scan = index.scan
+    owner, complete = scan.owner, scan.complete
     queue: deque[_Response | tuple[Message, Origin]] = deque()
     gathering: dict[str, _Response] = {}
-    seen: set[str] = set()
+    unindexed: set[str] = set()  # emitted responses the index does not know (appended lines)
     early: dict[str, list[Block]] = {}  # answers read before their response's first line
     for number, line in entries:
         if index.has_main and line.get("isSidechain"):
@@ -156,12 +167,12 @@ def session_messages(
         content = line["message"].get("content")
         if line["type"] == "assistant":
             key = _response_key(line, number)
-            if key not in seen:
-                seen.add(key)
-                gathering[key] = _Response(key, number, answers=early.pop(key, []))
-                queue.append(gathering[key])
-            if key in gathering:  # else emitted already: a later line adds nothing
-                gathering[key].blocks += _blocks(content, number)
+            response = gathering.get(key)
+            if response is None and key not in unindexed:  # its first line
+                response = gathering[key] = _Response(key, number, answers=early.pop(key, []))
+                queue.append(response)
+            if response is not None:  # else emitted already: a later line adds nothing
+                response.blocks += _blocks(content, number)
         elif isinstance(content, str):
             at = Location(number, ("message",))
             queue.append(({"role": "user", "content": content}, Origin(at)))
@@ -173,14 +184,14 @@ def session_messages(
                     rest.append(block)
                 elif answered in gathering:
                     gathering[answered].answers.append(block)
-                elif answered not in seen:
+                else:  # its response is not emitted yet: emission drops it from ``owner``
                     early.setdefault(answered, []).append(block)
             if rest:
                 queue.append(_user(rest))
         while queue and _ready(queue[0], complete, number):
-            yield from _emit(queue.popleft(), gathering)
+            yield from _emit(queue.popleft(), gathering, scan, unindexed)
     while queue:
-        yield from _emit(queue.popleft(), gathering)
+        yield from _emit(queue.popleft(), gathering, scan, unindexed)
 
 
 def _ready(item: _Response | tuple[Message, Origin], complete: dict[str, int], number: int) -> bool:
@@ -188,12 +199,24 @@ def _ready(item: _Response | tuple[Message, Origin], complete: dict[str, int], n
 
 
 def _emit(
-    item: _Response | tuple[Message, Origin], gathering: dict[str, _Response]
+    item: _Response | tuple[Message, Origin],
+    gathering: dict[str, _Response],
+    scan: _Scan,
+    unindexed: set[str],
 ) -> Iterator[tuple[Message, Origin]]:
     if not isinstance(item, _Response):
         yield item
         return
-    del gathering[item.key]
+    key = item.key
+    del gathering[key]
+    if scan.complete.pop(key, None) is None:
+        unindexed.add(key)
+    owner = scan.owner
+    for block, _ in item.blocks:
+        if block.get("type") == "tool_use":
+            call = str(block.get("id"))
+            if owner.get(call) == key:  # a later response may have taken the id
+                del owner[call]
     at = Location(item.number, ("message",))
     yield {"role": "assistant", "content": [b for b, _ in item.blocks]}, Origin(at)
     if item.answers:
