@@ -29,9 +29,10 @@ lint: $(VENV)/.dev
 test: lint
 	SLIMTOOLS_HYPOTHESIS=full $(BIN)/python -m pytest
 
-# The inner loop: light property profile, no interpreter-spawning tests, no lint.
+# The inner loop: light property profile, no interpreter-spawning tests, no lint, one
+# worker per core (each collects the suite once: about 15 s of framework imports).
 test-fast: $(VENV)/.dev
-	$(BIN)/python -m pytest -q -m "not subprocess"
+	$(BIN)/python -m pytest -q -m "not subprocess" -n auto
 
 bench: $(VENV)/.dev
 	$(BIN)/python -m benchmarks
