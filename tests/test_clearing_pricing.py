@@ -236,6 +236,27 @@ def _value(candidates, tokens_before, cache_end, calls, pricing):
     return value
 
 
+@settings(max_examples=examples(200), deadline=None)
+@given(
+    first=st.lists(st.tuples(st.integers(0, 100), st.integers(0, 500)), max_size=12),
+    batch=st.lists(st.tuples(st.integers(0, 200), st.integers(0, 500)), max_size=20),
+)
+def test_extending_by_columns_files_what_adding_one_by_one_files(first, batch):
+    """A sorted batch filed at once leaves the same candidates and prefix sums as one add each."""
+    batch = sorted(batch)
+    bulk, single = Candidates(), Candidates()
+    for plan in (bulk, single):
+        for i, (position, saving) in enumerate(first):
+            plan.add(i, position, saving, position * 3)
+    items = [100 + i for i in range(len(batch))]
+    positions = [position for position, _ in batch]
+    bulk.extend(items, positions, [s for _, s in batch], [p * 3 for p in positions])
+    for item, (position, saving) in zip(items, batch, strict=True):
+        single.add(item, position, saving, position * 3)
+    for column in ("items", "positions", "savings", "before", "prefix", "total"):
+        assert getattr(bulk, column) == getattr(single, column), column
+
+
 def test_taking_a_cut_leaves_the_earlier_candidates_ready():
     """After a cut the remaining candidates keep their prefix sums and can be chosen later."""
     plan = Candidates()

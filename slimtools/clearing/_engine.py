@@ -420,13 +420,10 @@ class Clearer:
         ready = state.ready
         if len(ready) > 1:
             ready.sort(key=_first_change)
-        if savings:
-            entries = [
-                (p, p.first, p.saving + p.input_saving, tokens_before(p.first)) for p in ready
-            ]
-        else:  # nothing cleared yet: the history before a position is all original tokens
-            entries = [(p, p.first, p.saving + p.input_saving, offsets[p.first]) for p in ready]
-        plan.extend(entries)
+        firsts = [p.first for p in ready]
+        # Nothing cleared yet: the history before a position is all original tokens.
+        before = [tokens_before(f) for f in firsts] if savings else [offsets[f] for f in firsts]
+        plan.extend(ready, firsts, [p.saving + p.input_saving for p in ready], before)
         state.ready, state.ready_saving = [], 0
         need = state.tokens - state.saved - limit if over and limit is not None else 0
         cut = plan.choose(
