@@ -64,6 +64,16 @@ def best(fn: Callable[[], Any], repeat: int) -> float:
     return min(times)
 
 
+def best_each(fns: dict[str, Callable[[], Any]], repeat: int) -> dict[str, float]:
+    """:func:`best` of each function, the runs interleaved (one of each per round), so that
+    load from other processes falls on all of them alike."""
+    times: dict[str, list[float]] = {name: [] for name in fns}
+    for _ in range(repeat):
+        for name, fn in fns.items():
+            times[name].append(best(fn, 1))
+    return {name: min(runs) for name, runs in times.items()}
+
+
 def one_pass() -> None:
     print("(a) one pass: slimtools' default policy vs ClearToolUsesEdit() defaults")
     print(
@@ -86,12 +96,18 @@ def one_pass() -> None:
             # The least a pass does: look at every message, copy every result it replaces.
             [m.model_copy(update={"content": "x"}) if m.type == "tool" else m for m in messages]
 
-        repeat = 7 if turns < 10_000 else 3
-        t_lc = best(langchain, repeat)
-        t_default = best(lambda m=messages: clear_stale_results(m, default), repeat)
-        t_none = best(lambda m=messages: clear_stale_results(m, turn_end), repeat)
-        t_terse = best(lambda m=messages: clear_stale_results(m, terse), repeat)
-        times[turns], floors[turns] = t_default, best(floor, repeat)
+        t = best_each(
+            {
+                "lc": langchain,
+                "default": lambda m=messages: clear_stale_results(m, default),
+                "none": lambda m=messages: clear_stale_results(m, turn_end),
+                "terse": lambda m=messages: clear_stale_results(m, terse),
+                "floor": floor,
+            },
+            repeat=11 if turns < 10_000 else 3,
+        )
+        t_lc, t_default, t_none, t_terse = t["lc"], t["default"], t["none"], t["terse"]
+        times[turns], floors[turns] = t_default, t["floor"]
         print(
             f"{turns:>6} {t_lc * 1e3:>13.1f} {t_default * 1e3:>11.1f} {t_lc / t_default:>8.2f}x "
             f"{t_none * 1e3:>14.1f} {t_default / t_none - 1:>+8.0%} {t_terse * 1e3:>13.1f} "
