@@ -40,7 +40,14 @@ from slimtools.errors import ConfigurationError
 from slimtools.instrumentation._registry import CALL_ID, REGISTRY, check_listener
 from slimtools.redaction import describe_error
 from slimtools.stores.memory import MemoryStore
-from slimtools.typing import DEFAULT_SESSION, HandleStore, Listener, OnError, Scope
+from slimtools.typing import (
+    DEFAULT_SESSION,
+    ForgettingStore,
+    HandleStore,
+    Listener,
+    OnError,
+    Scope,
+)
 
 __all__ = [
     "CATEGORIES",
@@ -189,14 +196,17 @@ class Toolkit:
         toolkits' entries in a shared store. For tests: see ``slimtools.testing``.
 
         Raises:
-            ConfigurationError: the store cannot forget one toolkit's entries (only
-                ``MemoryStore`` can; give each test its own durable store instead).
+            ConfigurationError: the store cannot forget one toolkit's entries: it has no
+                ``forget(toolkit)`` (``slimtools.typing.ForgettingStore``; the memory, SQLite
+                and Redis stores have one, ``LangGraphStore`` does not).
+            StoreUnavailableError: the store cannot be reached.
         """
         store = self.store
-        if not isinstance(store, MemoryStore):
+        if not isinstance(store, ForgettingStore):
             raise ConfigurationError(
-                f"Toolkit.reset() needs a MemoryStore, and toolkit {self.name!r} keeps its "
-                f"handles in {type(store).__name__}; give each test its own store instead"
+                f"Toolkit.reset() needs a store with forget(toolkit), and toolkit {self.name!r} "
+                f"keeps its handles in {type(store).__name__}; give each test its own store "
+                "instead"
             )
         store.forget(self.name)
 

@@ -1,7 +1,8 @@
 """Every protocol and alias users implement, in one place.
 
-- :class:`HandleStore` (and the optional :class:`AsyncHandleStore`) with :class:`Scope`: a
-  store for full records behind handles (``slimtools.testing`` ships its conformance suite).
+- :class:`HandleStore` (and the optional :class:`AsyncHandleStore` and
+  :class:`ForgettingStore`) with :class:`Scope`: a store for full records behind handles
+  (``slimtools.testing`` ships its conformance suite).
 - :class:`Audit`: a sink for the originals clearing replaces.
 - :data:`TokenCounter`: text in, a token count out.
 - :data:`OnError`: how a tool's exception reads to the model.
@@ -26,6 +27,7 @@ __all__ = [
     "AsyncHandleStore",
     "Audit",
     "ClearFn",
+    "ForgettingStore",
     "HandleStore",
     "Listener",
     "OnError",
@@ -93,6 +95,22 @@ class AsyncHandleStore(Protocol):
 
     async def aget_many(self, scope: Scope, keys: Sequence[str]) -> dict[str, Any]:
         """Asynchronous :meth:`HandleStore.get_many`."""
+        ...
+
+
+@runtime_checkable
+class ForgettingStore(Protocol):
+    """Optional: a store that can drop one toolkit's entries (``Toolkit.reset``).
+
+    ``MemoryStore``, ``SQLiteStore`` and ``RedisStore`` implement it.
+    """
+
+    def forget(self, toolkit: str) -> None:
+        """Drop every entry of ``toolkit``, in every session; other toolkits' stay.
+
+        Raises:
+            StoreUnavailableError: the store cannot be reached; nothing may have been dropped.
+        """
         ...
 
 

@@ -9,7 +9,7 @@ import pytest
 
 import slimtools
 from slimtools import ConfigurationError, Toolkit, paginate, summarize_with_handle
-from slimtools.stores import SQLiteStore
+from slimtools.stores import LangGraphStore, SQLiteStore
 from slimtools.stores.memory import MemoryStore
 from slimtools.typing import Scope
 
@@ -64,11 +64,25 @@ def test_reset_keeps_the_tools_and_other_toolkits_entries():
     assert json.loads(kit.get_record(1)) == ROWS[1]
 
 
-def test_reset_with_a_store_that_cannot_forget_says_what_to_do(tmp_path):
-    """A durable store raises a ConfigurationError naming the store and the remedy."""
-    store = SQLiteStore(tmp_path / "h.db")
-    with pytest.raises(ConfigurationError, match=r"needs a MemoryStore.*SQLiteStore"):
+def test_reset_with_a_store_that_cannot_forget_says_what_to_do():
+    """A store without forget(toolkit) raises a ConfigurationError naming it and the remedy."""
+    from langgraph.store.memory import InMemoryStore
+
+    store = LangGraphStore(InMemoryStore())
+    with pytest.raises(ConfigurationError, match=r"forget\(toolkit\).*LangGraphStore"):
         _kit(store).reset()
+
+
+def test_reset_forgets_handles_in_a_durable_store(tmp_path):
+    """On a SQLite store, reset forgets the toolkit's handles and snapshots for every process."""
+    store = SQLiteStore(tmp_path / "h.db")
+    kit = _kit(store)
+    tool = kit.spec("rows").function
+    tool("q")
+    assert json.loads(kit.get_record(1)) == ROWS[1]
+    kit.reset()
+    assert kit.get_record(1).startswith('No record for handle "1"')
+    assert "no page-1 snapshot of this query exists" in tool("q", page=2).hint
     store.close()
 
 

@@ -27,6 +27,7 @@ from slimtools.stores.memory import MemoryStore
 from slimtools.testing import (
     AsyncStoreConformance,
     BoundedStoreConformance,
+    ForgettingStoreConformance,
     StoreConformance,
     afail,
     fail,
@@ -70,7 +71,7 @@ class _FailingEntries:
     get = __getitem__ = __setitem__ = __iter__ = __len__ = move_to_end = staticmethod(fail)
 
 
-class TestMemoryStore(_Clocked, BoundedStoreConformance):
+class TestMemoryStore(_Clocked, BoundedStoreConformance, ForgettingStoreConformance):
     """MemoryStore: bounded, sync only."""
 
     def make_store(self, **options: Any) -> HandleStore:
@@ -90,7 +91,9 @@ class TestMemoryStore(_Clocked, BoundedStoreConformance):
         store._clock = fail
 
 
-class TestSQLiteStore(_Clocked, BoundedStoreConformance, AsyncStoreConformance):
+class TestSQLiteStore(
+    _Clocked, BoundedStoreConformance, AsyncStoreConformance, ForgettingStoreConformance
+):
     """SQLiteStore: bounded, sync and async."""
 
     @pytest.fixture(autouse=True)
@@ -113,7 +116,7 @@ class TestSQLiteStore(_Clocked, BoundedStoreConformance, AsyncStoreConformance):
         store._connection = fail  # type: ignore[attr-defined]
 
 
-class TestRedisStore(AsyncStoreConformance):
+class TestRedisStore(AsyncStoreConformance, ForgettingStoreConformance):
     """RedisStore on a throwaway server: sync and async; expiry on the server's clock."""
 
     short_ttl = 1.0

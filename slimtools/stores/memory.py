@@ -178,9 +178,12 @@ class MemoryStore:
 
     def forget(self, toolkit: str) -> None:
         """Drop every entry of ``toolkit``'s scopes, in every session (``Toolkit.reset``)."""
-        with self._lock:
-            for full_key in [k for k in self._entries if k[0].toolkit == toolkit]:
-                self._discard(full_key)
+        try:
+            with self._lock:
+                for full_key in [k for k in self._entries if k[0].toolkit == toolkit]:
+                    self._discard(full_key)
+        except Exception as exc:
+            raise StoreUnavailableError(f"memory handle store failed to forget: {exc}") from exc
 
     def close(self) -> None:
         """Drop every entry."""

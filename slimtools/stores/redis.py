@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import re
 import threading
 import weakref
 from collections.abc import AsyncIterator, Collection, Mapping, Sequence
@@ -86,6 +87,11 @@ def redis_key(prefix: str, scope: Scope, key: str) -> bytes:
     """
     head = f"{prefix}:{escape(scope.toolkit, ':')}:{escape(scope.session, ':')}:"
     return head.encode("utf-8") + exact_bytes(key)
+
+
+def _glob_escape(text: str) -> str:
+    """``text`` as a literal in a Redis ``MATCH`` pattern (``*?[]`` and ``\\`` escaped)."""
+    return re.sub(r"([*?\[\]\\])", r"\\\1", text)
 
 
 class RedisStore:
@@ -183,6 +189,30 @@ class RedisStore:
         except Exception as exc:
             raise self._unavailable("read", exc) from exc
         return decode_found(zip(wanted, blobs, strict=True), repr(self))
+
+    def forget(self, toolkit: str) -> None:
+        """Drop every key of ``toolkit`` under this store's prefix, in every session
+        (``Toolkit.reset``): ``SCAN`` by pattern, then ``UNLINK`` in batches, so a large
+        database is never blocked. Keys written meanwhile may survive.
+
+        Raises:
+            StoreUnavailableError: Redis cannot be reached or refused the deletion.
+        """
+        pattern = _glob_escape(f"{self.prefix}:{escape(toolkit, ':')}:") + "*"
+        try:
+            client = self._sync_client()
+            batch: list[bytes] = []
+            for key in client.scan_iter(match=pattern, count=1000):
+                batch.append(key)
+                if len(batch) >= 500:
+                    client.unlink(*batch)
+                    batch = []
+            if batch:
+                client.unlink(*batch)
+        except StoreUnavailableError:
+            raise
+        except Exception as exc:
+            raise self._unavailable("forget", exc) from exc
 
     async def aput_many(self, scope: Scope, items: Mapping[str, Any]) -> list[str]:
         """Asynchronous :meth:`put_many` (a worker thread when only a sync client exists)."""

@@ -275,6 +275,22 @@ class SQLiteStore:
                 rows.extend(conn.execute(sql, (toolkit, session, now, *chunk)))
         return decode_found(((wanted[key], blob) for key, blob in rows), repr(self))
 
+    def forget(self, toolkit: str) -> None:
+        """Drop every entry of ``toolkit``, in every session (``Toolkit.reset``).
+
+        Raises:
+            StoreUnavailableError: the file cannot be written; nothing is dropped.
+        """
+        self._ensure_open()
+        with self._guard("forget a toolkit's entries"):
+            with self._transaction() as conn:
+                dropped = conn.execute(
+                    "DELETE FROM slimtools_handles WHERE toolkit = ?", (exact_bytes(toolkit),)
+                )
+                freed = dropped.rowcount > 0
+            if freed:
+                self._give_back_space(conn)
+
     async def aput_many(self, scope: Scope, items: Mapping[str, Any]) -> list[str]:
         """:meth:`put_many` in a worker thread, so a busy lock never blocks the event loop."""
         return await asyncio.to_thread(self.put_many, scope, items)

@@ -14,6 +14,10 @@ unittest) runs every check a ``HandleStore`` must pass::
         def break_store(self, store):
             store._client = fail  # every later access fails inside the store
 
+A store that can drop one toolkit's entries (``forget``, for ``Toolkit.reset``) also mixes in
+:class:`ForgettingStoreConformance`; bounded and async stores, :class:`BoundedStoreConformance`
+and :class:`AsyncStoreConformance`.
+
 The checks are plain methods with no test-framework import: pytest collects them from a
 class named ``Test*``; with unittest, also inherit ``unittest.TestCase``.
 """
@@ -23,6 +27,7 @@ from __future__ import annotations
 from slimtools.testing._stores import (
     AsyncStoreConformance,
     BoundedStoreConformance,
+    ForgettingStoreConformance,
     InnerFailureError,
     StoreConformance,
     afail,
@@ -33,6 +38,7 @@ from slimtools.toolkit import default_toolkit
 __all__ = [
     "AsyncStoreConformance",
     "BoundedStoreConformance",
+    "ForgettingStoreConformance",
     "InnerFailureError",
     "StoreConformance",
     "afail",

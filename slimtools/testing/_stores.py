@@ -18,7 +18,7 @@ from typing import Any
 from slimtools._core.jsonenc import to_jsonable
 from slimtools.errors import StoreUnavailableError
 from slimtools.toolkit import Toolkit
-from slimtools.typing import AsyncHandleStore, HandleStore, Scope
+from slimtools.typing import AsyncHandleStore, ForgettingStore, HandleStore, Scope
 
 SCOPE = Scope("kit", "alice")
 RECORD = {"id": 3, "level": "ERROR", "message": "upstream timeout", "tags": ["a", "b"]}
@@ -334,6 +334,55 @@ class BoundedStoreConformance(StoreConformance):
                 store.put_many(SCOPE, chunk)
                 if len(store) > 15 or store.nbytes > 12_000:
                     raise AssertionError(f"{len(store)} items, {store.nbytes} bytes: over bounds")
+
+
+class ForgettingStoreConformance(StoreConformance):
+    """The checks of a store that also implements ``ForgettingStore`` (``Toolkit.reset``)."""
+
+    def test_is_a_forgetting_store(self) -> None:
+        """The store has forget(toolkit), so Toolkit.reset works on it."""
+        _expect(isinstance(self.store(), ForgettingStore), True, "isinstance ForgettingStore")
+
+    def test_forget_drops_the_toolkit_in_every_session_and_keeps_others(self) -> None:
+        """forget(toolkit) empties that toolkit's sessions; other toolkits keep theirs."""
+        store: Any = self.store()
+        store.put_many(Scope("kit", "alice"), {"a": RECORD})
+        store.put_many(Scope("kit", "bob"), {"b": 2})
+        store.put_many(Scope("other", "alice"), {"a": 3})
+        store.put_many(Scope("kit:x", "alice"), {"a": 4})  # a name the toolkit's starts
+        store.forget("kit")
+        _expect(store.get_many(Scope("kit", "alice"), ["a"]), {}, "forgotten, alice")
+        _expect(store.get_many(Scope("kit", "bob"), ["b"]), {}, "forgotten, bob")
+        _expect(store.get_many(Scope("other", "alice"), ["a"]), {"a": 3}, "another toolkit")
+        _expect(store.get_many(Scope("kit:x", "alice"), ["a"]), {"a": 4}, "a longer name")
+
+    def test_forget_treats_pattern_characters_in_the_name_literally(self) -> None:
+        """A toolkit named with glob or SQL wildcards forgets only itself."""
+        store: Any = self.store()
+        store.put_many(Scope("k*[a]?%_", "s"), {"a": 1})
+        store.put_many(Scope("kit", "s"), {"a": 2})
+        store.forget("k*[a]?%_")
+        _expect(store.get_many(Scope("k*[a]?%_", "s"), ["a"]), {}, "forgotten")
+        _expect(store.get_many(Scope("kit", "s"), ["a"]), {"a": 2}, "kept")
+
+    def test_forget_then_write_again(self) -> None:
+        """After forgetting, the toolkit's scopes accept new records."""
+        store: Any = self.store()
+        store.put_many(SCOPE, {"a": 1})
+        store.forget(SCOPE.toolkit)
+        store.put_many(SCOPE, {"a": 2})
+        _expect(store.get_many(SCOPE, ["a"]), {"a": 2}, "written after forget")
+
+    def test_forget_on_a_broken_store_is_store_unavailable(self) -> None:
+        """A failure while forgetting surfaces as StoreUnavailableError."""
+        store: Any = self.make_store()  # not closed by teardown: closing a broken store may fail
+        store.put_many(SCOPE, {"a": 1})
+        self.break_store(store)
+        try:
+            _expect_unavailable(lambda: store.forget(SCOPE.toolkit), "forget")
+        finally:
+            with contextlib.suppress(Exception):
+                store.close()
 
 
 class AsyncStoreConformance(StoreConformance):
