@@ -24,6 +24,7 @@ from collections.abc import Callable
 from typing import Any
 
 from benchmarks._data import ROWS
+from benchmarks._timing import cpu_seconds
 from slimtools import Clearer, ClearingPolicy, Toolkit, paginate, project_fields
 from slimtools import summarize_with_handle as handles
 from slimtools._core import wrapper
@@ -223,8 +224,6 @@ def bench_checks() -> None:
 
 
 def _cpu(fns: dict[str, Callable[[], Any]]) -> dict[str, float]:
-    from benchmarks._timing import cpu_seconds
-
     return cpu_seconds(fns, rounds=21, min_time=0.05)
 
 

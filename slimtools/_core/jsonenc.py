@@ -91,7 +91,7 @@ def _sanitize(value: Any, depth: int, seen: set[int]) -> Any:
     if isinstance(value, int):
         return value if -(2**63) <= value < 2**64 else str(value)
     if isinstance(value, str):
-        if _is_utf8(value):
+        if is_utf8(value):
             return value
         # Through UTF-16 a surrogate pair becomes its character and a lone surrogate one
         # U+FFFD (via UTF-8 it would become three).
@@ -122,7 +122,8 @@ def _sanitize(value: Any, depth: int, seen: set[int]) -> Any:
         seen.discard(marker)
 
 
-def _is_utf8(text: str) -> bool:
+def is_utf8(text: str) -> bool:
+    """True when ``text`` encodes as UTF-8 (no lone surrogates)."""
     try:
         text.encode("utf-8")
     except UnicodeEncodeError:

@@ -60,12 +60,7 @@ class Candidates:
         self.savings.insert(i, saving)
         self.before.insert(i, before)
         self.prefix.insert(i, 0)
-        running = self.prefix[i - 1] + self.savings[i - 1] if i else 0
-        for j in range(i, len(self.items)):
-            self.prefix[j] = running
-            running += self.savings[j]
-        self.total = running
-        del self._best[i:]
+        self._resum(i)
 
     def extend(
         self, items: list[Any], positions: list[int], savings: list[int], before: list[int]
@@ -99,6 +94,10 @@ class Candidates:
             return
         for column in (self.items, self.positions, self.savings, self.before, self.prefix):
             del column[i]
+        self._resum(i)
+
+    def _resum(self, i: int) -> None:
+        """Recompute the prefix sums from index ``i`` on, after a change there."""
         running = self.prefix[i - 1] + self.savings[i - 1] if i else 0
         for j in range(i, len(self.items)):
             self.prefix[j] = running

@@ -13,7 +13,7 @@ from typing import Any
 
 import orjson
 
-from slimtools._core.jsonenc import dumps
+from slimtools._core.jsonenc import dumps, is_utf8
 
 logger = logging.getLogger("slimtools.stores")
 
@@ -74,7 +74,7 @@ def escape(text: str, reserved: str) -> str:
     injective, so two different names can never meet under one escaped name; and the result
     is valid UTF-8 free of ``reserved``, so it can be joined with a reserved separator.
     """
-    if "%" not in text and not any(c in reserved for c in text) and _is_utf8(text):
+    if "%" not in text and not any(c in reserved for c in text) and is_utf8(text):
         return text
     out: list[str] = []
     for char in text:
@@ -99,11 +99,3 @@ def validate_limit(name: str, value: float | None) -> None:
     """Raise ``ValueError`` unless ``value`` is ``None`` or positive."""
     if value is not None and value <= 0:
         raise ValueError(f"{name} must be positive or None, got {value!r}")
-
-
-def _is_utf8(text: str) -> bool:
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True

@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any, Literal, NamedTuple, TypeAlias
+from typing import Any, Literal, NamedTuple, TypeAlias, get_args
 
 Message: TypeAlias = dict[str, Any]
 JsonPath: TypeAlias = tuple["str | int", ...]
@@ -23,17 +23,7 @@ Source = Literal[
     "anthropic",
     "langchain",
 ]
-SOURCES: tuple[Source, ...] = (
-    "claude_code",
-    "tau_bench",
-    "swe_agent",
-    "mini_swe_agent",
-    "openhands",
-    "openai_chat",
-    "openai_responses",
-    "anthropic",
-    "langchain",
-)
+SOURCES: tuple[Source, ...] = get_args(Source)
 """Every transcript format slimtools reads, by the name a transcript's ``source`` carries
 and ``format=`` (``--format`` on the command line) forces: five recorders and the four
 history formats of the clearing core, as files."""
