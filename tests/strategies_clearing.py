@@ -269,3 +269,52 @@ policies = st.builds(
     max_context_tokens=st.none() | st.integers(1, 4000),
     thin=st.none() | schedules,
 )
+
+
+_READS = ("get", "read", "fetch", "list", "find", "search", "lookup", "show", "view", "query")
+_NOUNS = ("user", "inbox", "card", "job", "process", "token", "file", "repo", "issue", "page")
+_EFFECTS = ("charge", "clear", "rotate", "kill", "next", "delete", "send", "run", "pop", "reset")
+_JOINS = ("and", "then")
+
+
+def _action(verbs: tuple[str, ...]) -> st.SearchStrategy[list[str]]:
+    return st.tuples(st.sampled_from(verbs), st.lists(st.sampled_from(_NOUNS), max_size=2)).map(
+        lambda vn: [vn[0], *vn[1]]
+    )
+
+
+def _spell(words: list[str], camel: bool) -> str:
+    if camel:
+        return words[0] + "".join(w.capitalize() for w in words[1:])
+    return "_".join(words)
+
+
+@st.composite
+def compound_tool_names(draw: st.DrawFn) -> str:
+    """A tool name of read actions joined by and/then with at least one effect among them
+    (``lookup_then_charge_card``, ``getTokenAndRotate``, ``get_next_job``)."""
+    actions = draw(st.lists(_action(_READS), min_size=0, max_size=2))
+    effect = draw(st.sampled_from(_EFFECTS))
+    at = draw(st.integers(0, len(actions)))
+    if draw(st.booleans()):
+        actions.insert(at, [effect, *draw(st.lists(st.sampled_from(_NOUNS), max_size=2))])
+    else:  # the effect word inside a read action ("get_next_job")
+        actions.insert(at, [draw(st.sampled_from(_READS)), effect, draw(st.sampled_from(_NOUNS))])
+    words: list[str] = []
+    for i, action in enumerate(actions):
+        if i:
+            words.append(draw(st.sampled_from(_JOINS)))
+        words += action
+    return _spell(words, draw(st.booleans()))
+
+
+@st.composite
+def read_only_tool_names(draw: st.DrawFn) -> str:
+    """A tool name whose every action is a read verb (``list_and_read_files``)."""
+    actions = draw(st.lists(_action(_READS), min_size=1, max_size=3))
+    words: list[str] = []
+    for i, action in enumerate(actions):
+        if i:
+            words.append(draw(st.sampled_from(_JOINS)))
+        words += action
+    return _spell(words, draw(st.booleans()))

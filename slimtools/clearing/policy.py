@@ -20,7 +20,7 @@ from typing import Any
 
 from slimtools.clearing._checks import check_count, frozen_map, is_turns, tool_names
 from slimtools.clearing.anthropic_edit import anthropic_fields
-from slimtools.clearing.categories import REPEATABLE_CATEGORIES, infer_category
+from slimtools.clearing.categories import REPEATABLE_CATEGORIES, infer_category, repeatable_by_name
 from slimtools.clearing.placeholder import (
     DEFAULT_TEMPLATE,
     PlaceholderInfo,
@@ -246,10 +246,13 @@ class ClearingPolicy:
         unknown (None): what a placeholder may tell the model."""
         if tool in self.repeatable:
             return True
-        category = self.category_of(tool)
-        if category is None:
+        declared = self.categories.get(tool)
+        if declared is not None:
+            return declared in REPEATABLE_CATEGORIES
+        if not self.infer_categories:
             return None
-        return category in REPEATABLE_CATEGORIES
+        # Guessed from the name: only a name whose every action reads may repeat.
+        return repeatable_by_name(tool)
 
     def clears_inputs_of(self, tool: str) -> bool:
         """Whether a cleared call of ``tool`` also has its arguments blanked."""
