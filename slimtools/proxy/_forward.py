@@ -2,7 +2,8 @@
 
 One rule set for every surface that slims foreign tools (the MCP proxy, ``slimtools.wrap``):
 each surface turns its framework's result into a :class:`Raw` and back; everything in
-between is here. Errors and non-text results pass through untouched as a ``ToolResult``;
+between is here. Errors and non-text results pass through as a ``ToolResult``, every block
+of a configured tool's screened by its ``deny`` and allowlist (``_screen``);
 an unconfigured tool passes through while it fits the budget and becomes an envelope when
 it does not; a configured tool always goes through its decorators, denied paths removed
 first, so that nothing downstream (briefs, pages, snapshots, handles) ever holds them.
@@ -17,6 +18,7 @@ from typing import Any
 from slimtools._core.deny import strip_anywhere
 from slimtools.decorators import paginate, project_fields, summarize_with_handle
 from slimtools.proxy._payload import extract, raw_tokens, reshape_oversized
+from slimtools.proxy._screen import Screen
 from slimtools.proxy.config import ToolOptions
 from slimtools.tokens import count_tokens
 from slimtools.toolkit import ToolResult
@@ -40,6 +42,8 @@ class Raw:
     """True when it holds more than text (an image, audio, a resource): it passes through."""
     native: Any = None
     """The result in its framework's own form, sent as it is when passed through."""
+    screened: bool = False
+    """True when a :class:`Screen` changed the structured content (it may fit no schema)."""
 
 
 @dataclass(frozen=True)
@@ -51,6 +55,8 @@ class Plan:
     counter: TokenCounter = count_tokens
     passthrough: Callable[[Raw], Any] = field(default=lambda raw: raw.native)
     """Makes the native form sent for a passed-through result (e.g. fit to a schema)."""
+    screen_native: Callable[[Any, Screen], Any] = field(default=lambda native, screen: native)
+    """Applies a :class:`Screen` to every block of the native form (the framework's own)."""
 
     @property
     def slims(self) -> bool:
@@ -66,9 +72,39 @@ class Plan:
             if raw_tokens(raw.texts, raw.structured, self.counter) <= self.budget:
                 return self._untouched(raw)
             return reshape_oversized(extract(raw.texts, raw.structured), self.budget, self.counter)
-        return strip_anywhere(extract(raw.texts, raw.structured), self.options.deny_tree)
+        data = extract(raw.texts, raw.structured)
+        if isinstance(data, str):
+            # Text that could not be read as data: never paged raw past deny or an allowlist.
+            screen = self.screen(raw.is_error)
+            return data if screen is None else screen.text(data)
+        return strip_anywhere(data, self.options.deny_tree)
+
+    def screen(self, is_error: bool) -> Screen | None:
+        """The gate a passed-through result crosses (None: an unconfigured tool's)."""
+        options = self.options
+        if options is None:
+            return None
+        found = Screen(
+            options.deny_tree,
+            allowlist=options.brief_model(),
+            items=options.items,
+            is_error=is_error,
+            unreadable_text=options.on_unreadable == "text",
+        )
+        return found if found.active else None
 
     def _untouched(self, raw: Raw) -> ToolResult:
+        screen = self.screen(raw.is_error)
+        if screen is not None:
+            structured = screen.data(raw.structured)
+            raw = Raw(
+                texts=[screen.text(t) for t in raw.texts],
+                structured=structured,
+                is_error=raw.is_error,
+                opaque=raw.opaque,
+                native=self.screen_native(raw.native, screen),
+                screened=structured != raw.structured,
+            )
         return ToolResult("\n".join(raw.texts), is_error=raw.is_error, value=self.passthrough(raw))
 
 

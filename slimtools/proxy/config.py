@@ -22,6 +22,7 @@ reported at start as a ``ConfigurationError`` naming the file, line and key.
 
 from __future__ import annotations
 
+import dataclasses
 import fnmatch
 import functools
 import re
@@ -97,6 +98,8 @@ class ToolOptions:
     head: int | None = None
     tail: int = 0
     description: str | None = None
+    on_unreadable: str = "withhold"
+    """A passed-through free text the allowlist cannot project: withheld, or shown ("text")."""
     response_format: bool = False
     """Add a ``response_format`` parameter: "detailed" shows whole records instead of briefs."""
     model: type[BaseModel] | None = None
@@ -165,14 +168,21 @@ class ProxyConfig:
         self._exact.update({p: o for p, o in self.tools if not _is_glob(p)})
 
     def options_for(self, tool: str) -> ToolOptions | None:
-        """The options of ``tool``: its own table, else the first glob that matches, else None."""
+        """The options of ``tool``: its own table, else the first glob that matches, else None.
+
+        Deny wins: the ``deny`` of every glob that matches (``[tools."*"]``) is added to the
+        options found, so a tool with its own table never drops a global deny.
+        """
         found = self._exact.get(tool)
-        if found is not None:
+        globs = [o for p, o in self.tools if _is_glob(p) and fnmatch.fnmatchcase(tool, p)]
+        if found is None and globs:
+            found = globs[0]
+        if found is None:
+            return None
+        extra = [d for options in globs for d in options.deny if d not in found.deny]
+        if not extra:
             return found
-        for pattern, options in self.tools:
-            if _is_glob(pattern) and fnmatch.fnmatchcase(tool, pattern):
-                return options
-        return None
+        return dataclasses.replace(found, deny=(*found.deny, *dict.fromkeys(extra)))
 
     def patterns_matching_nothing(self, names: Sequence[str]) -> list[str]:
         """Configured tool names and globs that no upstream tool matches (likely typos)."""
@@ -198,6 +208,7 @@ _TOOL_KEYS = {
     "tail",
     "description",
     "response_format",
+    "on_unreadable",
 }
 
 
@@ -349,6 +360,11 @@ def _tool(where: _Where, name: str, table: Any) -> ToolOptions:
             got = table["response_format"]
             raise where.error(f"must be true or false, got {got!r}", *at, "response_format")
         opts["response_format"] = table["response_format"]
+    if "on_unreadable" in table:
+        if table["on_unreadable"] not in ("withhold", "text"):
+            got = table["on_unreadable"]
+            raise where.error(f'must be "withhold" or "text", got {got!r}', *at, "on_unreadable")
+        opts["on_unreadable"] = table["on_unreadable"]
     if "read_only" in table:
         if not isinstance(table["read_only"], bool):
             raise where.error(

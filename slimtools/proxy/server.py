@@ -22,7 +22,14 @@ from typing import Any
 try:
     from mcp.server.context import ServerRequestContext
     from mcp.server.mcpserver import MCPServer
-    from mcp.types import CallToolResult, Tool, ToolAnnotations
+    from mcp.types import (
+        CallToolResult,
+        EmbeddedResource,
+        TextContent,
+        TextResourceContents,
+        Tool,
+        ToolAnnotations,
+    )
 except ImportError as exc:  # pragma: no cover - exercised only without the extra
     raise ImportError(
         "slimtools.proxy needs the MCP SDK (mcp>=2): pip install 'slimtools[proxy]'"
@@ -32,6 +39,7 @@ from slimtools._core.session import session
 from slimtools.adapters.mcp import to_mcp_server
 from slimtools.errors import ConfigurationError
 from slimtools.proxy._forward import Plan, Raw, can_page, slim
+from slimtools.proxy._screen import Screen
 from slimtools.proxy.config import ProxyConfig, ToolOptions
 from slimtools.proxy.upstream import Upstream
 from slimtools.toolkit import Toolkit, ToolResult
@@ -44,7 +52,10 @@ Caller = Callable[[str, dict[str, Any]], Awaitable[CallToolResult]]
 
 
 def raw_of(result: CallToolResult) -> Raw:
-    """An MCP tool result in the neutral form the forwarder shapes."""
+    """An MCP tool result in the neutral form the forwarder shapes.
+
+    Embedded text resources count as opaque (they pass through) but are screened as text.
+    """
     texts = [block.text for block in result.content if block.type == "text"]
     return Raw(
         texts=texts,
@@ -144,6 +155,7 @@ def _register(proxy: Proxy, config: ProxyConfig, tool: Tool, call: Caller) -> No
         options,
         config.max_tokens,
         passthrough=partial(_fit_native, listed=listed, upstream=upstream_schema),
+        screen_native=screen_result,
     )
     annotations = tool.annotations.model_copy() if tool.annotations else ToolAnnotations()
     if options is not None and options.read_only is not None:
@@ -216,12 +228,33 @@ def _read_only(tool: Tool, configured: bool | None) -> bool:
     return bool(tool.annotations and tool.annotations.read_only_hint)
 
 
+def screen_result(result: CallToolResult, screen: Screen) -> CallToolResult:
+    """``result`` with every block through ``screen``: texts, embedded text resources and
+    structured content lose their denied paths (and what the allowlist does not show)."""
+    blocks = [_screen_block(block, screen) for block in result.content]
+    structured = result.structured_content
+    update: dict[str, Any] = {"content": blocks}
+    if structured is not None:
+        screened = screen.data(structured)
+        update["structured_content"] = screened if isinstance(screened, dict) else None
+    return result.model_copy(update=update)
+
+
+def _screen_block(block: Any, screen: Screen) -> Any:
+    if isinstance(block, TextContent):
+        return block.model_copy(update={"text": screen.text(block.text)})
+    if isinstance(block, EmbeddedResource) and isinstance(block.resource, TextResourceContents):
+        resource = block.resource.model_copy(update={"text": screen.text(block.resource.text)})
+        return block.model_copy(update={"resource": resource})
+    return block
+
+
 def _fit_native(raw: Raw, *, listed: Mapping[str, Any] | None, upstream: Any) -> CallToolResult:
     """The upstream result to pass through, made to satisfy the schema listed for it."""
     native: CallToolResult = raw.native
     if not listed or native.is_error:
         return native
-    if upstream is not None and native.structured_content is not None:
+    if upstream is not None and native.structured_content is not None and not raw.screened:
         return native  # the listed schema admits the upstream's own
     kinds = ", ".join(sorted({block.type for block in native.content})) or "empty"
     described = {
