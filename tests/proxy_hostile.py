@@ -55,6 +55,9 @@ def _nan() -> str:
 
 ANSWERS: dict[str, Any] = {
     "clean_rows": lambda: types.CallToolResult(content=[_text(_json())]),
+    "dict_rows": lambda: types.CallToolResult(
+        content=[_text(_json({"total_count": len(RECORDS), "rows": RECORDS}))]
+    ),
     "error_json": lambda: types.CallToolResult(
         content=[_text(_json({"error": "conflict", "row": RECORDS[1]}))], is_error=True
     ),

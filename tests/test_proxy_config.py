@@ -163,3 +163,62 @@ def test_stripping_denied_paths_never_changes_the_input(data):
     before = copy.deepcopy(data)
     strip_anywhere(data, compile_deny(["email", "user.token"]))
     assert data == before
+
+
+def test_a_limit_over_100_raises_max_limit_with_it():
+    """``limit = 120`` alone is accepted, ``max_limit`` following it as ``paginate`` does."""
+    options = parse_config("[tools.t]\nlimit = 120\n").options_for("t")
+    assert (options.limit, options.max_limit) == (120, 120)
+
+
+def test_an_explicit_max_limit_below_limit_names_max_limit():
+    """The message blames ``max_limit`` and says the limit it must reach."""
+    message = _error("[tools.t]\nlimit = 50\nmax_limit = 10\n")
+    assert message.startswith("slim.toml:3: tools.t.max_limit: must be at least limit (50)")
+
+
+def test_two_fields_shown_under_one_name_are_refused():
+    """``["a = id", "a = name"]`` would show one and drop the other: refused at start."""
+    message = _error('[tools.t]\nfields = ["a = id", "a = name"]\n')
+    assert message.startswith("slim.toml:2: tools.t.fields: two fields are shown as 'a'")
+
+
+def test_a_global_deny_merges_into_a_tool_with_its_own_table():
+    """``[tools."*"] deny`` is added to every tool's own deny: deny wins."""
+    config = parse_config('[tools."*"]\ndeny = ["ssn"]\n[tools.t]\ndeny = ["email"]\nlimit = 3\n')
+    options = config.options_for("t")
+    assert set(options.deny) == {"ssn", "email"}
+    assert options.limit == 3
+
+
+def test_every_glob_that_matches_adds_its_deny():
+    """A tool matched by two globs gets both denies, its options from the first."""
+    config = parse_config(
+        '[tools."list_*"]\nlimit = 4\ndeny = ["a"]\n[tools."*"]\ndeny = ["b"]\nlimit = 9\n'
+    )
+    options = config.options_for("list_x")
+    assert (options.limit, set(options.deny)) == (4, {"a", "b"})
+
+
+def test_known_options_come_from_the_schema():
+    """The unknown-option message lists exactly the schema's keys, the runtime's fields too."""
+    import dataclasses
+
+    from slimtools.proxy._schema import ToolTable, known_keys
+    from slimtools.proxy.config import ToolOptions
+
+    message = _error("[tools.t]\nlimt = 5\n")
+    assert message.endswith("known options: " + ", ".join(known_keys(ToolTable)))
+    runtime = {f.name for f in dataclasses.fields(ToolOptions)} - {"model"}
+    assert runtime == set(ToolTable.model_fields)
+
+
+def test_on_unreadable_takes_withhold_or_text():
+    """The opt-in to see unreadable text is one of two words."""
+    message = _error('[tools.t]\non_unreadable = "raw"\n')
+    assert message.startswith('slim.toml:2: tools.t.on_unreadable: must be "withhold" or "text"')
+
+
+def test_a_negative_global_budget_is_refused():
+    """``max_tokens = -1`` says what it takes."""
+    assert _error("max_tokens = -1\n").startswith("slim.toml:1: max_tokens: must be a positive")

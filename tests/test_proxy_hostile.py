@@ -150,3 +150,26 @@ async def test_tolerant_text_is_read_as_records(tool):
     _result, text = await sent(ALLOW_CONFIG, tool)
     assert "row-1" in text
     assert "withheld" not in text
+
+
+async def test_records_in_a_dict_with_no_items_come_from_its_one_list():
+    """``{"total_count": 6, "rows": [...]}`` without ``items =`` pages its obvious list."""
+    async with hostile(ALLOW_CONFIG) as client:
+        result = await client.call_tool("dict_rows", {})
+    data = json.loads(result.content[0].text)
+    assert data["total"] == len(proxy_hostile.RECORDS)
+    assert data["briefs"][0] == {"id": 0, "name": "row-0"}
+
+
+def test_several_lists_and_no_items_warn_at_start(caplog):
+    """A configured tool whose output schema has two arrays and no ``items`` is warned about."""
+    from mcp.types import Tool
+
+    schema = {"type": "object", "properties": {"a": {"type": "array"}, "b": {"type": "array"}}}
+    tool = Tool(name="two", input_schema={"type": "object"}, output_schema=schema)
+
+    async def call(name: str, arguments: dict[str, Any]) -> CallToolResult:
+        raise AssertionError("not called")
+
+    build_proxy(parse_config('[tools.two]\nfields = ["id"]\n'), [tool], call)
+    assert 'set items = "a"' in caplog.text

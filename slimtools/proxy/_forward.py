@@ -17,7 +17,7 @@ from typing import Any
 
 from slimtools._core.deny import strip_anywhere
 from slimtools.decorators import paginate, project_fields, summarize_with_handle
-from slimtools.proxy._payload import extract, raw_tokens, reshape_oversized
+from slimtools.proxy._payload import extract, obvious_list, raw_tokens, reshape_oversized
 from slimtools.proxy._screen import Screen
 from slimtools.proxy.config import ToolOptions
 from slimtools.tokens import count_tokens
@@ -77,6 +77,10 @@ class Plan:
             # Text that could not be read as data: never paged raw past deny or an allowlist.
             screen = self.screen(raw.is_error)
             return data if screen is None else screen.text(data)
+        if self.options.items is None and isinstance(data, dict):
+            key = obvious_list(data)
+            if key is not None:  # the records of {"total_count": 3, "items": [...]}
+                data = data[key]
         return strip_anywhere(data, self.options.deny_tree)
 
     def screen(self, is_error: bool) -> Screen | None:
@@ -106,6 +110,21 @@ class Plan:
                 screened=structured != raw.structured,
             )
         return ToolResult("\n".join(raw.texts), is_error=raw.is_error, value=self.passthrough(raw))
+
+
+def items_warning(tool: str, options: ToolOptions | None, output_schema: Any) -> str | None:
+    """A warning for a configured tool whose declared output holds several lists of records
+    and no ``items =`` says which (a single list is found by itself at call time)."""
+    if options is None or options.items is not None or not options.fields:
+        return None
+    props = (output_schema or {}).get("properties") or {}
+    lists = sorted(k for k, v in props.items() if isinstance(v, dict) and v.get("type") == "array")
+    if len(lists) < 2:
+        return None
+    return (
+        f"slimtools proxy: [tools.{tool}] has fields but no items, and its results hold "
+        f'several lists ({", ".join(lists)}): set items = "{lists[0]}" (or another)'
+    )
 
 
 def can_page(schema: Mapping[str, Any] | None) -> bool:

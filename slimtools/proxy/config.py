@@ -32,12 +32,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any
 
-from pydantic import AliasPath, BaseModel, Field, create_model
+from pydantic import AliasPath, BaseModel, Field, ValidationError, create_model
 
 from slimtools._core.deny import DenyTree, compile_deny
 from slimtools.clip import Clip
 from slimtools.errors import ConfigurationError
-from slimtools.toolkit import CATEGORIES
+from slimtools.proxy._schema import ConfigFile, FieldSpec, ToolTable, first_problem
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -60,26 +60,9 @@ __all__ = [
     "tool_options",
 ]
 
+
 DEFAULT_MAX_TOKENS = 20_000
 """The global budget of unconfigured tools when the config says nothing (or there is none)."""
-
-_FIELD = re.compile(
-    r"^\s*(?:(?P<name>[^=:]+?)\s*=\s*)?(?P<path>[^=:]+?)\s*(?::\s*(?P<clip>\d+))?\s*$"
-)
-
-
-@dataclass(frozen=True)
-class FieldSpec:
-    """One allowlisted field: where it is read (a dotted path), its output name, its clip."""
-
-    path: tuple[str, ...]
-    name: str | None = None
-    clip: int | None = None
-
-    @property
-    def renamed(self) -> bool:
-        """True when the output name is not the path itself."""
-        return self.name is not None and (self.name,) != self.path
 
 
 @dataclass(frozen=True)
@@ -193,25 +176,6 @@ def _is_glob(pattern: str) -> bool:
     return any(ch in pattern for ch in "*?[")
 
 
-_TOP_KEYS = {"max_tokens", "store", "session", "companion", "name", "tools"}
-_TOOL_KEYS = {
-    "items",
-    "fields",
-    "deny",
-    "key",
-    "limit",
-    "max_limit",
-    "max_tokens",
-    "category",
-    "read_only",
-    "head",
-    "tail",
-    "description",
-    "response_format",
-    "on_unreadable",
-}
-
-
 class _Where:
     """Finds the line of a key in the TOML text, for error messages."""
 
@@ -274,33 +238,19 @@ def parse_config(text: str, source: str = "<config>") -> ProxyConfig:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise ConfigurationError(f"{source}: not valid TOML: {exc}") from exc
-    for key in data:
-        if key not in _TOP_KEYS:
-            raise where.error(f"unknown key; known keys: {', '.join(sorted(_TOP_KEYS))}", key)
-    budget = data.get("max_tokens", DEFAULT_MAX_TOKENS)
-    if budget is False or budget == 0:
-        budget = None
-    elif not _positive(budget):
-        raise where.error(
-            f"must be a positive integer, or 0/false for none, got {budget!r}", "max_tokens"
-        )
-    strings = {}
-    for key in ("store", "session", "companion", "name"):
-        value = data.get(key)
-        if value is not None and (not isinstance(value, str) or not value):
-            raise where.error(f"must be a non-empty string, got {value!r}", key)
-        strings[key] = value
-    tables = data.get("tools", {})
-    if not isinstance(tables, Mapping):
-        raise where.error("must be a table of [tools.NAME] tables", "tools")
-    tools = tuple((name, _tool(where, name, table)) for name, table in tables.items())
+    try:
+        parsed = ConfigFile.model_validate(data)
+    except ValidationError as exc:
+        path, message = first_problem(exc)
+        raise where.error(message, *path) from None
+    budget = DEFAULT_MAX_TOKENS if "max_tokens" not in data else parsed.max_tokens
     return ProxyConfig(
-        max_tokens=budget,
-        store=strings["store"],
-        session=strings["session"],
-        companion=strings["companion"] or "get_record",
-        name=strings["name"] or "proxy",
-        tools=tools,
+        max_tokens=budget if budget and budget is not True else None,
+        store=parsed.store,
+        session=parsed.session,
+        companion=parsed.companion,
+        name=parsed.name,
+        tools=tuple((name, _options(table)) for name, table in parsed.tools.items()),
         source=source,
     )
 
@@ -311,118 +261,15 @@ def tool_options(table: Mapping[str, Any], *, source: str = "<options>") -> Tool
     Raises:
         ConfigurationError: an unknown option or a bad value, named.
     """
-    return _tool(_Where(source, ""), "tool", table)
+    try:
+        parsed = ToolTable.model_validate(dict(table))
+    except ValidationError as exc:
+        path, message = first_problem(exc, ToolTable)
+        raise _Where(source, "").error(message, *path) from None
+    return _options(parsed)
 
 
-def _positive(value: Any) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool) and value >= 1
-
-
-def _tool(where: _Where, name: str, table: Any) -> ToolOptions:
-    at = ("tools", name)
-    if not isinstance(table, Mapping):
-        raise where.error("must be a table of options", *at)
-    for key in table:
-        if key not in _TOOL_KEYS:
-            known = ", ".join(sorted(_TOOL_KEYS))
-            raise where.error(f"unknown option; known options: {known}", *at, key)
-    opts: dict[str, Any] = {}
-    for key in ("limit", "max_limit", "max_tokens", "head"):
-        if key in table:
-            if not _positive(table[key]):
-                raise where.error(f"must be a positive integer, got {table[key]!r}", *at, key)
-            opts[key] = table[key]
-    if "tail" in table:
-        tail = table["tail"]
-        if isinstance(tail, bool) or not isinstance(tail, int) or tail < 0:
-            raise where.error(f"must be an integer >= 0, got {tail!r}", *at, "tail")
-        opts["tail"] = tail
-    if opts.get("max_limit", 100) < opts.get("limit", 20):
-        raise where.error(
-            "must be at least limit", *at, "max_limit" if "max_limit" in table else "limit"
-        )
-    for key in ("items", "key", "description"):
-        if key in table:
-            value = table[key]
-            if not isinstance(value, str) or not value.strip("."):
-                raise where.error(f"must be a non-empty string, got {value!r}", *at, key)
-            opts[key] = value
-    if "category" in table:
-        if table["category"] not in CATEGORIES:
-            raise where.error(
-                f"must be one of {', '.join(sorted(CATEGORIES))}, got {table['category']!r}",
-                *at,
-                "category",
-            )
-        opts["category"] = table["category"]
-    if "response_format" in table:
-        if not isinstance(table["response_format"], bool):
-            got = table["response_format"]
-            raise where.error(f"must be true or false, got {got!r}", *at, "response_format")
-        opts["response_format"] = table["response_format"]
-    if "on_unreadable" in table:
-        if table["on_unreadable"] not in ("withhold", "text"):
-            got = table["on_unreadable"]
-            raise where.error(f'must be "withhold" or "text", got {got!r}', *at, "on_unreadable")
-        opts["on_unreadable"] = table["on_unreadable"]
-    if "read_only" in table:
-        if not isinstance(table["read_only"], bool):
-            raise where.error(
-                f"must be true or false, got {table['read_only']!r}", *at, "read_only"
-            )
-        opts["read_only"] = table["read_only"]
-    if "deny" in table:
-        deny = table["deny"]
-        if not isinstance(deny, list) or not all(isinstance(d, str) and d.strip(".") for d in deny):
-            raise where.error("must be a list of field names or dotted paths", *at, "deny")
-        opts["deny"] = tuple(d.strip(".") for d in deny)
-    if "fields" in table:
-        opts["fields"] = _fields(where, at, table["fields"])
-        outputs = [f.name or f.path[0] for f in opts["fields"]]
-        if "key" in opts and opts["key"] not in outputs:
-            raise where.error(
-                f"{opts['key']!r} is not one of the fields shown ({', '.join(outputs)}); "
-                "the handle must be in the brief",
-                *at,
-                "key",
-            )
-    return ToolOptions(**opts)
-
-
-def _fields(where: _Where, at: tuple[str, str], value: Any) -> tuple[FieldSpec, ...]:
-    if not isinstance(value, list) or not value:
-        raise where.error("must be a non-empty list of fields", *at, "fields")
-    specs = []
-    for item in value:
-        spec = _field(item)
-        if spec is None:
-            raise where.error(
-                f'{item!r} is not a field: write "path", "name = path", either with ":N" to '
-                'clip, or {name = "...", path = "...", clip = N}',
-                *at,
-                "fields",
-            )
-        specs.append(spec)
-    return tuple(specs)
-
-
-def _field(item: Any) -> FieldSpec | None:
-    if isinstance(item, str):
-        match = _FIELD.match(item)
-        if match is None:
-            return None
-        path = tuple(p for p in match["path"].strip().split(".") if p)
-        clip = int(match["clip"]) if match["clip"] else None
-        name = match["name"].strip() if match["name"] else None
-    elif isinstance(item, Mapping) and set(item) <= {"name", "path", "clip"} and "path" in item:
-        raw, name, clip = item["path"], item.get("name"), item.get("clip")
-        if not isinstance(raw, str) or (name is not None and not isinstance(name, str)):
-            return None
-        if clip is not None and not _positive(clip):
-            return None
-        path = tuple(p for p in raw.split(".") if p)
-    else:
-        return None
-    if not path or (clip is not None and clip < 2):
-        return None
-    return FieldSpec(path=path, name=name, clip=clip)
+def _options(table: ToolTable) -> ToolOptions:
+    """The runtime options of a validated table (``max_limit`` defaulted as paginate does)."""
+    values = {key: getattr(table, key) for key in ToolTable.model_fields}
+    return ToolOptions(**{**values, "max_limit": table.paging_max})

@@ -38,7 +38,7 @@ except ImportError as exc:  # pragma: no cover - exercised only without the extr
 from slimtools._core.session import session
 from slimtools.adapters.mcp import to_mcp_server
 from slimtools.errors import ConfigurationError
-from slimtools.proxy._forward import Plan, Raw, can_page, slim
+from slimtools.proxy._forward import Plan, Raw, can_page, items_warning, slim
 from slimtools.proxy._screen import Screen
 from slimtools.proxy.config import ProxyConfig, ToolOptions
 from slimtools.proxy.upstream import Upstream
@@ -104,6 +104,9 @@ def _register(proxy: Proxy, config: ProxyConfig, tool: Tool, call: Caller) -> No
     options = config.options_for(tool.name)
     plan = Plan(options, config.max_tokens)
     name = tool.name
+    warning = items_warning(name, options, tool.output_schema)
+    if warning:
+        log.warning(warning)
 
     async def forward(**arguments: Any) -> Any:
         return proxy.plans[name].shape(raw_of(await call(name, arguments)))
