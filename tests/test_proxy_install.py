@@ -6,7 +6,12 @@ import json
 from pathlib import Path
 
 from slimtools.cli import main
-from slimtools.proxy.install import client_config_paths, proxied_entry, unproxied_entry
+from slimtools.proxy.install import (
+    HEADERS_ENV,
+    client_config_paths,
+    proxied_entry,
+    unproxied_entry,
+)
 
 GITHUB = {
     "command": "npx",
@@ -28,11 +33,13 @@ def _write(path: Path, data: dict) -> Path:
 def test_a_stdio_entry_goes_through_the_proxy_keeping_its_key_and_env(tmp_path, capsys):
     """The command becomes slimtools proxy -- <the old command>; env and key are kept."""
     path = _write(tmp_path / "claude_desktop_config.json", {"mcpServers": {"github": GITHUB}})
-    assert main(["proxy", "install", "--file", str(path), "--config", "slim.toml"]) == 0
+    config = tmp_path / "slim.toml"
+    config.write_text("max_tokens = 5000\n")
+    assert main(["proxy", "install", "--file", str(path), "--config", str(config)]) == 0
     entry = json.loads(path.read_text())["mcpServers"]["github"]
     args = entry["args"]
     assert args[args.index("--") + 1 :] == ["npx", "-y", "@modelcontextprotocol/server-github"]
-    assert args[args.index("--config") + 1] == str(Path("slim.toml").resolve())
+    assert args[args.index("--config") + 1] == str(config.resolve())
     assert "proxy" in args
     assert entry["env"] == GITHUB["env"]
     assert "now through the proxy" in capsys.readouterr().out
@@ -67,19 +74,93 @@ def test_undo_restores_every_entry_as_it_was(tmp_path):
     assert json.loads(path.read_text()) == original
 
 
-def test_an_http_entry_becomes_an_upstream_url_with_its_headers():
-    """A remote server is proxied with --upstream-url and each header as --header."""
+def test_an_http_entry_becomes_an_upstream_url_with_its_headers_in_env():
+    """A remote server is proxied with --upstream-url; its headers ride in env, off argv."""
     entry = proxied_entry(REMOTE, None, ["/bin/slimtools"])
     assert entry is not None
     assert entry["command"] == "/bin/slimtools"
-    assert entry["args"] == [
-        "proxy",
-        "--upstream-url",
-        "https://mcp.example/mcp",
-        "--header",
-        "Authorization: Bearer t",
-    ]
+    assert entry["args"] == ["proxy", "--upstream-url", "https://mcp.example/mcp"]
+    assert json.loads(entry["env"][HEADERS_ENV]) == {"Authorization": "Bearer t"}
     assert unproxied_entry(entry) == REMOTE
+
+
+def test_no_secret_of_an_http_entry_reaches_the_command_line(tmp_path):
+    """``ps`` shows argv to every user: the Authorization header is never in it."""
+    path = _write(tmp_path / "mcp.json", {"mcpServers": {"remote": REMOTE}})
+    main(["proxy", "install", "--file", str(path)])
+    entry = json.loads(path.read_text())["mcpServers"]["remote"]
+    assert not any("Bearer" in arg for arg in [entry["command"], *entry["args"]])
+
+
+def test_the_proxy_reads_its_upstream_headers_from_env(monkeypatch):
+    """``$SLIMTOOLS_UPSTREAM_HEADERS`` becomes the upstream's headers; --header adds to it."""
+    import argparse
+
+    from slimtools.cli.proxy import _upstream
+
+    monkeypatch.setenv(HEADERS_ENV, json.dumps({"Authorization": "Bearer t"}))
+    args = argparse.Namespace(header=["X-Extra: 1"], upstream_url="https://u", upstream=[])
+    spec = _upstream(args)
+    assert dict(spec.headers) == {"Authorization": "Bearer t", "X-Extra": "1"}
+
+
+def test_undo_restores_the_file_byte_for_byte(tmp_path):
+    """Install then ``--undo`` gives back the very bytes (spacing, key order, no newline)."""
+    path = tmp_path / "mcp.json"
+    servers = json.dumps({"github": GITHUB})
+    original = '{ "mcpServers" : ' + servers + ',\n\t"theme": "dark"}'
+    path.write_text(original)
+    main(["proxy", "install", "--file", str(path)])
+    main(["proxy", "install", "--file", str(path), "--undo"])
+    assert path.read_text() == original
+
+
+def test_a_second_install_keeps_the_first_backup(tmp_path):
+    """Installing again after adding a server never overwrites the pre-proxy backup."""
+    path = tmp_path / "mcp.json"
+    original = json.dumps({"mcpServers": {"github": GITHUB}})
+    path.write_text(original)
+    main(["proxy", "install", "--file", str(path)])
+    data = json.loads(path.read_text())
+    data["mcpServers"]["other"] = {"command": "other-server"}
+    path.write_text(json.dumps(data))
+    main(["proxy", "install", "--file", str(path)])
+    assert (tmp_path / "mcp.json.slimtools-backup").read_text() == original
+
+
+def test_install_names_the_backup_file_and_undo_says_restart_to_stop(tmp_path, capsys):
+    """The messages name the real backup path, and after --undo the restart stops the proxy."""
+    path = _write(tmp_path / "mcp.json", {"mcpServers": {"github": GITHUB}})
+    main(["proxy", "install", "--file", str(path)])
+    out = capsys.readouterr().out
+    assert f"backups: {path}.slimtools-backup;" in out
+    assert "<file>" not in out
+    main(["proxy", "install", "--file", str(path), "--undo"])
+    assert "restart the client to stop using the proxy" in capsys.readouterr().out
+
+
+def test_a_missing_proxy_config_is_refused(tmp_path, capsys):
+    """``--config`` naming no file exits 2 and leaves the client's file alone."""
+    path = _write(tmp_path / "mcp.json", {"mcpServers": {"github": GITHUB}})
+    before = path.read_text()
+    assert main(["proxy", "install", "--file", str(path), "--config", "nope.toml"]) == 2
+    assert "no such file" in capsys.readouterr().err
+    assert path.read_text() == before
+
+
+def test_an_invalid_proxy_config_is_refused_with_its_message(tmp_path, capsys):
+    """A config the proxy would refuse at start is refused at install, file:line:key."""
+    config = tmp_path / "slim.toml"
+    config.write_text("[tools.t]\nlimt = 3\n")
+    path = _write(tmp_path / "mcp.json", {"mcpServers": {"github": GITHUB}})
+    assert main(["proxy", "install", "--file", str(path), "--config", str(config)]) == 2
+    assert "tools.t.limt: unknown option" in capsys.readouterr().err
+
+
+def test_a_partial_client_name_is_an_unknown_client(capsys):
+    """``--client code`` (a piece of claude-code) exits 2 with the valid names."""
+    assert main(["proxy", "install", "--client", "code"]) == 2
+    assert "claude-code" in capsys.readouterr().err
 
 
 def test_claude_code_project_servers_are_rewritten_too(tmp_path):

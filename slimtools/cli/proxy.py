@@ -105,13 +105,31 @@ def _command(args: argparse.Namespace) -> list[str]:
 def _upstream(args: argparse.Namespace) -> Any:
     from slimtools.proxy.upstream import UpstreamSpec
 
-    headers = {}
+    headers = _env_headers()
     for header in args.header:
         name, sep, value = header.partition(":")
         if not sep or not name.strip():
             raise ConfigurationError(f"--header must be 'NAME: VALUE', got {header!r}")
         headers[name.strip()] = value.strip()
     return UpstreamSpec(command=_command(args), url=args.upstream_url, headers=headers)
+
+
+def _env_headers() -> dict[str, str]:
+    """Headers from ``$SLIMTOOLS_UPSTREAM_HEADERS`` (a JSON object): secrets kept off argv."""
+    import os
+
+    from slimtools.proxy.install import HEADERS_ENV
+
+    text = os.environ.get(HEADERS_ENV)
+    if not text:
+        return {}
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ConfigurationError(f"${HEADERS_ENV} must be a JSON object: {exc}") from exc
+    if not isinstance(value, dict):
+        raise ConfigurationError(f"${HEADERS_ENV} must be a JSON object of header: value")
+    return {str(k): str(v) for k, v in value.items()}
 
 
 def _json_args(text: str) -> dict[str, Any]:

@@ -7,9 +7,12 @@ rewritten in place, keeping its key and its ``env`` block::
     "github": {"command": "/path/to/slimtools",
                "args": ["proxy", "--config", "slim.toml", "--", "npx", "-y", "..."], ...}
 
-Entries already proxied are left alone; HTTP entries (``url``) get ``--upstream-url`` and
-their ``headers`` as ``--header``. Before the file is written it is copied to
-``<file>.slimtools-backup``; ``--undo`` puts every proxied entry back as it was.
+Entries already proxied are left alone; HTTP entries (``url``) get ``--upstream-url``, and
+their ``headers`` go into the entry's ``env`` as ``SLIMTOOLS_UPSTREAM_HEADERS`` (JSON), never
+onto the command line, where ``ps`` shows every argument to every user. Before the file is
+first written it is copied to ``<file>.slimtools-backup``, and a later install never
+overwrites that copy; ``--undo`` puts every proxied entry back, and restores the backup byte
+for byte when nothing else changed in the file since.
 """
 
 from __future__ import annotations
@@ -23,7 +26,11 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
+CLIENTS = ("claude-desktop", "cursor", "claude-code")
 _CLIENTS = "claude-desktop, cursor or claude-code"
+HEADERS_ENV = "SLIMTOOLS_UPSTREAM_HEADERS"
+"""The variable an installed entry passes its upstream's HTTP headers in (a JSON object)."""
+BACKUP_SUFFIX = ".slimtools-backup"
 
 __all__ = ["client_config_paths", "main", "proxied_entry", "unproxied_entry"]
 
@@ -69,9 +76,15 @@ def proxied_entry(
         upstream = [entry["command"], *[str(a) for a in entry.get("args") or []]]
         args = [*launcher[1:], "proxy", *options, "--", *upstream]
     elif isinstance(entry.get("url"), str):
-        headers = [f"{k}: {v}" for k, v in (entry.get("headers") or {}).items()]
-        flags = [x for h in headers for x in ("--header", h)]
-        args = [*launcher[1:], "proxy", *options, "--upstream-url", entry["url"], *flags]
+        args = [*launcher[1:], "proxy", *options, "--upstream-url", entry["url"]]
+        headers = entry.get("headers") or {}
+        if headers:
+            found = entry.get("env")
+            env: dict[str, Any] = found if isinstance(found, dict) else {}
+            out["env"] = {
+                **env,
+                HEADERS_ENV: json.dumps({str(k): str(v) for k, v in headers.items()}),
+            }
     else:
         return None
     out["command"] = launcher[0]
@@ -99,6 +112,11 @@ def _server_tables(data: Any) -> Iterator[dict[str, Any]]:
             yield project["mcpServers"]
 
 
+def backup_path(path: Path) -> Path:
+    """Where ``path``'s copy from before the first install is kept."""
+    return path.with_name(path.name + BACKUP_SUFFIX)
+
+
 def rewrite(
     path: Path, *, config: str | None, only: Sequence[str], undo: bool, dry_run: bool
 ) -> list[str]:
@@ -115,9 +133,28 @@ def rewrite(
                 table[name] = new
                 changed.append(f"{path}: {name}: {'restored' if undo else 'now through the proxy'}")
     if changed and not dry_run:
-        shutil.copy2(path, path.with_name(path.name + ".slimtools-backup"))
-        path.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+        _write(path, data, undo=undo)
     return changed
+
+
+def _write(path: Path, data: Any, *, undo: bool) -> None:
+    """Write the rewritten config: the first install keeps a backup, never overwritten; an
+    undo that leaves the file as the backup was puts the backup's very bytes back."""
+    backup = backup_path(path)
+    if undo and backup.is_file() and _same_data(backup, data):
+        shutil.copy2(backup, path)
+        backup.unlink()
+        return
+    if not undo and not backup.exists():
+        shutil.copy2(path, backup)
+    path.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+
+
+def _same_data(backup: Path, data: Any) -> bool:
+    try:
+        return bool(json.loads(backup.read_text(encoding="utf-8")) == data)
+    except (OSError, ValueError):
+        return False
 
 
 EXAMPLE = """\
@@ -125,7 +162,8 @@ example:
   slimtools proxy install --config ~/slim.toml --dry-run
   slimtools proxy install --undo
 
-exit status: 0 done, 1 a config file could not be read or written, 2 bad usage
+exit status: 0 done, 1 a client's config file could not be read or written, 2 bad usage
+(an unknown client, a --config that is missing or invalid)
 """
 
 
@@ -162,15 +200,17 @@ def main(argv: Sequence[str]) -> int:
     parser.add_argument("--undo", action="store_true", help="put proxied entries back")
     parser.add_argument("--dry-run", action="store_true", help="say what would change")
     args = parser.parse_args(list(argv))
-    config = str(Path(args.config).resolve()) if args.config else None
-    paths = [Path(p) for p in args.file]
-    clients = args.client or ([] if paths else ["claude-desktop", "cursor", "claude-code"])
-    unknown = [c for c in clients if c not in _CLIENTS]
+    unknown = [c for c in args.client if c not in CLIENTS]
     if unknown:
-        print(
-            f"slimtools proxy install: unknown client {unknown[0]!r}: {_CLIENTS}", file=sys.stderr
-        )
-        return 2
+        return _usage(f"unknown client {unknown[0]!r}: {_CLIENTS}")
+    config = None
+    if args.config:
+        problem = _config_problem(Path(args.config))
+        if problem:
+            return _usage(problem)
+        config = str(Path(args.config).resolve())
+    paths = [Path(p) for p in args.file]
+    clients = args.client or ([] if paths else list(CLIENTS))
     paths += [p for client in clients for p in client_config_paths(client) if p.is_file()]
     changed: list[str] = []
     path = None
@@ -184,5 +224,32 @@ def main(argv: Sequence[str]) -> int:
         return 1
     print("\n".join(changed) if changed else "nothing to change")
     if changed and not args.dry_run:
-        print("backups: <file>.slimtools-backup; restart the client to use the proxy")
+        print(_closing(sorted({line.split(": ", 1)[0] for line in changed}), undo=args.undo))
     return 0
+
+
+def _usage(message: str) -> int:
+    print(f"slimtools proxy install: {message}", file=sys.stderr)
+    return 2
+
+
+def _config_problem(path: Path) -> str | None:
+    """Why the proxy config the entries would use cannot serve, or None."""
+    from slimtools.errors import ConfigurationError
+    from slimtools.proxy.config import load_config
+
+    if not path.is_file():
+        return f"--config {path}: no such file (write it first, e.g. with slimtools suggest)"
+    try:
+        load_config(path)
+    except ConfigurationError as exc:
+        return str(exc)
+    return None
+
+
+def _closing(files: list[str], *, undo: bool) -> str:
+    """What to do next, naming the backups kept."""
+    if undo:
+        return "restart the client to stop using the proxy"
+    backups = ", ".join(str(backup_path(Path(f))) for f in files)
+    return f"backups: {backups}; restart the client to use the proxy"
