@@ -14,7 +14,8 @@ from __future__ import annotations
 import functools
 import importlib
 import inspect
-from collections.abc import Mapping
+import weakref
+from collections.abc import Mapping, Sequence
 from types import ModuleType
 from typing import Any
 
@@ -59,18 +60,27 @@ def wrap(
             ``max_tokens``, ``category``, ``head``, ``tail``, ``description``.
 
     Raises:
-        ConfigurationError: an unknown option, a bad value, or both ``config`` and options.
+        ConfigurationError: an unknown option, a bad value, or both ``config`` and options;
+            two tools of one name, or a tool named like the toolkit's record tool;
+            ``response_format``, which ``wrap()`` does not add (the proxy does).
         TypeError: ``tool`` is of no supported kind.
     """
     kit = toolkit or default_toolkit
     if isinstance(tool, (list, tuple)):
+        _refuse_collisions(kit, tool)
         wrapped = [
             wrap(t, config=config, toolkit=kit, max_tokens=max_tokens, **options) for t in tool
         ]
         return [*wrapped, companion(kit, like=tool[0])] if tool else []
     parsed = _options(config, options)
-    plan = Plan(parsed, max_tokens)
     adapter = _adapter(tool)
+    _refuse_collisions(kit, [tool])
+    screen = getattr(adapter, "screen_native", None)
+    plan = (
+        Plan(parsed, max_tokens)
+        if screen is None
+        else Plan(parsed, max_tokens, screen_native=screen)
+    )
     category = parsed.category if parsed else None
     description = parsed.description if parsed else None
     if adapter is None:
@@ -82,8 +92,10 @@ def wrap(
             )
         fn = _denying(tool, parsed.deny_tree) if parsed and parsed.deny else tool
         slimmed = slim(fn, plan, name=name)
+        _origins(kit)[name] = id(tool)
         return kit.tool(slimmed, name=name, description=description, category=category)
     name = tool.name
+    _origins(kit)[name] = id(tool)
     schema = adapter.schema(tool)
     forward = adapter.forwarder(tool, plan)
     forward.__name__ = name
@@ -108,12 +120,70 @@ def companion(kit: Toolkit, *, like: Any) -> Any:
     return kit.get_record  # pragma: no cover - every adapter builds
 
 
+_ORIGINS: weakref.WeakKeyDictionary[Toolkit, dict[str, int]] = weakref.WeakKeyDictionary()
+"""For each toolkit, which original each wrapped name came from (wrapping it again is fine)."""
+
+
+def _origins(kit: Toolkit) -> dict[str, int]:
+    return _ORIGINS.setdefault(kit, {})
+
+
+def _name_of(tool: Any) -> str | None:
+    name = getattr(tool, "name", None) if _adapter(tool) is not None else None
+    name = name or getattr(tool, "__name__", None)
+    return name if isinstance(name, str) else None
+
+
+def _refuse_collisions(kit: Toolkit, tools: Sequence[Any]) -> None:
+    """Refuse two tools of one name (the second would answer for both) and the companion's.
+
+    Raises:
+        ConfigurationError: naming the clash and how to resolve it.
+    """
+    seen: dict[str, Any] = {}
+    origins = _origins(kit)
+    for tool in tools:
+        name = _name_of(tool)
+        if name is None:
+            continue
+        if name == kit.companion_name:
+            raise ConfigurationError(
+                f"wrap(): the tool {name!r} is named like toolkit {kit.name!r}'s record tool; "
+                f"name the record tool otherwise: wrap(..., toolkit=Toolkit({kit.name!r}, "
+                f'companion_name="get_full_record"))'
+            )
+        taken = name in seen and seen[name] is not tool
+        taken = taken or (name in origins and origins[name] != id(tool))
+        if taken or (name not in origins and _registered(kit, name)):
+            raise ConfigurationError(
+                f"wrap(): two tools are named {name!r} in toolkit {kit.name!r}, so one would "
+                "answer for both; rename one (a LangChain or Agents SDK tool: tool.name = "
+                '"..."; a function: wrap a def of another name) or wrap it on its own '
+                "Toolkit(...)"
+            )
+        seen[name] = tool
+
+
+def _registered(kit: Toolkit, name: str) -> bool:
+    try:
+        kit.spec(name)
+    except KeyError:
+        return False
+    return True
+
+
 def _options(config: Mapping[str, Any] | None, options: dict[str, Any]) -> ToolOptions | None:
     if config is not None and options:
         raise ConfigurationError("wrap() takes options either as config= or as keywords")
     table = dict(config if config is not None else options)
     if not table:
         return None
+    if table.get("response_format"):
+        raise ConfigurationError(
+            "wrap() does not add a response_format parameter: choose the fields the model "
+            "needs, or wrap the tool twice (under two names) with and without fields= "
+            "(the MCP proxy's response_format = true does add it)"
+        )
     model = table.get("fields")
     if isinstance(model, type) and issubclass(model, BaseModel):
         del table["fields"]

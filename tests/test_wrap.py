@@ -224,3 +224,91 @@ def test_an_object_of_no_supported_kind_is_a_type_error():
     """A value that is no tool says which kinds wrap takes."""
     with pytest.raises(TypeError, match="BaseTool"):
         wrap(42)
+
+
+def _rows_tool(name: str, rows: list[dict[str, Any]]) -> StructuredTool:
+    def list_rows(query: str) -> list[dict[str, Any]]:
+        """List rows."""
+        return rows
+
+    return StructuredTool.from_function(list_rows, name=name)
+
+
+def test_langchain_records_holding_a_datetime_are_projected_and_denied():
+    """A ``datetime`` would make LangChain send a repr; the wrapped tool projects the records."""
+    from datetime import datetime, timezone
+
+    when = datetime(2026, 1, 2, tzinfo=timezone.utc)
+    rows = [{"id": i, "title": f"t{i}", "at": when, "tenant": "acme-secret"} for i in range(4)]
+    tool = wrap(_rows_tool("dated", rows), toolkit=Toolkit("lc-dt"), **OPTIONS)
+    message = tool.invoke(call("dated", "c1", query="x"))
+    assert "acme-secret" not in str(message.content)
+    assert json.loads(message.content)["briefs"][0] == {"id": 0, "title": "t0"}
+
+
+def test_langchain_records_typed_file_are_records_not_content_blocks():
+    """Directory listings carry ``"type": "file"``: they are projected, not passed as blocks."""
+    rows = [
+        {"id": i, "title": f"f{i}.py", "type": "file", "tenant": "acme-secret"} for i in range(4)
+    ]
+    tool = wrap(_rows_tool("listing", rows), toolkit=Toolkit("lc-file"), **OPTIONS)
+    message = tool.invoke(call("listing", "c1", query="x"))
+    assert "acme-secret" not in str(message.content)
+    assert json.loads(message.content)["total"] == 4
+
+
+def test_a_langchain_tool_returning_json_text_is_still_read_as_records():
+    """Text that is JSON is parsed as before, now that plain tools are called with arguments."""
+
+    def as_text(query: str) -> str:
+        """JSON text."""
+        return json.dumps([{"id": 1, "title": "a", "tenant": "acme-secret"}])
+
+    tool = wrap(StructuredTool.from_function(as_text), toolkit=Toolkit("lc-txt"), **OPTIONS)
+    message = tool.invoke(call("as_text", "c1", query="x"))
+    assert json.loads(message.content)["briefs"] == [{"id": 1, "title": "a"}]
+
+
+def test_a_langchain_validation_error_passes_through_as_an_error():
+    """A tool that handles validation errors answers the model with its error text."""
+    tool = _rows_tool("strict_rows", [])
+    tool.handle_validation_error = "bad arguments"
+    wrapped = wrap(tool, toolkit=Toolkit("lc-val"), **OPTIONS)
+    message = wrapped.invoke(call("strict_rows", "c1", query={"not": "a string"}))
+    assert message.status == "error"
+    assert "bad arguments" in message.content
+
+
+def test_two_tools_of_one_name_are_refused():
+    """The second would silently answer for the first: refused, saying how to rename."""
+    kit = Toolkit("dup")
+    with pytest.raises(ConfigurationError, match=r"tool\.name = "):
+        wrap([_rows_tool("rows", []), _rows_tool("rows", [])], toolkit=kit)
+
+
+def test_wrapping_another_tool_under_a_taken_name_is_refused():
+    """A later wrap() of a different tool with the same name on the same toolkit is refused."""
+    kit = Toolkit("dup2")
+    wrap(_rows_tool("rows", []), toolkit=kit)
+    with pytest.raises(ConfigurationError, match="two tools are named 'rows'"):
+        wrap(_rows_tool("rows", []), toolkit=kit)
+
+
+def test_wrapping_the_same_tool_again_is_allowed():
+    """Re-running a notebook cell wraps the same tool again: no clash."""
+    kit = Toolkit("again")
+    original = _rows_tool("rows", [])
+    wrap(original, toolkit=kit)
+    wrap(original, toolkit=kit, limit=5)
+
+
+def test_a_tool_named_like_the_companion_says_how_to_rename_it():
+    """A tool called get_record would hide the record tool: the message names companion_name."""
+    with pytest.raises(ConfigurationError, match="companion_name="):
+        wrap(_rows_tool("get_record", []), toolkit=Toolkit("comp"))
+
+
+def test_response_format_is_refused_with_what_to_do_instead():
+    """``response_format=True`` would add no parameter: refused, naming the alternatives."""
+    with pytest.raises(ConfigurationError, match="does not add a response_format"):
+        wrap(_rows_tool("rf", []), toolkit=Toolkit("rf"), fields=["id"], response_format=True)

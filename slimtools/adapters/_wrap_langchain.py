@@ -6,10 +6,13 @@ import uuid
 from typing import Any
 
 from langchain_core.messages import ToolMessage
-from langchain_core.tools import BaseTool, StructuredTool
+from langchain_core.tools import BaseTool, StructuredTool, ToolException
+from pydantic import ValidationError
+from pydantic.v1 import ValidationError as ValidationErrorV1
 
 from slimtools.adapters.langchain import to_langchain_tools
 from slimtools.proxy._forward import Plan, Raw
+from slimtools.proxy._screen import Screen
 from slimtools.toolkit import Toolkit
 
 
@@ -32,10 +35,12 @@ def raw_of(message: Any) -> Raw:
     """A ``ToolMessage`` (content and artifact) in neutral form.
 
     A langchain-mcp-adapters tool answers with a list of content blocks and an artifact
-    ``{"structured_content": ...}``; a plain tool with text (or any value).
+    ``{"structured_content": ...}``; a plain tool with text, or the value it returned.
     """
+    if isinstance(message, str):
+        return Raw(texts=[message])
     if not isinstance(message, ToolMessage):
-        return Raw(texts=[message] if isinstance(message, str) else [], structured=message)
+        return Raw(texts=[], structured=message)
     content = message.content
     blocks = [content] if isinstance(content, str) else list(content)
     texts = [
@@ -57,9 +62,38 @@ def raw_of(message: Any) -> Raw:
 def forwarder(tool: BaseTool, plan: Plan) -> Any:
     """A ``**arguments`` function that runs ``tool`` and shapes its result by ``plan``.
 
-    Coroutine-only tools (langchain-mcp-adapters') are awaited; others run synchronously.
+    A ``content_and_artifact`` tool (langchain-mcp-adapters') is called with a tool call, to
+    get its blocks and artifact. Any other is called with plain arguments, so its records
+    arrive as the function returned them: with a tool call LangChain would turn a record
+    holding a ``datetime`` into a repr, and records with ``"type": "file"`` into content
+    blocks. Its errors are then handled here as its ``handle_tool_error`` says.
+    Coroutine-only tools are awaited; others run synchronously.
     """
+    if tool.response_format == "content_and_artifact":
+        return _by_tool_call(tool, plan)
+    quiet = tool.model_copy(update={"handle_tool_error": False, "handle_validation_error": False})
+    if isinstance(tool, StructuredTool) and tool.func is None and tool.coroutine is not None:
 
+        async def forward(**arguments: Any) -> Any:
+            try:
+                value = await quiet.ainvoke(arguments)
+            except (ToolException, ValidationError, ValidationErrorV1) as exc:
+                return plan.shape(_error(tool, exc))
+            return plan.shape(raw_of(value))
+
+        return forward
+
+    def forward_sync(**arguments: Any) -> Any:
+        try:
+            value = quiet.invoke(arguments)
+        except (ToolException, ValidationError, ValidationErrorV1) as exc:
+            return plan.shape(_error(tool, exc))
+        return plan.shape(raw_of(value))
+
+    return forward_sync
+
+
+def _by_tool_call(tool: BaseTool, plan: Plan) -> Any:
     def call(arguments: dict[str, Any]) -> dict[str, Any]:
         return {"type": "tool_call", "name": tool.name, "args": arguments, "id": _id()}
 
@@ -74,6 +108,53 @@ def forwarder(tool: BaseTool, plan: Plan) -> Any:
         return plan.shape(raw_of(tool.invoke(call(arguments))))
 
     return forward_sync
+
+
+def _error(tool: BaseTool, exc: Exception) -> Raw:
+    """The error ``tool`` would have answered with (as LangChain handles it), or a raise."""
+    tool_error = isinstance(exc, ToolException)
+    flag = tool.handle_tool_error if tool_error else tool.handle_validation_error
+    if not flag:
+        raise exc
+    if isinstance(flag, str):
+        text = flag
+    elif callable(flag):
+        text = str(flag(exc))  # type: ignore[arg-type]
+    elif tool_error:
+        text = str(exc.args[0]) if exc.args else "Tool execution error"
+    else:
+        text = "Tool input validation error"
+    message = ToolMessage(text, tool_call_id=_id(), name=tool.name, status="error")
+    return Raw(texts=[text], is_error=True, native=message)
+
+
+def screen_native(message: Any, screen: Screen) -> Any:
+    """A passed-through ``ToolMessage`` with every text block and its artifact screened."""
+    if not isinstance(message, ToolMessage):
+        return message
+    content = message.content
+    if isinstance(content, str):
+        screened: Any = screen.text(content)
+    else:
+        screened = [_screen_block(block, screen) for block in content]
+    artifact = message.artifact
+    if isinstance(artifact, dict) and "structured_content" in artifact:
+        artifact = {**artifact, "structured_content": screen.data(artifact["structured_content"])}
+    elif artifact is not None:
+        artifact = screen.data(artifact)
+    return message.model_copy(update={"content": screened, "artifact": artifact})
+
+
+def _screen_block(block: Any, screen: Screen) -> Any:
+    if isinstance(block, str):
+        return screen.text(block)
+    if (
+        isinstance(block, dict)
+        and block.get("type") == "text"
+        and isinstance(block.get("text"), str)
+    ):
+        return {**block, "text": screen.text(block["text"])}
+    return block
 
 
 def _id() -> str:
