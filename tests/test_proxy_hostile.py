@@ -173,3 +173,28 @@ def test_several_lists_and_no_items_warn_at_start(caplog):
 
     build_proxy(parse_config('[tools.two]\nfields = ["id"]\n'), [tool], call)
     assert 'set items = "a"' in caplog.text
+
+
+@pytest.mark.subprocess
+async def test_the_proxy_process_fails_closed_over_the_hostile_stdio_server(tmp_path):
+    """Both sides real processes on stdio: no secret in any pass-through row."""
+    import os
+    import sys
+    from pathlib import Path
+
+    import anyio
+    from mcp import StdioServerParameters
+
+    root = Path(__file__).resolve().parents[1]
+    config = tmp_path / "slim.toml"
+    config.write_text(DENY_CONFIG)
+    command = [sys.executable, "-m", "slimtools.cli", "proxy", "--config", str(config), "--"]
+    command += [sys.executable, str(Path(__file__).with_name("proxy_hostile.py"))]
+    env = {**os.environ, "PYTHONPATH": str(root)}
+    params = StdioServerParameters(command=command[0], args=command[1:], env=env, cwd=str(root))
+    with anyio.fail_after(60):
+        async with Client(params) as client:
+            for tool in PASS_THROUGH:
+                text = everything_sent(await client.call_tool(tool, {}))
+                assert SECRET not in text
+                assert "row-1" in text
