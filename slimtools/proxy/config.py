@@ -16,8 +16,10 @@ response_format = true         # the model may ask for "detailed" (whole) record
 
 A field is ``"path"`` (dotted; nested output kept), ``"name = path"`` (renamed) and either
 may end in ``:N`` to clip a text to N characters; an inline table
-``{name = "author", path = "user.login", clip = 40}`` says the same. Every problem is
-reported at start as a ``ConfigurationError`` naming the file, line and key.
+``{name = "author", path = "user.login", clip = 40}`` says the same. The keys, their types
+and their messages come from one schema (``slimtools.proxy._schema``); every problem is
+reported at start as a ``ConfigurationError`` naming the file, line and key. The ``deny``
+of every glob matching a tool is added to its options (deny wins). See docs/proxy-config.md.
 """
 
 from __future__ import annotations
