@@ -312,3 +312,26 @@ def test_response_format_is_refused_with_what_to_do_instead():
     """``response_format=True`` would add no parameter: refused, naming the alternatives."""
     with pytest.raises(ConfigurationError, match="does not add a response_format"):
         wrap(_rows_tool("rf", []), toolkit=Toolkit("rf"), fields=["id"], response_format=True)
+
+
+async def test_a_langchain_mcp_result_beside_an_image_is_screened():
+    """JSON text beside an image passes through, without the denied field or unlisted ones."""
+
+    async def shot(**arguments: Any) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+        rows = [dict(t) for t in TICKETS[:2]]
+        image = {"type": "image", "base64": "iVBORw0KGgo=", "mime_type": "image/png"}
+        return [{"type": "text", "text": json.dumps(rows)}, image], {"structured_content": None}
+
+    tool = StructuredTool(
+        name="shot_tickets",
+        description="Tickets and a screenshot.",
+        args_schema=SCHEMA,
+        coroutine=shot,
+        response_format="content_and_artifact",
+    )
+    wrapped = wrap(tool, toolkit=Toolkit("lc-shot"), **OPTIONS)
+    message = await wrapped.ainvoke(call("shot_tickets", "c1", query="x"))
+    text = json.dumps(message.content)
+    assert "tenant" not in text
+    assert "body" not in text
+    assert "image" in text
