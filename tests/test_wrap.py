@@ -8,14 +8,15 @@ with ``get_record``; ``tenant`` is denied everywhere.
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Annotated, Any
 
 import pytest
 from agents import Agent, FunctionTool, RunConfig, RunContextWrapper, Runner, function_tool
 from agents.testing import ModelCall, ScriptedModel, assistant_message, function_call
 from langchain.agents import create_agent
 from langchain_core.messages import HumanMessage, ToolMessage
-from langchain_core.tools import BaseTool, StructuredTool, ToolException
+from langchain_core.tools import BaseTool, InjectedToolCallId, StructuredTool, ToolException
+from langchain_core.tools import tool as lc_tool
 from pydantic import BaseModel
 from pydantic_ai import Agent as PydanticAgent
 from pydantic_ai import Tool
@@ -335,3 +336,17 @@ async def test_a_langchain_mcp_result_beside_an_image_is_screened():
     assert "tenant" not in text
     assert "body" not in text
     assert "image" in text
+
+
+def test_a_langchain_tool_taking_its_call_id_still_gets_one():
+    """A tool with an ``InjectedToolCallId`` argument is called with a tool call, as it needs."""
+
+    @lc_tool
+    def tagged(query: str, tool_call_id: Annotated[str, InjectedToolCallId]) -> str:
+        """Echo the call id."""
+        return json.dumps([{"id": 1, "title": tool_call_id, "tenant": "acme-secret"}])
+
+    wrapped = wrap(tagged, toolkit=Toolkit("lc-id"), **OPTIONS)
+    message = wrapped.invoke(call("tagged", "c1", query="x"))
+    brief = json.loads(message.content)["briefs"][0]
+    assert brief["title"].startswith("slimtools-")

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import typing
 import uuid
 from typing import Any
 
 from langchain_core.messages import ToolMessage
-from langchain_core.tools import BaseTool, StructuredTool, ToolException
+from langchain_core.tools import BaseTool, InjectedToolCallId, StructuredTool, ToolException
+from langchain_core.tools.base import get_all_basemodel_annotations
 from pydantic import ValidationError
 from pydantic.v1 import ValidationError as ValidationErrorV1
 
@@ -67,9 +69,10 @@ def forwarder(tool: BaseTool, plan: Plan) -> Any:
     arrive as the function returned them: with a tool call LangChain would turn a record
     holding a ``datetime`` into a repr, and records with ``"type": "file"`` into content
     blocks. Its errors are then handled here as its ``handle_tool_error`` says.
-    Coroutine-only tools are awaited; others run synchronously.
+    A tool with an ``InjectedToolCallId`` argument needs a tool call too. Coroutine-only
+    tools are awaited; others run synchronously.
     """
-    if tool.response_format == "content_and_artifact":
+    if tool.response_format == "content_and_artifact" or _takes_call_id(tool):
         return _by_tool_call(tool, plan)
     quiet = tool.model_copy(update={"handle_tool_error": False, "handle_validation_error": False})
     if isinstance(tool, StructuredTool) and tool.func is None and tool.coroutine is not None:
@@ -91,6 +94,20 @@ def forwarder(tool: BaseTool, plan: Plan) -> Any:
         return plan.shape(raw_of(value))
 
     return forward_sync
+
+
+def _takes_call_id(tool: BaseTool) -> bool:
+    """True when ``tool`` has an ``InjectedToolCallId`` argument: it needs a tool call."""
+    if "tool_call_id" in getattr(tool, "_injected_args_keys", ()):
+        return True
+    schema = tool.args_schema
+    if not isinstance(schema, type):
+        return False
+    for annotation in get_all_basemodel_annotations(schema).values():
+        for extra in typing.get_args(annotation)[1:]:
+            if extra is InjectedToolCallId or isinstance(extra, InjectedToolCallId):
+                return True
+    return False
 
 
 def _by_tool_call(tool: BaseTool, plan: Plan) -> Any:
