@@ -6,7 +6,9 @@ a forwarder around the original, slimmed by the same options as the decorators (
 config table) and registered on a toolkit, so its schema gains ``page``/``limit`` the way
 every adapter shows them. Given a list, it returns the wrapped tools followed by
 ``get_record`` in the same kind. Results are shaped by the proxy's rules
-(``slimtools.proxy._forward``): errors and images pass through, denied paths never enter.
+(``slimtools.proxy._forward``): errors and images pass through, every block of them screened
+by ``deny`` and the allowlist; denied paths never enter. Two tools of one name, a tool named
+like the record tool, and ``response_format`` are refused.
 """
 
 from __future__ import annotations
@@ -57,7 +59,8 @@ def wrap(
             envelope; ``None`` leaves an unconfigured tool's results as they are.
         **options: the same options by keyword: ``fields`` (a list of paths, or a Pydantic
             allowlist model), ``items``, ``deny``, ``key``, ``limit``, ``max_limit``,
-            ``max_tokens``, ``category``, ``head``, ``tail``, ``description``.
+            ``max_tokens``, ``category``, ``head``, ``tail``, ``description``,
+            ``on_unreadable`` (see docs/proxy-config.md).
 
     Raises:
         ConfigurationError: an unknown option, a bad value, or both ``config`` and options;
@@ -81,33 +84,42 @@ def wrap(
         if screen is None
         else Plan(parsed, max_tokens, screen_native=screen)
     )
-    category = parsed.category if parsed else None
-    description = parsed.description if parsed else None
     if adapter is None:
-        name = getattr(tool, "__name__", None)
-        if not callable(tool) or not isinstance(name, str):
-            raise TypeError(
-                "wrap() takes a LangChain BaseTool, an Agents SDK FunctionTool, a Pydantic AI "
-                f"Tool or a plain function, got {type(tool).__name__}"
-            )
-        fn = _denying(tool, parsed.deny_tree) if parsed and parsed.deny else tool
-        slimmed = slim(fn, plan, name=name)
-        _origins(kit)[name] = id(tool)
-        return kit.tool(slimmed, name=name, description=description, category=category)
+        return _wrap_callable(tool, kit, parsed, plan)
     name = tool.name
     _origins(kit)[name] = id(tool)
     schema = adapter.schema(tool)
     forward = adapter.forwarder(tool, plan)
     forward.__name__ = name
     slimmed = slim(forward, plan, name=name, paged=_free(schema))
+    description = parsed.description if parsed else None
     kit.tool(
         slimmed,
         name=name,
         description=description or getattr(tool, "description", None) or name,
-        category=category,
+        category=parsed.category if parsed else None,
         parameters=schema,
     )
     return adapter.build(kit, name)
+
+
+def _wrap_callable(tool: Any, kit: Toolkit, parsed: ToolOptions | None, plan: Plan) -> Any:
+    """A plain function, slimmed and registered on ``kit`` (its signature kept)."""
+    name = getattr(tool, "__name__", None)
+    if not callable(tool) or not isinstance(name, str):
+        raise TypeError(
+            "wrap() takes a LangChain BaseTool, an Agents SDK FunctionTool, a Pydantic AI "
+            f"Tool or a plain function, got {type(tool).__name__}"
+        )
+    fn = _denying(tool, parsed.deny_tree) if parsed and parsed.deny else tool
+    slimmed = slim(fn, plan, name=name)
+    _origins(kit)[name] = id(tool)
+    return kit.tool(
+        slimmed,
+        name=name,
+        description=parsed.description if parsed else None,
+        category=parsed.category if parsed else None,
+    )
 
 
 def companion(kit: Toolkit, *, like: Any) -> Any:
