@@ -147,9 +147,12 @@ async def test_screened_structured_content_fits_the_listed_schema():
 @pytest.mark.parametrize("tool", TEXT_PARSING)
 async def test_tolerant_text_is_read_as_records(tool):
     """NaN, BOM, fences, preambles, NDJSON and reprs become briefs, not a withheld note."""
-    _result, text = await sent(ALLOW_CONFIG, tool)
-    assert "row-1" in text
-    assert "withheld" not in text
+    result, text = await sent(ALLOW_CONFIG, tool)
+    assert SECRET not in text
+    assert PRIVATE not in text
+    envelope = json.loads(result.content[0].text)
+    assert envelope["total"] == len(proxy_hostile.RECORDS)
+    assert envelope["briefs"][0] == {"id": 0, "name": "row-0"}
 
 
 async def test_records_in_a_dict_with_no_items_come_from_its_one_list():
