@@ -201,3 +201,28 @@ async def test_the_proxy_process_fails_closed_over_the_hostile_stdio_server(tmp_
                 text = everything_sent(await client.call_tool(tool, {}))
                 assert SECRET not in text
                 assert "row-1" in text
+
+
+async def test_screened_structured_content_of_a_tool_with_an_output_schema_validates():
+    """A client that validates ``structuredContent`` accepts the screened pass-through."""
+    from mcp.types import ImageContent, TextContent, Tool
+
+    schema = {"type": "object", "properties": {"rows": {"type": "array"}}, "required": ["rows"]}
+    tool = Tool(name="rows_shot", input_schema={"type": "object"}, output_schema=schema)
+    rows = {"rows": proxy_hostile.RECORDS}
+
+    async def call(name: str, arguments: dict[str, Any]) -> CallToolResult:
+        image = ImageContent(type="image", data=proxy_hostile.PIXEL, mime_type="image/png")
+        text = TextContent(type="text", text=json.dumps(rows))
+        return CallToolResult(content=[text, image], structured_content=rows)
+
+    parsed = parse_config(ALLOW_CONFIG, "slim.toml")
+    proxy = build_proxy(parsed, [tool], call)
+    async with Client(proxy_server(proxy, parsed)) as client:
+        await client.list_tools()
+        result = await client.call_tool("rows_shot", {})
+    text = everything_sent(result)
+    assert not result.is_error
+    assert SECRET not in text
+    assert PRIVATE not in text
+    assert "row-1" in text
