@@ -16,10 +16,22 @@ import os
 import sys
 from collections.abc import Sequence
 
+from slimtools import __version__
 from slimtools.cli import analyze, files, proxy, recall, report
+from slimtools.cli._options import Formatter
 from slimtools.errors import ConfigurationError
 
 __all__ = ["main"]
+
+ROOT_EPILOG = """\
+examples:
+  slimtools analyze ~/.claude/projects/my-project --by tool
+  slimtools bill 40 5000 --slim 0.1
+  python -m slimtools clear session.jsonl -o cleared.jsonl --audit originals.jsonl
+
+exit status: 0 done, 1 a file could not be read or written (or a model call failed),
+2 bad usage; `slimtools COMMAND --help` says what each command's statuses mean
+"""
 
 
 def parser() -> argparse.ArgumentParser:
@@ -28,7 +40,10 @@ def parser() -> argparse.ArgumentParser:
         prog="slimtools",
         description="Keep LLM agents' context windows lean: measure tool-result tokens, "
         "try clearing policies on transcripts, slim MCP servers you don't own.",
+        epilog=ROOT_EPILOG,
+        formatter_class=Formatter,
     )
+    root.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     sub = root.add_subparsers(dest="command", required=True)
     for module in (analyze, report, files, proxy, recall):
         module.add_commands(sub)
