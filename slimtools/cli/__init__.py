@@ -19,6 +19,7 @@ from collections.abc import Sequence
 from slimtools import __version__
 from slimtools.cli import analyze, files, proxy, recall, report
 from slimtools.cli._options import Formatter
+from slimtools.cli._output import one_line_warnings
 from slimtools.errors import ConfigurationError
 
 __all__ = ["main"]
@@ -54,7 +55,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``slimtools`` console script; returns the exit status."""
     args = parser().parse_args(argv)
     try:
-        status: int = args.run(args)
+        with one_line_warnings():
+            status: int = args.run(args)
     except ConfigurationError as exc:  # options that parse but do not go together
         print(f"slimtools: {exc}", file=sys.stderr)
         return 2

@@ -14,6 +14,7 @@ import io
 import logging
 import os
 import sys
+import warnings
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -231,3 +232,31 @@ def setup_logging(verbose: bool = False, stream: IO[str] | None = None) -> loggi
     root.addHandler(handler)
     root.setLevel(logging.INFO if verbose else logging.WARNING)
     return handler
+
+
+@contextmanager
+def one_line_warnings(stream: IO[str] | None = None) -> Iterator[None]:
+    """Show every warning raised inside the block as ``slimtools: warning: ...`` on stderr,
+    once per message (a file read twice warns twice), instead of Python's two-line format.
+    slimtools' own warnings (a torn line skipped) are shown every time they differ."""
+    from slimtools.transcripts._jsonio import TornLineWarning
+
+    seen: set[str] = set()
+
+    def show(  # noqa: PLR0917 (warnings.showwarning's signature)
+        message: Warning | str,
+        category: type[Warning],
+        filename: str,
+        lineno: int,
+        file: IO[str] | None = None,
+        line: str | None = None,
+    ) -> None:
+        text = f"slimtools: warning: {message}"
+        if text not in seen:
+            seen.add(text)
+            print(text, file=stream if stream is not None else sys.stderr)
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("always", TornLineWarning)
+        warnings.showwarning = show
+        yield
