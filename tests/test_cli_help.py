@@ -281,3 +281,34 @@ class _Stream:
 
     def getvalue(self) -> str:
         return "".join(self.parts)
+
+
+def test_an_unforeseen_error_is_one_line_without_verbose(capsys, monkeypatch):
+    """A command that fails unexpectedly prints one line naming the error, exit 1."""
+    from slimtools.cli import report
+
+    def broken(rows, per_result, every=5):
+        raise RuntimeError("disk on fire")
+
+    monkeypatch.setattr(report, "tool_result_bill", broken)
+    status, _, err = _run(capsys, "bill", "5", "10")
+    assert status == 1
+    assert err == "slimtools bill: RuntimeError: disk on fire (--verbose shows where)\n"
+
+
+def test_verbose_lets_an_unforeseen_error_keep_its_traceback(monkeypatch):
+    """With --verbose the exception propagates, traceback and all."""
+    from slimtools.cli import report
+
+    def broken(rows, per_result, every=5):
+        raise RuntimeError("disk on fire")
+
+    monkeypatch.setattr(report, "tool_result_bill", broken)
+    with pytest.raises(RuntimeError, match="disk on fire"):
+        main(["bill", "5", "10", "--verbose"])
+
+
+@pytest.mark.parametrize("command", [*MINE, "proxy", "suggest"])
+def test_every_command_takes_verbose(command):
+    """--verbose is spelled the same on every command."""
+    assert "--verbose" in _subparsers()[command]._option_string_actions

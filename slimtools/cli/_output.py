@@ -185,12 +185,17 @@ def progress(enabled: bool = True) -> Iterator[Progress]:
         yield Progress(bar, bar.add_task("reading", total=None))
 
 
-VERBOSE_HELP = "log details and full tracebacks on stderr (default: one line per warning or error)"
+VERBOSE_HELP = (
+    "errors with their traceback, and log details, on stderr (default: one line per error "
+    "or warning)"
+)
 
 
 def add_verbose_option(parser: argparse.ArgumentParser) -> None:
-    """Add ``-v/--verbose``, which :func:`setup_logging` reads as ``args.verbose``."""
-    parser.add_argument("-v", "--verbose", action="store_true", help=VERBOSE_HELP)
+    """Add ``--verbose`` (and ``-v`` when free) as ``args.verbose``: the command's errors
+    keep their traceback, and :func:`setup_logging` logs details."""
+    flags = ["--verbose"] if "-v" in parser._option_string_actions else ["-v", "--verbose"]
+    parser.add_argument(*flags, action="store_true", help=VERBOSE_HELP)
 
 
 class OneLineFormatter(logging.Formatter):
