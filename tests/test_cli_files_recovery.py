@@ -232,3 +232,38 @@ def test_a_garbage_audit_line_is_still_an_error(tmp_path, capsys):
     status, _, err = _run(capsys, "restore", str(cleared), "--audit", str(audit), "-o", str(back))
     assert status == 1
     assert "not a JSON object" in err
+
+
+KILLED_MID_WRITE = """
+import os, signal, sys
+from slimtools.cli import main
+from slimtools.transcripts import _rewrite
+
+def die(self):  # everything is written to the temporary files: kill -9 before the rename
+    os.kill(os.getpid(), signal.SIGKILL)
+
+_rewrite.Rewriter.finish = die
+main(sys.argv[1:])
+"""
+
+
+@pytest.mark.subprocess
+def test_kill_9_during_clear_leaves_temporary_files_the_next_run_removes(tmp_path, capsys):
+    """A clear killed mid-write leaves its two temp files; the next clear removes both."""
+    out, audit = tmp_path / "out.jsonl", tmp_path / "a.jsonl"
+    argv = ["clear", "--cache", "none", str(SESSION), "-o", str(out), "--audit", str(audit)]
+    killed = subprocess.run(
+        [sys.executable, "-c", KILLED_MID_WRITE, *argv],
+        cwd=Path(__file__).resolve().parents[1],
+        capture_output=True,
+        check=False,
+    )
+    assert killed.returncode == -9
+    left = sorted(p.name for p in tmp_path.iterdir())
+    assert len(left) == 2
+    assert left[0].startswith(f".a.jsonl{TEMP_MARK}")
+    assert left[1].startswith(f".out.jsonl{TEMP_MARK}")
+    status, _, err = _run(capsys, *argv)
+    assert status == 0
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.jsonl", "out.jsonl"]
+    assert "interrupted slimtools run left" in err
