@@ -80,6 +80,18 @@ def test_clear_of_a_live_session_clears_the_complete_lines_and_copies_the_torn_o
     assert out.read_bytes().endswith(b"\n" + TORN)
 
 
+def test_clear_in_place_of_a_live_session_is_refused_and_changes_nothing(tmp_path, capsys):
+    """Its writer would go on appending to the replaced file: refuse, say why, touch nothing."""
+    live = _live(tmp_path)
+    before = live.read_bytes()
+    status, _, err = _run(capsys, "clear", "--cache", "none", str(live), "-o", str(live))
+    assert status == 1
+    assert "still being written" in err
+    assert "another file" in err
+    assert live.read_bytes() == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["live.jsonl"]
+
+
 def test_a_malformed_line_with_a_line_end_is_still_an_error(tmp_path, capsys):
     """Only a last line without its line end is torn; a complete bad line fails the file."""
     path = tmp_path / "bad.jsonl"

@@ -31,6 +31,12 @@ CHUNK = 1 << 20
 _WS = re.compile(r"[ \t\n\r]*")
 _SCALAR_END = re.compile(r"[,\]\s]")
 _DECODER = json.JSONDecoder()
+# What the parser may stop at when a value was cut: nothing left, or the start of a number,
+# a literal or a \u escape (an "Extra data" or a misplaced character is not a cut).
+_CUT_TOKEN = re.compile(
+    r"|-|-?I(?:n(?:f(?:i(?:n(?:i(?:ty?)?)?)?)?)?)?|\.\d*(?:[eE][+-]?\d*)?|[eE][+-]?\d*"
+    r"|t(?:ru?)?|f(?:a(?:ls?)?)?|n(?:ul?)?|Na?|u[0-9a-fA-F]{0,4}(?:\\(?:u[0-9a-fA-F]{0,4})?)?"
+)
 
 
 class TornLineWarning(UserWarning):
@@ -129,6 +135,28 @@ def iter_jsonl(
             yield number, value
 
 
+def last_line(path: Path, block: int = 1 << 16) -> bytes:
+    """The file's last line (after its last line end; b"" when the file ends with one)."""
+    with path.open("rb") as fh:
+        end = fh.seek(0, 2)
+        tail = b""
+        while end > 0:
+            start = max(0, end - block)
+            fh.seek(start)
+            tail = fh.read(end - start) + tail
+            cut = tail.rfind(b"\n")
+            if cut >= 0:
+                return tail[cut + 1 :]
+            end = start
+        return tail
+
+
+def torn_tail(path: Path) -> bool:
+    """Whether a JSON Lines file ends in a line cut short (a writer is still at it)."""
+    tail = last_line(path)
+    return bool(tail.strip()) and truncated(tail)
+
+
 def read_object(path: Path) -> Any:
     """Parse a whole JSON document.
 
@@ -205,7 +233,9 @@ def truncated(line: bytes) -> bool:
     try:
         json.loads(text)
     except json.JSONDecodeError as exc:
-        return _incomplete(exc, len(text))
+        if exc.msg.startswith("Unterminated string"):
+            return True
+        return _CUT_TOKEN.fullmatch(text, exc.pos) is not None
     return False
 
 
