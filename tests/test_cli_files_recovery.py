@@ -12,8 +12,7 @@ import pytest
 
 from slimtools.clearing import ClearingPolicy
 from slimtools.cli import main
-from slimtools.transcripts import clear_file, restore_file
-from slimtools.transcripts._jsonio import TornLineWarning
+from slimtools.transcripts import TornLineWarning, clear_file, restore_file
 from slimtools.transcripts._rewrite import TEMP_MARK, replacing
 
 DATA = Path(__file__).parent / "data" / "transcripts"

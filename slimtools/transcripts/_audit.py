@@ -11,7 +11,7 @@ lines, so a restore holds one unit's originals at a time.
 
 A line cut short by a crash mid-append (a torn line) blocks nothing: a restore puts back
 what the intact records allow and a later clearing appends after it, each with a
-:class:`~slimtools.transcripts._jsonio.TornLineWarning`.
+:class:`~slimtools.transcripts.TornLineWarning`.
 """
 
 from __future__ import annotations
