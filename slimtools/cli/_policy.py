@@ -111,7 +111,7 @@ def add_policy_options(
             metavar="NAME",
             help=f"a policy to replay (repeatable; default: {default}): "
             + ", ".join(names)
-            + ", e.g. --policy turn-end --policy default",
+            + "; e.g. --policy turn-end --policy default",
         )
         group.add_argument(
             "--compare",
@@ -125,7 +125,7 @@ def add_policy_options(
             choices=names,
             default=default,
             metavar="NAME",
-            help=f"the policy (default: {default}): " + ", ".join(names) + ", e.g. turn-end",
+            help=f"the policy (default: {default}): " + ", ".join(names) + "; e.g. turn-end",
         )
     group.add_argument(
         "--cache",

@@ -22,6 +22,9 @@ example:
   slimtools clear session.jsonl -o cleared.jsonl --keep-turns 3 --audit originals.jsonl
   slimtools restore cleared.jsonl --audit originals.jsonl -o session.restored.jsonl
 
+A session still being written (its last line incomplete) is read up to that line, with a
+warning; it is not cleared in place, where its writer's next lines would be lost.
+
 exit status: 0 written, 1 the file could not be read or written, 2 bad usage
 """
 RESTORE_EXAMPLE = """\
