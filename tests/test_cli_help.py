@@ -312,3 +312,13 @@ def test_verbose_lets_an_unforeseen_error_keep_its_traceback(monkeypatch):
 def test_every_command_takes_verbose(command):
     """--verbose is spelled the same on every command."""
     assert "--verbose" in _subparsers()[command]._option_string_actions
+
+
+@pytest.mark.parametrize("slim", [[], ["--slim", "0.1"]])
+def test_bill_always_ends_with_the_last_round(capsys, slim):
+    """`bill 7 5000` shows round 5 (every 5) and round 7, the run's end."""
+    status, out, _ = _run(capsys, "bill", "7", "5000", *slim)
+    assert status == 0
+    rounds = [line.split()[0] for line in out.splitlines()[3:]]
+    assert rounds == ["5", "7"]
+    assert out.splitlines()[-1].split()[1] == "35,000"

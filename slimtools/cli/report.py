@@ -120,7 +120,7 @@ def bill(args: argparse.Namespace) -> int:
 
 def bill_table(rounds: int, per_result: int, *, every: int, slim: float | None) -> Table:
     """The bill as a headed table; with ``slim``, the slimmed columns beside each figure."""
-    rows = tool_result_bill(rounds, per_result, every=every)
+    rows = _rows(rounds, per_result, every)
     if slim is None:
         table = Table(
             f"{per_result:,} tokens a result, one a round; no caching, no clearing",
@@ -130,7 +130,7 @@ def bill_table(rounds: int, per_result: int, *, every: int, slim: float | None) 
             table.add(str(r), f"{resident:,}", f"{billed:,}")
         return table
     size = round(per_result * slim)
-    slimmed = tool_result_bill(rounds, size, every=every)
+    slimmed = _rows(rounds, size, every)
     table = Table(
         f"{per_result:,} tokens a result, slimmed at the source to {size:,} "
         f"(--slim {slim:g}); no caching, no clearing",
@@ -145,6 +145,14 @@ def bill_table(rounds: int, per_result: int, *, every: int, slim: float | None) 
             Cell(f"{billed_s:,}", "good"),
         )
     return table
+
+
+def _rows(rounds: int, per_result: int, every: int) -> list[tuple[int, int, int]]:
+    """Every ``every``-th round of the bill, and the last round whatever ``every`` says."""
+    rows = tool_result_bill(rounds, per_result, every=every)
+    if rounds and rounds % every:
+        rows += tool_result_bill(rounds, per_result, every=rounds)
+    return rows
 
 
 def _plot_bill(args: argparse.Namespace) -> int:
