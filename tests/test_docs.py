@@ -13,7 +13,7 @@ from slimtools.cli import _reference
 from tests.docs_blocks import SKIP, blocks, python_blocks, run_page
 
 DOCS = Path(__file__).resolve().parents[1] / "docs"
-PAGES = sorted(DOCS.glob("*.md"))
+PAGES = sorted(DOCS.rglob("*.md"))
 
 
 def test_cli_reference_page_is_current():
