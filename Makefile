@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: demo test test-fast lint bench clean
+.PHONY: demo test test-fast lint docs docs-cli bench clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -26,8 +26,18 @@ lint: $(VENV)/.dev
 	$(BIN)/mypy
 	$(BIN)/mypy tests/typing
 
-test: lint
+test: lint docs
 	SLIMTOOLS_HYPOTHESIS=full $(BIN)/python -m pytest
+
+# The site, built strictly (a broken link, a missing page or an unresolved API reference
+# fails it) into site/, after checking that docs/cli.md is what the parsers print now.
+docs: $(VENV)/.dev
+	$(BIN)/python -m slimtools.cli._reference --check docs/cli.md
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --quiet
+
+# docs/cli.md regenerated from the argparse definitions (after changing any help text).
+docs-cli: $(VENV)/.core
+	$(BIN)/python -m slimtools.cli._reference docs/cli.md
 
 # The inner loop: light property profile, no interpreter-spawning tests, no lint, one
 # worker per core (each collects the suite once: about 15 s of framework imports).
@@ -38,4 +48,4 @@ bench: $(VENV)/.dev
 	$(BIN)/python -m benchmarks
 
 clean:
-	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache site

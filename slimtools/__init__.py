@@ -28,6 +28,19 @@ from slimtools.instrumentation import observe
 from slimtools.toolkit import Toolkit, ToolResult, ToolSpec, default_toolkit, get_record
 from slimtools.wrap import wrap
 
+
+def _version() -> str:
+    """The installed distribution's version; a source checkout that is not installed says so."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("slimtools")
+    except PackageNotFoundError:
+        return "0+unknown"
+
+
+__version__ = _version()
+
 __all__ = [
     "Clearer",
     "ClearingPolicy",

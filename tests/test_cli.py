@@ -37,19 +37,27 @@ def write_run(folder: Path, rounds: int = 8, chars: int = 6_000) -> Path:
 
 
 def test_bill_prints_the_article_table(capsys):
-    """`slimtools bill 20 5000` prints the four rows of the article."""
+    """`slimtools bill 20 5000` prints the four rows of the article under the table head."""
     assert main(["bill", "20", "5000"]) == 0
     lines = capsys.readouterr().out.splitlines()
-    assert len(lines) == 4
-    assert "25,000" in lines[0]
-    assert "75,000" in lines[0]
-    assert lines[3].endswith("1,050,000")
+    assert len(lines) == 3 + 4
+    assert "25,000" in lines[3]
+    assert "75,000" in lines[3]
+    assert lines[6].endswith("1,050,000")
+
+
+def test_bill_without_slim_prints_column_headers(capsys):
+    """The plain bill is a table: a title line and a header naming every column."""
+    assert main(["bill", "20", "5000"]) == 0
+    title, header = capsys.readouterr().out.splitlines()[:2]
+    assert "5,000 tokens a result" in title
+    assert header.split() == ["round", "resident", "billed", "input"]
 
 
 def test_bill_every_option(capsys):
     """--every 1 prints a row per round."""
     assert main(["bill", "3", "10", "--every", "1"]) == 0
-    assert len(capsys.readouterr().out.splitlines()) == 3
+    assert len(capsys.readouterr().out.splitlines()) == 3 + 3
 
 
 def test_bill_rejects_negative_rounds(capsys):

@@ -356,9 +356,11 @@ def test_bill_slim_shows_both_columns(capsys):
 
 
 def test_bill_without_slim_is_the_article_table(capsys):
-    """Without --slim the output is the four lines it always was."""
+    """Without --slim the table holds the article's four rows."""
     _, out, _ = run(capsys, "bill", "20", "5000")
-    assert out.splitlines()[3] == "round 20: resident   100,000 | billed input   1,050,000"
+    lines = table(out, "5,000 tokens a result, one a round")
+    assert row(lines, "20 ") == ["20", "100,000", "1,050,000"]
+    assert row(lines, "5 ") == ["5", "25,000", "75,000"]
 
 
 def test_bill_plot_writes_a_png(capsys, tmp_path):

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from slimtools.transcripts._jsonio import iter_array
+from slimtools.transcripts._jsonio import TornLineWarning, iter_array, iter_jsonl, truncated
 from slimtools.transcripts._model import MalformedError
 from slimtools.transcripts._spans import dump_string, find_spans, replace_values
 from tests._profile import examples
@@ -113,3 +113,46 @@ def test_new_strings_follow_the_escaping_of_the_old():
     assert dump_string("café", '"abc"') == '"caf\\u00e9"'
     assert dump_string("café", '"é"') == '"café"'
     assert dump_string("\ud800", '"é"') == '"\\ud800"'  # no UTF-8 for a lone surrogate
+
+
+_objects = st.dictionaries(st.text(max_size=5), values, min_size=1, max_size=4)
+_unicode_spellings = st.sampled_from([{"ensure_ascii": True}, {"ensure_ascii": False}])
+
+
+@settings(max_examples=examples(300))
+@given(data=st.data(), record=_objects, spelling=_unicode_spellings)
+def test_every_proper_prefix_of_a_record_reads_as_torn(data, record, spelling):
+    """Cut a JSON object anywhere (mid-character included): truncated() says it was cut."""
+    raw = json.dumps(record, **spelling).encode("utf-8")
+    cut = data.draw(st.integers(1, len(raw) - 1))
+    assert truncated(raw[:cut])
+
+
+@pytest.mark.parametrize("line", [b"hello", b"{}", b'{"a": 1}', b"[1, 2]", b'{"a": 1}}'])
+def test_complete_json_and_plain_text_are_not_torn(line):
+    """Valid JSON is whole, and text that does not start a value is garbage, not a cut."""
+    assert not truncated(line)
+
+
+@settings(max_examples=examples(100))
+@given(records=st.lists(_objects, min_size=1, max_size=5), extra=_objects, data=st.data())
+def test_jsonl_with_a_torn_last_line_yields_the_complete_records(
+    tmp_path_factory, records, extra, data
+):
+    """Records, then a cut-short record without a line end: the records, and one warning."""
+    raw = json.dumps(extra).encode()
+    cut = data.draw(st.integers(1, len(raw) - 1))
+    path = tmp_path_factory.mktemp("torn") / "s.jsonl"
+    path.write_bytes(b"".join(json.dumps(r).encode() + b"\n" for r in records) + raw[:cut])
+    with pytest.warns(TornLineWarning) as caught:
+        read = [value for _, value in iter_jsonl(path)]
+    assert read == records
+    assert [w.message.line for w in caught] == [len(records) + 1]
+
+
+def test_a_torn_first_and_only_line_is_still_malformed(tmp_path):
+    """With no complete record before it, a cut line is an error: nothing was read."""
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(b'{"role": "us')
+    with pytest.raises(MalformedError):
+        list(iter_jsonl(path))

@@ -1,5 +1,6 @@
-"""Tables and progress for the commands: rich when the ``cli`` extra is installed, plain text
-otherwise; colour and progress bars only on a terminal, and never under ``NO_COLOR``.
+"""Tables, progress and log lines for the commands: rich when the ``cli`` extra is installed,
+plain text otherwise; colour and progress bars only on a terminal, and never under
+``NO_COLOR``; log records as one line each on stderr unless ``--verbose``.
 
 A :class:`Table` is plain data (a title, columns, rows of strings with an optional style);
 :func:`print_tables` renders it with rich's table layout or, without rich, with aligned
@@ -8,9 +9,12 @@ columns, so every command has one description of its output and two ways to draw
 
 from __future__ import annotations
 
+import argparse
 import io
+import logging
 import os
 import sys
+import warnings
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -179,3 +183,85 @@ def progress(enabled: bool = True) -> Iterator[Progress]:
     )
     with Bar(*columns, console=console, transient=True) as bar:
         yield Progress(bar, bar.add_task("reading", total=None))
+
+
+VERBOSE_HELP = (
+    "errors with their traceback, and log details, on stderr (default: one line per error "
+    "or warning)"
+)
+
+
+def add_verbose_option(parser: argparse.ArgumentParser) -> None:
+    """Add ``--verbose`` (and ``-v`` when free) as ``args.verbose``: the command's errors
+    keep their traceback, and :func:`setup_logging` logs details."""
+    flags = ["--verbose"] if "-v" in parser._option_string_actions else ["-v", "--verbose"]
+    parser.add_argument(*flags, action="store_true", help=VERBOSE_HELP)
+
+
+class OneLineFormatter(logging.Formatter):
+    """``logger: level: message[: ExceptionType: first line]``, never a traceback.
+
+    A failed tool call in a long-running command (the proxy) is then one greppable line on
+    stderr, not a boxed traceback drawn to a terminal's width in a log file.
+    """
+
+    def format(self, record: logging.LogRecord) -> str:
+        """The record as one line; an exception adds its type and first line only."""
+        text = f"{record.name}: {record.levelname.lower()}: {record.getMessage()}"
+        if record.exc_info and record.exc_info[1] is not None:
+            exc = record.exc_info[1]
+            detail = str(exc).strip().splitlines()
+            text += f": {type(exc).__name__}" + (f": {detail[0]}" if detail else "")
+        return " ".join(text.splitlines())
+
+
+def setup_logging(verbose: bool = False, stream: IO[str] | None = None) -> logging.Handler:
+    """Send every log record to ``stream`` (stderr): one line each, or, with ``verbose``,
+    INFO and above with full plain tracebacks.
+
+    Call it before starting a server that configures logging itself (the MCP server calls
+    ``logging.basicConfig`` with rich's boxed tracebacks, which then finds a handler and
+    does nothing). The root logger's earlier handlers are replaced.
+
+    Returns:
+        The handler installed on the root logger.
+    """
+    handler = logging.StreamHandler(stream if stream is not None else sys.stderr)
+    if verbose:
+        handler.setFormatter(logging.Formatter("%(name)s: %(levelname)s: %(message)s"))
+    else:
+        handler.setFormatter(OneLineFormatter())
+    root = logging.getLogger()
+    for old in list(root.handlers):
+        root.removeHandler(old)
+    root.addHandler(handler)
+    root.setLevel(logging.INFO if verbose else logging.WARNING)
+    return handler
+
+
+@contextmanager
+def one_line_warnings(stream: IO[str] | None = None) -> Iterator[None]:
+    """Show every warning raised inside the block as ``slimtools: warning: ...`` on stderr,
+    once per message (a file read twice warns twice), instead of Python's two-line format.
+    slimtools' own warnings (a torn line skipped) are shown every time they differ."""
+    from slimtools.transcripts._jsonio import TornLineWarning
+
+    seen: set[str] = set()
+
+    def show(  # noqa: PLR0917 (warnings.showwarning's signature)
+        message: Warning | str,
+        category: type[Warning],
+        filename: str,
+        lineno: int,
+        file: IO[str] | None = None,
+        line: str | None = None,
+    ) -> None:
+        text = f"slimtools: warning: {message}"
+        if text not in seen:
+            seen.add(text)
+            print(text, file=stream if stream is not None else sys.stderr)
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("always", TornLineWarning)
+        warnings.showwarning = show
+        yield

@@ -55,56 +55,79 @@ def plot_rounds(
     billed_label: str,
     runs: Sequence[int] | None = None,
 ) -> None:
-    """Draw the two panels and write ``path`` (its suffix picks the format).
-
-    Args:
-        curves: one per strategy, no clearing first.
-        path: the file to write.
-        title: above the top panel.
-        billed_label: the bottom panel's axis label.
-        runs: how many runs reached each round, drawn dotted on a right-hand axis when
-            the curves add several runs up (their sums fall as runs end).
+    """Draw the two panels (see :func:`draw_rounds`) and write ``path`` (its suffix picks
+    the format).
 
     Raises:
         PlotError: the file cannot be written.
     """
     plt = _pyplot()
-    figure, (top, bottom) = plt.subplots(2, 1, figsize=SIZE, sharex=True, dpi=DPI)
+    figure = draw_rounds(curves, title=title, billed_label=billed_label, runs=runs)
     try:
-        colours = _colours(curves)
-        for curve in curves:
-            rounds = range(1, len(curve.resident) + 1)
-            style: dict[str, Any] = {
-                "color": colours[curve.label],
-                "linewidth": 1.6,
-                "linestyle": "--" if curve.dashed else "-",
-            }
-            top.plot(rounds, curve.resident, label=curve.label, **style)
-            bottom.plot(rounds, list(accumulate(curve.billed)), label=curve.label, **style)
-        top.set_title(title, fontsize=11, loc="left")
-        top.set_ylabel("resident tool tokens")
-        bottom.set_ylabel(billed_label)
-        bottom.set_xlabel("round (model call)")
-        if runs is not None and max(runs, default=0) > 1:
-            going = top.twinx()
-            going.plot(range(1, len(runs) + 1), runs, color="#bbbbbb", linestyle=":", linewidth=1.2)
-            going.set_ylabel("runs still going (dotted)", color="#888888")
-            going.tick_params(axis="y", colors="#888888")
-            going.set_ylim(bottom=0)
-            going.yaxis.set_major_locator(_integers())
-        for axis in (top, bottom):
-            axis.grid(True, alpha=0.3)
-            axis.yaxis.set_major_formatter(_thousands())
-            axis.set_xlim(left=1)
-            axis.set_ylim(bottom=0)
-        top.legend(loc="upper right", fontsize=9, frameon=False)
-        figure.tight_layout()
-        try:
-            figure.savefig(path, dpi=DPI)
-        except OSError as exc:
-            raise PlotError(f"cannot write {path}: {exc.strerror or exc}") from None
+        figure.savefig(path, dpi=DPI)
+    except OSError as exc:
+        raise PlotError(f"cannot write {path}: {exc.strerror or exc}") from None
     finally:
         plt.close(figure)
+
+
+def draw_rounds(
+    curves: Sequence[Curve],
+    *,
+    title: str,
+    billed_label: str,
+    runs: Sequence[int] | None = None,
+) -> Any:
+    """The figure: resident tokens above, cumulative billed input below, rounds as whole
+    numbers on the shared axis, and the legend in a row above the plots, clear of the lines.
+
+    Args:
+        curves: one per strategy, no clearing first.
+        title: above the top panel.
+        billed_label: the bottom panel's axis label.
+        runs: how many runs reached each round, drawn dotted on a right-hand axis when
+            the curves add several runs up (their sums fall as runs end).
+    """
+    plt = _pyplot()
+    figure, (top, bottom) = plt.subplots(2, 1, figsize=SIZE, sharex=True, dpi=DPI)
+    colours = _colours(curves)
+    for curve in curves:
+        rounds = range(1, len(curve.resident) + 1)
+        style: dict[str, Any] = {
+            "color": colours[curve.label],
+            "linewidth": 1.6,
+            "linestyle": "--" if curve.dashed else "-",
+        }
+        top.plot(rounds, curve.resident, label=curve.label, **style)
+        bottom.plot(rounds, list(accumulate(curve.billed)), label=curve.label, **style)
+    top.set_ylabel("resident tool tokens")
+    bottom.set_ylabel(billed_label)
+    bottom.set_xlabel("round (model call)")
+    if runs is not None and max(runs, default=0) > 1:
+        going = top.twinx()
+        going.plot(range(1, len(runs) + 1), runs, color="#bbbbbb", linestyle=":", linewidth=1.2)
+        going.set_ylabel("runs still going (dotted)", color="#888888")
+        going.tick_params(axis="y", colors="#888888")
+        going.set_ylim(bottom=0)
+        going.yaxis.set_major_locator(_integers())
+    for axis in (top, bottom):
+        axis.grid(True, alpha=0.3)
+        axis.yaxis.set_major_formatter(_thousands())
+        axis.set_ylim(bottom=0)
+    longest = max((len(c.resident) for c in curves), default=1)
+    bottom.xaxis.set_major_locator(_integers())
+    bottom.set_xlim(1, max(longest, 2))
+    top.legend(
+        loc="lower left",
+        bbox_to_anchor=(0.0, 1.0),
+        ncol=min(len(curves), 3) or 1,
+        fontsize=9,
+        frameon=False,
+        borderaxespad=0.3,
+    )
+    figure.suptitle(title, fontsize=11, x=0.01, ha="left")
+    figure.tight_layout()
+    return figure
 
 
 def _pyplot() -> Any:
@@ -121,7 +144,7 @@ def _pyplot() -> Any:
 def _integers() -> Any:
     from matplotlib.ticker import MaxNLocator
 
-    return MaxNLocator(integer=True)
+    return MaxNLocator(integer=True, steps=[1, 2, 5, 10])
 
 
 def _thousands() -> Any:

@@ -29,13 +29,14 @@ POLICIES = ("default", "turn-end", "batched", "anthropic", "none")
 
 # option dest -> help; the type and metavar come from _KINDS
 _OPTIONS: dict[str, str] = {
-    "keep_turns": "never touch the results of the last N turns",
-    "keep_head": "characters of the original kept in each placeholder",
-    "batch_turns": "move the cleared prefix only every N turns",
-    "clear_at_least": "clear nothing unless this many tokens go at once",
-    "expected_calls": "the model calls a run makes, if known (otherwise its age is the guess)",
-    "payback_horizon": "without --expected-calls, the calls a clear must pay back within",
-    "max_context_tokens": "clear whatever the cache says once the prompt exceeds this",
+    "keep_turns": "never touch the results of the last N turns, e.g. 3",
+    "keep_head": "characters of the original kept in each placeholder, e.g. 200",
+    "batch_turns": "move the cleared prefix only every N turns, e.g. 5",
+    "clear_at_least": "clear nothing unless this many tokens go at once, e.g. 2000",
+    "expected_calls": "the model calls a run makes, if known (otherwise its age is the "
+    "guess), e.g. 40",
+    "payback_horizon": "without --expected-calls, the calls a clear must pay back within, e.g. 10",
+    "max_context_tokens": "clear whatever the cache says once the prompt exceeds this, e.g. 150000",
 }
 _KINDS: dict[str, tuple[int, str]] = {
     "keep_turns": (0, "N"),
@@ -108,7 +109,9 @@ def add_policy_options(
             action="append",
             choices=names,
             metavar="NAME",
-            help=f"a policy to replay (repeatable; default: {default}): " + ", ".join(names),
+            help=f"a policy to replay (repeatable; default: {default}): "
+            + ", ".join(names)
+            + "; e.g. --policy turn-end --policy default",
         )
         group.add_argument(
             "--compare",
@@ -122,7 +125,7 @@ def add_policy_options(
             choices=names,
             default=default,
             metavar="NAME",
-            help=f"the policy (default: {default}): " + ", ".join(names),
+            help=f"the policy (default: {default}): " + ", ".join(names) + "; e.g. turn-end",
         )
     group.add_argument(
         "--cache",
@@ -130,7 +133,7 @@ def add_policy_options(
         default="anthropic",
         type=str.lower,
         help="prompt-cache prices to bill and decide with (default: anthropic, the 5-minute "
-        "cache; none: no caching)",
+        "cache; none: no caching), e.g. --cache openai",
     )
     for dest, text in _OPTIONS.items():
         minimum, metavar = _KINDS[dest]
@@ -141,7 +144,7 @@ def add_policy_options(
         action="append",
         default=[],
         metavar="NAME",
-        help="never clear this tool's results (repeatable)",
+        help="never clear this tool's results (repeatable), e.g. --exclude-tool Read",
     )
     if not thin:
         return

@@ -14,6 +14,7 @@ import sys
 from typing import Any
 
 from slimtools.clearing.pricing import CachePricing
+from slimtools.cli._options import Formatter, add_by_option
 from slimtools.cli._output import Cell, Style, Table, print_tables, progress
 from slimtools.cli._plot import Curve, PlotError, plot_rounds
 from slimtools.cli._policy import (
@@ -59,20 +60,19 @@ def add_commands(sub: Any) -> None:
         "sessions are read message by message, in memory that grows with their message "
         "count, not their size.",
         epilog=EXAMPLE,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        formatter_class=Formatter,
     )
     parser.add_argument("paths", nargs="+", metavar="FILE|DIR", help="transcripts, or folders")
     parser.add_argument(
         "--format",
         choices=SOURCES,
         metavar="NAME",
-        help="force the transcript format: " + ", ".join(SOURCES),
+        help="force the transcript format: " + ", ".join(SOURCES) + "; e.g. claude_code",
     )
-    parser.add_argument(
-        "--by",
-        choices=("file", "source", "tool"),
-        default="file",
-        help="group the tables by file (default), by source format, or by tool",
+    add_by_option(
+        parser,
+        ("file", "source", "tool"),
+        help="group the tables by file (default), by source format, or by tool, e.g. --by tool",
     )
     output = parser.add_argument_group("output")
     output.add_argument(
@@ -86,7 +86,7 @@ def add_commands(sub: Any) -> None:
         type=plot_path,
         metavar="OUT.png",
         help="draw resident tool tokens and the cumulative bill per round for no clearing "
-        "and each policy (.png, .svg or .pdf; needs the cli extra)",
+        "and each policy (.png, .svg or .pdf; needs the cli extra), e.g. waste.png",
     )
     output.add_argument(
         "--ledger",
@@ -94,10 +94,10 @@ def add_commands(sub: Any) -> None:
         help="also print the per-round ledger of each strategy (all runs added up by round)",
     )
     output.add_argument(
-        "--every", type=count(1), metavar="N", help="with --ledger: one row every N rounds"
+        "--every", type=count(1), metavar="N", help="with --ledger: one row every N rounds, e.g. 10"
     )
     output.add_argument(
-        "--top", type=count(1), default=15, metavar="N", help="tools listed (default 15)"
+        "--top", type=count(1), default=15, metavar="N", help="tools listed (default 15), e.g. 30"
     )
     output.add_argument(
         "--no-progress",

@@ -12,6 +12,7 @@ import argparse
 import sys
 from typing import Any
 
+from slimtools.cli._options import Formatter
 from slimtools.cli._policy import POLICIES, add_policy_options, build_policy, options_of
 from slimtools.errors import ConfigurationError, TranscriptError
 from slimtools.transcripts import SOURCES, clear_file, restore_file
@@ -20,6 +21,9 @@ CLEAR_EXAMPLE = """\
 example:
   slimtools clear session.jsonl -o cleared.jsonl --keep-turns 3 --audit originals.jsonl
   slimtools restore cleared.jsonl --audit originals.jsonl -o session.restored.jsonl
+
+A session still being written (its last line incomplete) is read up to that line, with a
+warning; it is not cleared in place, where its writer's next lines would be lost.
 
 exit status: 0 written, 1 the file could not be read or written, 2 bad usage
 """
@@ -33,7 +37,6 @@ exit status: 0 written, 1 a file could not be read or does not match the audit, 
 
 def add_commands(sub: Any) -> None:
     """Register ``clear`` and ``restore`` on the ``slimtools`` subcommand parser."""
-    raw = argparse.RawDescriptionHelpFormatter
     clear = sub.add_parser(
         "clear",
         help="clear stale tool results in a transcript file, keeping its format",
@@ -41,18 +44,27 @@ def add_commands(sub: Any) -> None:
         "same format: only the cleared results change (untouched JSONL lines stay "
         "byte-identical). Formats are recognised from the content: " + ", ".join(SOURCES) + ".",
         epilog=CLEAR_EXAMPLE,
-        formatter_class=raw,
+        formatter_class=Formatter,
     )
     clear.add_argument("file", metavar="FILE", help="the transcript to clear")
-    clear.add_argument("-o", "--output", required=True, metavar="OUT", help="where to write it")
     clear.add_argument(
-        "--audit", metavar="AUDIT.jsonl", help="append the originals here (restore reads it)"
+        "-o",
+        "--output",
+        required=True,
+        metavar="OUT",
+        help="the file to write (FILE itself clears in place; a symlink is written through), "
+        "e.g. cleared.jsonl",
+    )
+    clear.add_argument(
+        "--audit",
+        metavar="AUDIT.jsonl",
+        help="append the originals here (restore reads it), e.g. originals.jsonl",
     )
     clear.add_argument(
         "--format",
         choices=SOURCES,
         metavar="NAME",
-        help="force the transcript format: " + ", ".join(SOURCES),
+        help="force the transcript format: " + ", ".join(SOURCES) + "; e.g. claude_code",
     )
     add_policy_options(clear, names=[n for n in POLICIES if n != "none"])
     clear.set_defaults(run=run_clear)
@@ -63,13 +75,22 @@ def add_commands(sub: Any) -> None:
         description="Put back the tool results `slimtools clear --audit` replaced: the output "
         "is byte-identical to the file that was cleared.",
         epilog=RESTORE_EXAMPLE,
-        formatter_class=raw,
+        formatter_class=Formatter,
     )
     restore.add_argument("file", metavar="FILE", help="the cleared transcript")
     restore.add_argument(
-        "--audit", required=True, metavar="AUDIT.jsonl", help="the audit clear wrote"
+        "--audit",
+        required=True,
+        metavar="AUDIT.jsonl",
+        help="the audit `clear --audit` wrote, e.g. originals.jsonl",
     )
-    restore.add_argument("-o", "--output", required=True, metavar="OUT", help="where to write")
+    restore.add_argument(
+        "-o",
+        "--output",
+        required=True,
+        metavar="OUT",
+        help="the file to write (may be FILE itself), e.g. session.restored.jsonl",
+    )
     restore.set_defaults(run=run_restore)
 
 

@@ -23,6 +23,7 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
+from slimtools.cli._options import Formatter
 from slimtools.cli._policy import thin_schedule
 from slimtools.errors import ConfigurationError, SlimtoolsError
 from slimtools.eval import BUILTIN_SCENARIOS
@@ -30,13 +31,28 @@ from slimtools.eval.models import ChatModel, anthropic_model, openai_model
 from slimtools.eval.recall import TURN_END, Setting, as_model, heads_sweep, run_recall
 from slimtools.eval.report import Trial
 
+RECALL_EXAMPLE = """\
+examples:
+  slimtools recall --model openai:gpt-4o-mini --repeats 10
+  slimtools recall log_search --model anthropic:claude-haiku-4-5 --keep-heads 0 200 --by scenario
+  slimtools recall my_scenario.toml --model mymodels:chat --thin 0:200,10:80,30:0 --json
+
+exit status: 0 reported, 1 the model or a scenario failed (one line on stderr), 2 bad usage
+"""
+
 
 def add_commands(sub: Any) -> None:
     """Register ``recall`` on the ``slimtools`` command's subparsers."""
     rec = sub.add_parser(
         "recall",
+        formatter_class=Formatter,
         help="does clearing make your model refetch, read the placeholder, or invent?",
-        description="Ask about an old tool result after clearing; classify every answer.",
+        description="Play each scenario for ROUNDS rounds of tool calls, clear the history, "
+        "then ask about the result of round TARGET; classify every answer (refetched, read "
+        "the placeholder, from memory, fabricated, declined) and print each rate with its "
+        "95% Wilson interval, under clearing off and turn-end clearing with each "
+        "--keep-heads head.",
+        epilog=RECALL_EXAMPLE,
     )
     rec.add_argument(
         "scenarios",
@@ -47,21 +63,78 @@ def add_commands(sub: Any) -> None:
     )
     rec.add_argument("--model", required=True, metavar="SPEC", help=_MODEL_HELP)
     rec.add_argument(
-        "--base-url", default=None, metavar="URL", help="endpoint for openai:/anthropic:"
+        "--base-url",
+        default=None,
+        metavar="URL",
+        help="the endpoint for openai:/anthropic: models, e.g. http://localhost:8000/v1",
     )
     rec.add_argument(
-        "--api-key", default=None, metavar="KEY", help="else read from the environment"
+        "--api-key",
+        default=None,
+        metavar="KEY",
+        help="the key for openai:/anthropic: (default: OPENAI_API_KEY or ANTHROPIC_API_KEY), "
+        "e.g. --api-key sk-local",
     )
-    rec.add_argument("--repeats", type=_positive, default=20, metavar="K")
-    rec.add_argument("--rounds", type=_positive, default=10, metavar="N")
-    rec.add_argument("--target", type=_positive, default=3, metavar="M")
-    rec.add_argument("--seed", type=int, default=0)
-    rec.add_argument("--max-steps", type=_positive, default=4, metavar="STEPS")
-    rec.add_argument(
-        "--keep-heads", type=_natural, nargs="+", default=[0, 200, 500], metavar="CHARS"
+    episode = rec.add_argument_group("episodes")
+    episode.add_argument(
+        "--repeats",
+        type=_positive,
+        default=20,
+        metavar="K",
+        help="episodes per scenario and setting, seeds SEED to SEED+K-1 (default: 20; "
+        "e.g. --repeats 5 for a quick look, wider intervals)",
     )
-    rec.add_argument("--keep-turns", type=_natural, default=None, metavar="N")
-    rec.add_argument(
+    episode.add_argument(
+        "--rounds",
+        type=_positive,
+        default=10,
+        metavar="N",
+        help="tool-call rounds played before the question, in generated scenarios "
+        "(default: 10; e.g. --rounds 30 for a longer history)",
+    )
+    episode.add_argument(
+        "--target",
+        type=_positive,
+        default=3,
+        metavar="M",
+        help="the round whose result holds the answer, in generated scenarios (default: 3, "
+        "old enough to be cleared; e.g. --target 1)",
+    )
+    episode.add_argument(
+        "--seed",
+        type=int,
+        default=0,
+        metavar="S",
+        help="the first episode's seed: the same seed replays the same scenarios (default: "
+        "0; e.g. --seed 100 for fresh ones)",
+    )
+    episode.add_argument(
+        "--max-steps",
+        type=_positive,
+        default=4,
+        metavar="STEPS",
+        help="model calls allowed after the question, refetches included (default: 4; "
+        "e.g. --max-steps 1 forbids a refetch round trip)",
+    )
+    settings = rec.add_argument_group("settings (clearing off, then turn-end clearing)")
+    settings.add_argument(
+        "--keep-heads",
+        type=_natural,
+        nargs="+",
+        default=[0, 200, 500],
+        metavar="CHARS",
+        help="placeholder heads to try, one setting each (default: 0 200 500; "
+        "e.g. --keep-heads 0 1000)",
+    )
+    settings.add_argument(
+        "--keep-turns",
+        type=_natural,
+        default=None,
+        metavar="N",
+        help="never clear the results of the last N turns (default: 2, as ClearingPolicy; "
+        "e.g. --keep-turns 0 lets even the latest results go)",
+    )
+    settings.add_argument(
         "--thin",
         type=thin_schedule,
         action="append",
@@ -69,21 +142,30 @@ def add_commands(sub: Any) -> None:
         metavar="AGE:HEAD,...",
         help="also try a head that thins with age, e.g. 0:200,10:80,30:0 (repeatable)",
     )
-    rec.add_argument("--no-off", action="store_true", help="leave out the clearing-off baseline")
-    rec.add_argument("--by", choices=("setting", "scenario"), default="setting")
-    rec.add_argument("--json", action="store_true", help="print the report (and trials) as JSON")
-    rec.add_argument(
+    settings.add_argument(
+        "--no-off", action="store_true", help="leave out the clearing-off baseline"
+    )
+    output = rec.add_argument_group("output")
+    output.add_argument(
+        "--by",
+        choices=("setting", "scenario"),
+        default="setting",
+        help="one row per setting (default), or per setting and scenario, e.g. --by scenario",
+    )
+    output.add_argument("--json", action="store_true", help="print the report (and trials) as JSON")
+    output.add_argument(
         "--trials-jsonl",
         default=None,
         metavar="PATH",
-        help="append each trial to PATH as it finishes (a long run keeps what it measured)",
+        help="append each trial to PATH as it finishes (a long run keeps what it measured), "
+        "e.g. trials.jsonl",
     )
     rec.set_defaults(run=run)
 
 
 _MODEL_HELP = (
     "openai:NAME, anthropic:NAME, or module:callable (a (messages, tools) -> message "
-    "callable or a LangChain chat model)"
+    "callable or a LangChain chat model), e.g. openai:gpt-4o-mini or mymodels:chat"
 )
 
 

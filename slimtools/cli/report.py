@@ -13,16 +13,18 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Callable
 from typing import Any
 
 from slimtools.clearing import ClearingPolicy
+from slimtools.cli._options import Formatter, add_by_option
 from slimtools.cli._output import Cell, Table, print_tables
 from slimtools.cli._plot import Curve, PlotError, check_plot, plot_rounds
 from slimtools.cli._policy import add_policy_options, build_policy, count, describe, options_of
 from slimtools.errors import TranscriptError
-from slimtools.ledger import format_bill, tool_result_bill
-from slimtools.ledger.compare import Strategy, compare, item7_strategies
-from slimtools.transcripts import iter_transcripts
+from slimtools.ledger import tool_result_bill
+from slimtools.ledger.compare import Run, Strategy, compare, item7_strategies
+from slimtools.transcripts import Transcript, iter_transcripts
 
 __all__ = ["add_commands", "bill", "build_policy", "report"]
 
@@ -58,7 +60,8 @@ def report(args: argparse.Namespace) -> int:
         strategies = [*item7_strategies(args.cache)[:-1], ours]
     else:
         strategies = [Strategy.policy("no clearing", None), ours]
-    by = (lambda t: t.name) if args.by == "transcript" else (lambda t: t.source)
+    files = {id(t): _file_of(t) for t in transcripts}
+    by: Callable[[Run], str] = (lambda t: files[id(t)]) if args.by == "file" else _source_of
     result = compare(transcripts, strategies, cache=args.cache, group=by)
     groups = [g for g in result.groups if g != "ALL"]
     blocks = [result.table(g) for g in groups] if len(groups) > 1 else []
@@ -79,12 +82,27 @@ def report(args: argparse.Namespace) -> int:
     return 1 if errors else 0
 
 
+def _file_of(transcript: Transcript) -> str:
+    """The group of ``--by file``: the file a run came from (its name, when not a file)."""
+    return str(transcript.path) if transcript.path is not None else transcript.name
+
+
+def _source_of(run: Run) -> str:
+    return run.source
+
+
 def _hint(policy: ClearingPolicy, breaks: int) -> str:
     """What to try when the measured policy cost more than no clearing."""
     if policy.pricing is None:
         return (
             f"hint: clearing without a cache model broke the cached prefix {breaks} times and "
             "cost more than it saved; the default (--cache anthropic) clears only what pays"
+        )
+    if policy.expected_calls is not None:
+        return (
+            f"hint: with --expected-calls {policy.expected_calls} the {breaks} clears still "
+            "cost more than they saved: if the runs make fewer calls, pass that number; "
+            "else clear in larger steps (--clear-at-least, --batch-turns)"
         )
     return (
         f"hint: the {breaks} clears bet that the runs would go on, and they ended soon after; "
@@ -94,29 +112,47 @@ def _hint(policy: ClearingPolicy, breaks: int) -> str:
 
 def bill(args: argparse.Namespace) -> int:
     """Run ``slimtools bill``: the closed-form table, with ``--slim`` side by side."""
-    rows = tool_result_bill(args.rounds, args.per_result, every=args.every)
-    if args.slim is None:
-        print(format_bill(rows))
-    else:
-        slim = round(args.per_result * args.slim)
-        slimmed = tool_result_bill(args.rounds, slim, every=args.every)
-        table = Table(
-            f"{args.per_result:,} tokens a result, slimmed at the source to {slim:,} "
-            f"(--slim {args.slim:g}); no caching, no clearing",
-            [">round", ">resident", ">slimmed", ">billed input", ">slimmed"],
-        )
-        for (r, resident, billed), (_, resident_s, billed_s) in zip(rows, slimmed, strict=True):
-            table.add(
-                str(r),
-                f"{resident:,}",
-                Cell(f"{resident_s:,}", "good"),
-                f"{billed:,}",
-                Cell(f"{billed_s:,}", "good"),
-            )
-        print_tables([table])
+    print_tables([bill_table(args.rounds, args.per_result, every=args.every, slim=args.slim)])
     if args.plot:
         return _plot_bill(args)
     return 0
+
+
+def bill_table(rounds: int, per_result: int, *, every: int, slim: float | None) -> Table:
+    """The bill as a headed table; with ``slim``, the slimmed columns beside each figure."""
+    rows = _rows(rounds, per_result, every)
+    if slim is None:
+        table = Table(
+            f"{per_result:,} tokens a result, one a round; no caching, no clearing",
+            [">round", ">resident", ">billed input"],
+        )
+        for r, resident, billed in rows:
+            table.add(str(r), f"{resident:,}", f"{billed:,}")
+        return table
+    size = round(per_result * slim)
+    slimmed = _rows(rounds, size, every)
+    table = Table(
+        f"{per_result:,} tokens a result, slimmed at the source to {size:,} "
+        f"(--slim {slim:g}); no caching, no clearing",
+        [">round", ">resident", ">slimmed", ">billed input", ">slimmed"],
+    )
+    for (r, resident, billed), (_, resident_s, billed_s) in zip(rows, slimmed, strict=True):
+        table.add(
+            str(r),
+            f"{resident:,}",
+            Cell(f"{resident_s:,}", "good"),
+            f"{billed:,}",
+            Cell(f"{billed_s:,}", "good"),
+        )
+    return table
+
+
+def _rows(rounds: int, per_result: int, every: int) -> list[tuple[int, int, int]]:
+    """Every ``every``-th round of the bill, and the last round whatever ``every`` says."""
+    rows = tool_result_bill(rounds, per_result, every=every)
+    if rounds and rounds % every:
+        rows += tool_result_bill(rounds, per_result, every=rounds)
+    return rows
 
 
 def _plot_bill(args: argparse.Namespace) -> int:
@@ -163,7 +199,6 @@ def plot_path(text: str) -> str:
 
 def add_commands(sub: Any) -> None:
     """Register ``report`` and ``bill`` on the ``slimtools`` subcommand parser."""
-    raw = argparse.RawDescriptionHelpFormatter
     rep = sub.add_parser(
         "report",
         help="replay transcripts under every clearing strategy, cache prices included",
@@ -171,7 +206,7 @@ def add_commands(sub: Any) -> None:
         "peers' clearing and slimtools, and print resident tool tokens, billed input and "
         "the cached cost per group and in total.",
         epilog=REPORT_EXAMPLE,
-        formatter_class=raw,
+        formatter_class=Formatter,
     )
     rep.add_argument("paths", nargs="+", metavar="PATH", help="transcript files or folders")
     add_policy_options(rep)
@@ -181,7 +216,12 @@ def add_commands(sub: Any) -> None:
         action="store_false",
         help="compare with no clearing only (peers replay slowly on large folders)",
     )
-    rep.add_argument("--by", choices=("transcript", "source"), default="transcript")
+    add_by_option(
+        rep,
+        ("file", "source"),
+        help="a block per transcript file (default) or per source format, e.g. --by source "
+        "(--by transcript, the old spelling of file, still works)",
+    )
     rep.set_defaults(run=report)
     bil = sub.add_parser(
         "bill",
@@ -191,21 +231,36 @@ def add_commands(sub: Any) -> None:
         "so far. --slim RATIO adds the same columns with every result slimmed at the source "
         "to RATIO of its size.",
         epilog=BILL_EXAMPLE,
-        formatter_class=raw,
+        formatter_class=Formatter,
     )
-    bil.add_argument("rounds", type=count(0), metavar="ROUNDS")
-    bil.add_argument("per_result", type=count(0), metavar="PER_RESULT")
-    bil.add_argument("--every", type=count(1), default=5, metavar="N", help="a row every N rounds")
+    bil.add_argument(
+        "rounds", type=count(0), metavar="ROUNDS", help="model calls in the run, e.g. 40"
+    )
+    bil.add_argument(
+        "per_result",
+        type=count(0),
+        metavar="PER_RESULT",
+        help="tokens of the one tool result each round adds, e.g. 5000",
+    )
+    bil.add_argument(
+        "--every",
+        type=count(1),
+        default=5,
+        metavar="N",
+        help="a row every N rounds (default 5), e.g. 1",
+    )
     bil.add_argument(
         "--slim",
         type=_ratio,
         metavar="RATIO",
-        help="also show the bill with each result slimmed to RATIO of its size (0.1: 10x smaller)",
+        help="also show the bill with each result slimmed to RATIO of its size, e.g. 0.1 "
+        "(10x smaller)",
     )
     bil.add_argument(
         "--plot",
         type=plot_path,
         metavar="OUT.png",
-        help="draw resident tokens and cumulative billed input per round (.png, .svg, .pdf)",
+        help="draw resident tokens and cumulative billed input per round (.png, .svg, .pdf), "
+        "e.g. bill.png",
     )
     bil.set_defaults(run=bill)

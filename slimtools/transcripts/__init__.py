@@ -18,6 +18,7 @@ file format, and :func:`restore_file` can put the originals back.
 """
 
 from slimtools.errors import TranscriptError
+from slimtools.transcripts._jsonio import TornLineWarning
 from slimtools.transcripts._load import (
     OnError,
     detect_source,
@@ -45,6 +46,7 @@ __all__ = [
     "Origin",
     "RunStream",
     "Source",
+    "TornLineWarning",
     "Transcript",
     "TranscriptError",
     "claude_code_messages",

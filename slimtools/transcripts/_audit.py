@@ -8,6 +8,10 @@ the JSON text written in its place and the original JSON text. The original text
 one of four spellings (the common case), as the name of that spelling alone, which halves
 the audit. :class:`AuditIndex` reads an audit once for the byte offsets of each unit's
 lines, so a restore holds one unit's originals at a time.
+
+A line cut short by a crash mid-append (a torn line) blocks nothing: a restore puts back
+what the intact records allow and a later clearing appends after it, each with a
+:class:`~slimtools.transcripts.TornLineWarning`.
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ import orjson
 
 from slimtools._core.jsonenc import dumps
 from slimtools.errors import ConfigurationError, TranscriptError
+from slimtools.transcripts._jsonio import truncated, warn_torn
 from slimtools.transcripts._model import Location
 
 Step = tuple[str, str]
@@ -102,6 +107,24 @@ def read_entry(audit: Path, number: int, line: bytes) -> AuditEntry | None:
         raise TranscriptError(audit, "a malformed file entry", line=number) from None
 
 
+_LOST = "; restoring what the other records allow"
+_TORN = AuditEntry(Location(None, ()), "", "", ("", ""))
+"""What :func:`_entry_or_torn` returns for a torn line: neither an entry nor foreign."""
+
+
+def _entry_or_torn(audit: Path, number: int, line: bytes) -> AuditEntry | None:
+    """:func:`read_entry` of a line, or :data:`_TORN` (with a warning) for a torn one."""
+    if not line.strip():
+        return None
+    try:
+        return read_entry(audit, number, line)
+    except TranscriptError:
+        if not truncated(line):
+            raise
+    warn_torn(audit, number, _LOST)
+    return _TORN
+
+
 class AuditIndex:
     """The units an audit touches, with the byte offsets of their lines (read once).
 
@@ -119,10 +142,10 @@ class AuditIndex:
             with audit.open("rb") as fh:
                 offset = 0
                 for number, line in enumerate(fh, 1):
-                    found = read_entry(audit, number, line) if line.strip() else None
+                    found = _entry_or_torn(audit, number, line)
                     if found is None:
                         foreign += bool(line.strip())
-                    else:
+                    elif found is not _TORN:
                         self.offsets.setdefault(unit(found.location), []).append((number, offset))
                         _chain(audit, steps, found.step)
                     offset += len(line)
@@ -161,16 +184,24 @@ def _chain(audit: Path, steps: list[Step], step: Step) -> None:
 
 
 def check_target(audit: Path, step: Step) -> None:
-    """Refuse an audit that is the input or output, or holds another file's originals."""
+    """Refuse an audit that is the input or output, or holds another file's originals.
+
+    A torn last line (a crash mid-append) is skipped with a warning: the check reads the
+    intact line before it, and the records appended next start on a line of their own.
+    """
     if str(audit.resolve()) in step:
         raise ConfigurationError(f"the audit must be a file of its own, not {audit}")
-    last = _last_line(audit)
-    if not last:
+    lines = _last_lines(audit)
+    if lines and truncated(lines[-1]):
+        lines.pop()
+        warn_torn(audit, None, "; the records of this clearing are appended after it")
+    if not lines:
         return
+    last = lines[-1]
     try:
         entry = orjson.loads(last).get("file") if last.startswith(b"{") else None
     except orjson.JSONDecodeError:
-        raise TranscriptError(audit, "its last line is not JSON (a torn write?)") from None
+        raise TranscriptError(audit, "its last line is not JSON") from None
     previous = (entry.get("source"), entry.get("target")) if isinstance(entry, dict) else None
     if previous is not None and previous != step and previous[1] != step[0]:
         raise ConfigurationError(
@@ -180,8 +211,8 @@ def check_target(audit: Path, step: Step) -> None:
         )
 
 
-def _last_line(path: Path) -> bytes:
-    """The last non-blank line of a file (b"" when there is none), read from the end."""
+def _last_lines(path: Path, count: int = 2) -> list[bytes]:
+    """The last ``count`` non-blank lines of a file, read from the end; [] when none."""
     try:
         with path.open("rb") as fh:
             end = fh.seek(0, os.SEEK_END)
@@ -190,10 +221,11 @@ def _last_line(path: Path) -> bytes:
                 start = max(0, end - block)
                 fh.seek(start)
                 tail = fh.read(end - start) + tail
-                lines = tail.strip().splitlines()
-                if len(lines) > 1 or (start == 0 and lines):
-                    return lines[-1]
+                lines = [line for line in tail.splitlines() if line.strip()]
+                # the first line of a block may be cut: trust it only at the file's start
+                if len(lines) > count or (start == 0 and lines):
+                    return [line.strip() for line in lines[-count:]]
                 end = start
     except FileNotFoundError:
         pass
-    return b""
+    return []

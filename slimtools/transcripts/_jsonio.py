@@ -5,12 +5,16 @@ Three layouts: JSON Lines (read a line at a time), a document whose top level is
 sits in memory whole) and any other JSON document (parsed whole: its one run is the history
 anyway). Parsing uses orjson and falls back to the standard library for what orjson
 refuses but real recordings contain (lone surrogate escapes, ``NaN``).
+
+A JSON Lines file whose last line is cut short (a live session still being written, a
+crash mid-append) is read up to that line, which is skipped with a :class:`TornLineWarning`.
 """
 
 from __future__ import annotations
 
 import json
 import re
+import warnings
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import IO, Any, Literal, NamedTuple
@@ -27,6 +31,32 @@ CHUNK = 1 << 20
 _WS = re.compile(r"[ \t\n\r]*")
 _SCALAR_END = re.compile(r"[,\]\s]")
 _DECODER = json.JSONDecoder()
+# What the parser may stop at when a value was cut: nothing left, or the start of a number,
+# a literal or a \u escape (an "Extra data" or a misplaced character is not a cut).
+_CUT_TOKEN = re.compile(
+    r"|-|-?I(?:n(?:f(?:i(?:n(?:i(?:ty?)?)?)?)?)?)?|\.\d*(?:[eE][+-]?\d*)?|[eE][+-]?\d*"
+    r"|t(?:ru?)?|f(?:a(?:ls?)?)?|n(?:ul?)?|Na?|u[0-9a-fA-F]{0,4}(?:\\(?:u[0-9a-fA-F]{0,4})?)?"
+)
+
+
+class TornLineWarning(UserWarning):
+    """A JSON Lines file ends in an incomplete line, which was skipped.
+
+    Attributes:
+        path: the file.
+        line: the number of the skipped line (None: the last line).
+    """
+
+    def __init__(self, path: Path, line: int | None, consequence: str = "") -> None:
+        self.path, self.line = path, line
+        which = "its last line" if line is None else f"line {line}"
+        what = f"{path}: {which} is incomplete (still being written, or a crash mid-write)"
+        super().__init__(f"{what}: skipped{consequence}")
+
+
+def warn_torn(path: Path, line: int | None, consequence: str = "") -> None:
+    """Warn that ``path`` ends in a torn ``line``, skipped (``consequence`` says what else)."""
+    warnings.warn(TornLineWarning(path, line, consequence), stacklevel=3)
 
 
 def loads(data: bytes | str) -> Any:
@@ -80,12 +110,15 @@ def iter_jsonl(
 ) -> Iterator[tuple[int, Any]]:
     """``(line number, value)`` for each non-blank line of a JSON Lines file.
 
-    ``progress``, when given, is called with the size in bytes of each line read.
+    ``progress``, when given, is called with the size in bytes of each line read. A last
+    line that is not JSON and has no line end after records that are is torn (a writer is
+    still at it): it is skipped with a :class:`TornLineWarning`.
 
     Raises:
         MalformedError: a line that is not JSON (its number is given).
     """
     with path.open("rb") as fh:
+        complete = False
         for number, raw in enumerate(fh, 1):
             if progress is not None:
                 progress(len(raw))
@@ -94,8 +127,34 @@ def iter_jsonl(
             try:
                 value = loads(raw.removeprefix(b"\xef\xbb\xbf") if number == 1 else raw)
             except ValueError as exc:
+                if complete and not raw.endswith(b"\n"):
+                    warn_torn(path, number)
+                    return
                 raise MalformedError(describe(exc), line=number) from None
+            complete = True
             yield number, value
+
+
+def last_line(path: Path, block: int = 1 << 16) -> bytes:
+    """The file's last line (after its last line end; b"" when the file ends with one)."""
+    with path.open("rb") as fh:
+        end = fh.seek(0, 2)
+        tail = b""
+        while end > 0:
+            start = max(0, end - block)
+            fh.seek(start)
+            tail = fh.read(end - start) + tail
+            cut = tail.rfind(b"\n")
+            if cut >= 0:
+                return tail[cut + 1 :]
+            end = start
+        return tail
+
+
+def torn_tail(path: Path) -> bool:
+    """Whether a JSON Lines file ends in a line cut short (a writer is still at it)."""
+    tail = last_line(path)
+    return bool(tail.strip()) and truncated(tail)
 
 
 def read_object(path: Path) -> Any:
@@ -163,6 +222,21 @@ class _Buffer:
 
     def line_at(self, pos: int) -> int:
         return self.line + self.text.count("\n", 0, pos)
+
+
+def truncated(line: bytes) -> bool:
+    """Whether a line that is not JSON is the beginning of a JSON object or list cut short
+    (a crash mid-write), rather than other text."""
+    text = line.strip().decode("utf-8", "replace")
+    if text[:1] not in ("{", "["):
+        return False
+    try:
+        json.loads(text)
+    except json.JSONDecodeError as exc:
+        if exc.msg.startswith("Unterminated string"):
+            return True
+        return _CUT_TOKEN.fullmatch(text, exc.pos) is not None
+    return False
 
 
 def _incomplete(exc: json.JSONDecodeError, buffered: int) -> bool:

@@ -8,9 +8,11 @@ its runs are cleared one by one; every byte outside a replaced value is copied a
 
 from __future__ import annotations
 
+import errno
 import os
 import shutil
 import tempfile
+import warnings
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
@@ -147,6 +149,12 @@ def _numbered(path: Path) -> Iterator[tuple[int, bytes]]:
         yield from enumerate(fh, 1)
 
 
+TEMP_MARK = ".slimtools-"
+TEMP_SUFFIX = ".tmp"
+"""A temporary file beside ``target`` is ``.{target name}.slimtools-{pid}-{random}.tmp``: a
+later run recognises the ones of processes that died (``kill -9``) and removes them."""
+
+
 @contextmanager
 def replacing(
     target: Path | None, *, append: bool = False, like: Path | None = None
@@ -155,23 +163,115 @@ def replacing(
     block succeeds; nothing happens to ``target`` otherwise. None: no file at all.
 
     A replaced file takes the permissions of the file it replaces, else those of ``like``.
+    A symlink is written through: its target is replaced and the link stays a link. The
+    temporary files that runs killed mid-write left beside the file are removed first.
+
+    Raises:
+        OSError: ``target`` cannot be written (a directory, no permission); its
+            ``filename`` is ``target``, never the temporary file's name.
     """
     if target is None:
         yield None
         return
-    target.parent.mkdir(parents=True, exist_ok=True)
-    fd, name = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
+    real = Path(os.path.realpath(target)) if target.is_symlink() else target
+    if real.is_dir():
+        raise IsADirectoryError(errno.EISDIR, "is a directory, not a file", str(target))
+    with _named(target):
+        real.parent.mkdir(parents=True, exist_ok=True)
+        remove_stale(real)
+        prefix = f".{real.name}{TEMP_MARK}{os.getpid()}-"
+        fd, name = tempfile.mkstemp(prefix=prefix, suffix=TEMP_SUFFIX, dir=real.parent)
     try:
         with os.fdopen(fd, "wb") as fh:
             yield fh
-        model = target if target.exists() else like
-        if model is not None:
-            shutil.copymode(model, name)
-        if append and target.exists():
-            with target.open("ab") as dst, open(name, "rb") as src:
-                shutil.copyfileobj(src, dst, 1 << 20)
-        else:
-            os.replace(name, target)
+        with _named(target):
+            _settle(name, real, append=append, like=like)
     finally:
         if os.path.exists(name):
             os.unlink(name)
+
+
+def _settle(name: str, real: Path, *, append: bool, like: Path | None) -> None:
+    """Move the finished temporary file into place, or append it to ``real``."""
+    model = real if real.exists() else like
+    if model is not None:
+        shutil.copymode(model, name)
+    if append and real.exists():
+        with real.open("ab") as dst, open(name, "rb") as src:
+            if _ends_open(real):  # a torn last line: keep it a line of its own
+                dst.write(b"\n")
+            shutil.copyfileobj(src, dst, 1 << 20)
+    else:
+        os.replace(name, real)
+
+
+def _ends_open(path: Path) -> bool:
+    """Whether a non-empty file's last byte is not a line end."""
+    with path.open("rb") as fh:
+        if fh.seek(0, os.SEEK_END) == 0:
+            return False
+        fh.seek(-1, os.SEEK_END)
+        return fh.read(1) != b"\n"
+
+
+@contextmanager
+def _named(target: Path) -> Iterator[None]:
+    """Re-raise an OSError of the block as the same error about ``target``."""
+    try:
+        yield
+    except OSError as exc:
+        if exc.errno is None:
+            raise
+        raise type(exc)(exc.errno, exc.strerror or str(exc), str(target)) from None
+
+
+def remove_stale(target: Path) -> list[Path]:
+    """Remove the temporary files of ``target`` left by slimtools processes that are gone.
+
+    Returns:
+        The files removed (a warning names them too).
+    """
+    stem = f".{target.name}{TEMP_MARK}"
+    removed: list[Path] = []
+    try:
+        entries = list(os.scandir(target.parent))
+    except OSError:
+        return removed
+    for entry in entries:
+        pid = _owner(entry.name, stem)
+        if pid is None or _alive(pid):
+            continue
+        try:
+            os.unlink(entry.path)
+        except OSError:
+            continue
+        removed.append(Path(entry.path))
+    if removed:
+        names = ", ".join(p.name for p in removed)
+        warnings.warn(
+            f"{target.parent}: removed {len(removed)} temporary file(s) an interrupted "
+            f"slimtools run left: {names}",
+            stacklevel=4,
+        )
+    return removed
+
+
+def _owner(name: str, stem: str) -> int | None:
+    """The pid in a temporary file's name made for ``stem``, else None."""
+    if not (name.startswith(stem) and name.endswith(TEMP_SUFFIX)):
+        return None
+    pid, dash, _ = name[len(stem) :].partition("-")
+    return int(pid) if dash and pid.isdigit() else None
+
+
+def _alive(pid: int) -> bool:
+    """Whether process ``pid`` exists (on Windows, where it cannot be asked safely: yes)."""
+    if pid == os.getpid() or os.name == "nt":
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # EPERM: it exists, another user's
+        return True
+    return True

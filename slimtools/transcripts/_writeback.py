@@ -20,6 +20,7 @@ from slimtools.clearing import ClearingPolicy, MemoryAudit, clear_with_report
 from slimtools.clearing.formats.view import get_codec, safe_decode
 from slimtools.errors import ConfigurationError, TranscriptError
 from slimtools.transcripts._audit import AuditIndex, AuditWriter, check_target
+from slimtools.transcripts._jsonio import torn_tail
 from slimtools.transcripts._load import iter_file
 from slimtools.transcripts._model import Location, MalformedError, Transcript
 from slimtools.transcripts._rewrite import (
@@ -73,7 +74,10 @@ def clear_file(
 
     Args:
         path: the transcript.
-        out: the file to write (may be ``path`` itself: it is replaced atomically).
+        out: the file to write (may be ``path`` itself: it is replaced atomically; a
+            symlink is written through). A JSON Lines file whose last line is still being
+            written is read up to it (with a warning) and that line copied as it is; it is
+            not cleared in place, where its writer's next lines would be lost.
         policy: what to clear; :class:`~slimtools.clearing.ClearingPolicy` () by default.
             ``clear_tool_inputs`` is refused: only results are written back.
         format: force a format from :data:`~slimtools.transcripts.SOURCES`.
@@ -83,7 +87,9 @@ def clear_file(
             not those of unrelated files.
 
     Raises:
-        TranscriptError: the file is malformed or not a transcript.
+        TranscriptError: the file is malformed or not a transcript, or is still being
+            written and ``out`` is the file itself.
+        OSError: ``out`` or ``audit`` cannot be written (the error names it).
         ConfigurationError: a policy that clears tool inputs; an audit that is the input or
             the output, or that holds the originals of another file.
     """
@@ -96,6 +102,12 @@ def clear_file(
     if audit_path is not None:
         check_target(audit_path, step)
     layout = layout_of(path)
+    if layout == "jsonl" and step[0] == step[1] and torn_tail(path):
+        raise TranscriptError(
+            path,
+            "its last line is incomplete (still being written?): clearing it in place would "
+            "lose what its writer appends next; write the cleared copy to another file",
+        )
     runs = results = count = before = after = 0
     source = ""
     with replacing(out, like=path) as sink, replacing(audit_path, append=True, like=path) as spool:
