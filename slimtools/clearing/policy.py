@@ -55,8 +55,9 @@ class ClearingPolicy:
     again) and saves ``read * k`` on every later request; it pays within
     ``(write - read) * (S - k) / (read * k)`` requests. The policy counts on
     ``expected_calls`` minus the calls made when you pass the run's length, and otherwise on
-    the fewer of the calls made so far and ``payback_horizon`` (6): a young run may be about
-    to end, and an agent run of any age may end at any call. Among the clears that pay
+    the run's age as the estimate of what is left (a run that has made ``t`` calls is
+    expected to make ``t`` more), bounded by ``payback_horizon`` (14, measured on recorded
+    runs: see :func:`~slimtools.clearing.pricing.calls_ahead`). Among the clears that pay
     within that many requests it makes the one with the largest net saving, or none. With
     the true length, every clear pays for itself, so a run never costs more than without
     clearing; with the estimate, each clear's expected saving is positive as long as the run
