@@ -27,7 +27,8 @@ from __future__ import annotations
 
 import gc
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from langchain.agents.middleware.context_editing import ClearToolUsesEdit
@@ -35,7 +36,7 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMe
 from langchain_core.messages.utils import count_tokens_approximately
 
 from benchmarks._timing import SHARED_DATA
-from slimtools.clearing import Clearer, ClearingPolicy, clear_stale_results
+from slimtools.clearing import Clearer, ClearingPolicy, clear_stale_results, view
 from slimtools.ledger.compare import Comparison, Strategy, compare, item7_strategies
 from slimtools.ledger.peers import context_editing_step
 from slimtools.transcripts import load_transcripts
@@ -187,6 +188,105 @@ def transcripts() -> Comparison | None:
     return result
 
 
+def hindsight(label: str = "expected_calls = true length") -> Strategy:
+    """The default told each run's true length: the floor an estimate of it can reach."""
+
+    def prepare(history: Sequence[Any], fmt: str) -> tuple[Sequence[Any], ClearingPolicy]:
+        return history, ClearingPolicy(expected_calls=max(1, view(history, fmt).turns))
+
+    return Strategy(label, prepare)
+
+
+def horizon_strategies() -> list[Strategy]:
+    """Issue 20's comparison: no clearing, the peers, slimtools' ways, fixed horizons, hindsight."""
+    return [
+        *item7_strategies(),
+        *(Strategy.policy(f"payback_horizon={h}", ClearingPolicy(payback_horizon=h))
+          for h in (6, 20, None)),
+        hindsight(),
+    ]  # fmt: skip
+
+
+def per_source(runs: Sequence[Any], strategies: Sequence[Strategy]) -> dict[str, dict[str, Row]]:
+    """Per source and strategy: cost and resident ratios, the worst single run, dearer runs."""
+    keys = {id(run): f"{run.source}\x00{i}" for i, run in enumerate(runs)}
+    result = compare(runs, strategies, group=lambda run: keys[id(run)])
+    sums: dict[str, dict[str, list[float]]] = {}
+    for key, rows in result.groups.items():
+        if key == "ALL":
+            continue
+        source = key.split("\x00")[0]
+        for label, t in rows.items():
+            acc = sums.setdefault(source, {}).setdefault(label, [0.0] * 7)
+            acc[0] += t.cached
+            acc[1] += t.base_cached
+            acc[2] += t.resident_end
+            acc[3] += t.base_resident
+            acc[4] = max(acc[4], t.cost_ratio)
+            acc[5] += t.worse
+            acc[6] += t.rounds
+    return {
+        source: {
+            label: Row(a[0] / a[1] if a[1] else 1.0, a[2] / a[3] if a[3] else 1.0, a[4],
+                       int(a[5]), a[6] / len(runs_of(source, runs)))
+            for label, a in labels.items()
+        }
+        for source, labels in sums.items()
+    }  # fmt: skip
+
+
+def runs_of(source: str, runs: Sequence[Any]) -> list[Any]:
+    return [run for run in runs if run.source == source]
+
+
+@dataclass(frozen=True)
+class Row:
+    """One strategy on one source: ratios against no clearing of the same runs."""
+
+    cost: float
+    resident: float
+    worst: float
+    worse: int
+    calls: float
+
+
+def horizons() -> None:
+    """Issue 20's goals for the default's horizon, per source of the shared transcripts."""
+    folder = SHARED_DATA / "transcripts"
+    print(f"\n(e) the default's horizon against fixed ones and hindsight, {folder}")
+    if not folder.is_dir():
+        print("    shared data not found; skipped")
+        return
+    runs = load_transcripts(folder)
+    table = per_source(runs, horizon_strategies())
+    for source, rows in sorted(table.items()):
+        n = len(runs_of(source, runs))
+        mine = rows["slimtools default"]
+        print(f"  {source}: {n} runs, {mine.calls:.1f} calls on average")
+        print(f"    {'policy':<48} {'cost':>6} {'resident':>9} {'worst run':>10} {'dearer':>7}")
+        for label, r in rows.items():
+            print(
+                f"    {label:<48} {r.cost:>6.3f} {r.resident:>9.2f} {r.worst:>9.3f}x "
+                f"{r.worse:>4}/{n}"
+            )
+        cheapest = min(r.cost for r in rows.values())
+        dominant = [
+            label for label, r in rows.items()
+            if r.cost < mine.cost - 1e-9 and r.resident < mine.resident - 1e-9
+        ]  # fmt: skip
+        verdict = [
+            f"cost {mine.cost / cheapest - 1:+.2%} over the cheapest "
+            f"({'met' if mine.cost <= cheapest * 1.01 else 'NOT met'}, goal <= 1%)",
+            f"cheaper and leaner: {', '.join(dominant) if dominant else 'none'}",
+            f"worst run {mine.worst:.3f}x ({'met' if mine.worst <= 1.10 else 'NOT met'})",
+        ]
+        if mine.calls >= 20:
+            verdict.append(
+                f"resident {mine.resident:.2f}x ({'met' if mine.resident <= 0.6 else 'NOT met'})"
+            )
+        print("    goals: " + "; ".join(verdict))
+
+
 RECOMMENDED_THIN = ((0, 200), (3, 80), (10, 0))
 
 
@@ -243,6 +343,7 @@ def main() -> None:
     one_pass()
     whole_run()
     transcripts()
+    horizons()
     thinning()
 
 
