@@ -13,6 +13,14 @@ stale) and then, at each call, only looks at what became stale since the last ca
 - what is clearable waits in a ready batch with its running saving until the trigger has
   fired and the batch saves at least ``clear_at_least`` tokens, then goes all at once.
 
+**The same bytes everywhere.** A cleared history is a function of the history and the
+policy alone: nothing the engine writes depends on set or dict iteration order of unordered
+data, hash seeds, clocks, object ids or the process, so the same input gives the same bytes
+in another process, under another ``PYTHONHASHSEED`` and after a restart (a new clearer
+taking over a persisted history continues it byte for byte). That is what keeps a provider's
+prompt cache warm across agent restarts; ``tests/test_clearing_determinism.py`` checks it
+across processes.
+
 The rejected simpler design, recomputing everything from scratch per call (as LangChain's
 ``ClearToolUsesEdit`` does, recounting the whole history after each cleared message), is
 quadratic in a long run and slides the cache boundary every turn.
