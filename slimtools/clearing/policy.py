@@ -12,7 +12,7 @@ Anthropic's server-side ``clear_tool_uses_20250919`` settings map onto the same 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from types import MappingProxyType
@@ -21,6 +21,7 @@ from typing import Any
 from slimtools.clearing._checks import check_count, frozen_map, is_turns, tool_names
 from slimtools.clearing.anthropic_edit import anthropic_fields
 from slimtools.clearing.categories import REPEATABLE_CATEGORIES, infer_category
+from slimtools.clearing.hints import tool_hints
 from slimtools.clearing.placeholder import (
     DEFAULT_TEMPLATE,
     PlaceholderInfo,
@@ -96,6 +97,9 @@ class ClearingPolicy:
             read-only tools (:meth:`for_toolkit`). Placeholders tell the model to call a tool
             again only when it is here or its category is ``search`` or ``read``; for any
             other they say that calling it again would repeat its effect.
+        unrepeatable: tools whose placeholders never offer the call again (MCP tools
+            annotated ``destructiveHint``); wins over ``repeatable`` and the category.
+            :meth:`with_tool_hints` fills both from MCP tool definitions.
         cache: the prompt-cache prices that decide whether clearing pays: a
             :class:`~slimtools.clearing.pricing.CachePricing`, a preset name
             (``"anthropic"``, ``"anthropic-1h"``, ``"openai"``, ``"gemini"``, ``"none"``) or
@@ -140,6 +144,7 @@ class ClearingPolicy:
     refetch_tool: str = "get_record"
     token_counter: TokenCounter = count_tokens
     repeatable: AbstractSet[str] = frozenset()
+    unrepeatable: AbstractSet[str] = frozenset()
     cache: CachePricing | str | None = DEFAULT_PRICING
     expected_calls: int | None = None
     payback_horizon: int | None = DEFAULT_HORIZON
@@ -161,6 +166,7 @@ class ClearingPolicy:
         set_(self, "cache", pricing_of(self.cache))
         set_(self, "exclude_tools", tool_names(self.exclude_tools, "exclude_tools"))
         set_(self, "repeatable", tool_names(self.repeatable, "repeatable"))
+        set_(self, "unrepeatable", tool_names(self.unrepeatable, "unrepeatable"))
         if not isinstance(self.clear_tool_inputs, bool):
             set_(self, "clear_tool_inputs", tool_names(self.clear_tool_inputs, "clear_tool_inputs"))
         set_(self, "retention", frozen_map(self.retention, "retention", values=is_turns))
@@ -245,12 +251,27 @@ class ClearingPolicy:
     def repeatable_of(self, tool: str) -> bool | None:
         """Whether calling ``tool`` again is safe (True), repeats an effect (False) or is
         unknown (None): what a placeholder may tell the model."""
+        if tool in self.unrepeatable:
+            return False
         if tool in self.repeatable:
             return True
         category = self.category_of(tool)
         if category is None:
             return None
         return category in REPEATABLE_CATEGORIES
+
+    def with_tool_hints(self, tools: Iterable[Any]) -> ClearingPolicy:
+        """A copy that also reads the MCP annotations of ``tools`` (``list_tools`` output).
+
+        Read-only and idempotent tools become ``repeatable``, destructive ones
+        ``unrepeatable``; names already in either set keep the caller's choice.
+        """
+        hints = tool_hints(tools)
+        chosen = self.repeatable | self.unrepeatable
+        return self.replace(
+            repeatable=self.repeatable | (hints.repeatable - chosen),
+            unrepeatable=self.unrepeatable | (hints.unrepeatable - chosen),
+        )
 
     def clears_inputs_of(self, tool: str) -> bool:
         """Whether a cleared call of ``tool`` also has its arguments blanked."""
