@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import inspect
 import logging
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -139,11 +139,11 @@ def compact(
     if not folded:
         return messages
     block = render_manifest(folded, fmt) if manifest else ""
-    summary = (
-        summarize(folded, manifest=block)
-        if block and _takes_manifest(summarize)
-        else (summarize(folded))
-    )
+    if block and _takes_manifest(summarize):
+        keyworded: Callable[..., str | Sequence[Any]] = summarize
+        summary = keyworded(folded, manifest=block)
+    else:
+        summary = summarize(folded)
     if isinstance(summary, str):
         text = f"{summary}\n\n{block}" if block and block not in summary else summary
         replacement = [codec.encode(context(text))]
