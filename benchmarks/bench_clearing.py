@@ -287,6 +287,40 @@ def horizons() -> None:
         print("    goals: " + "; ".join(verdict))
 
 
+NEVER = 10**6  # turns: nothing falls due by age, so only supersession clears
+
+
+def supersession() -> None:
+    """Issue 20 item 1: what clearing superseded results alone frees, and what it costs."""
+    folder = SHARED_DATA / "transcripts"
+    print(f"\n(f) superseded results (supersede=True), {folder}")
+    if not folder.is_dir():
+        print("    shared data not found; skipped")
+        return
+    runs = load_transcripts(folder)
+    strategies = [
+        Strategy.policy("no clearing", None),
+        Strategy.policy("supersession alone", ClearingPolicy(keep_turns=NEVER, supersede=True)),
+        Strategy.policy(
+            "supersession alone, cache=None",
+            ClearingPolicy(keep_turns=NEVER, supersede=True, cache=None),
+        ),
+        Strategy.policy("slimtools default", ClearingPolicy()),
+        Strategy.policy("default + supersede", ClearingPolicy(supersede=True)),
+    ]
+    result = compare(runs, strategies)
+    print(f"    {'source':<16} {'policy':<32} {'freed at end':>13} {'resident':>9} {'cost':>7}")
+    for group in [g for g in result.groups if g != "ALL"] + ["ALL"]:
+        for label, t in result.groups[group].items():
+            if label == "no clearing":
+                continue
+            freed = t.base_resident - t.resident_end
+            print(
+                f"    {group:<16} {label:<32} {freed:>13,} {t.resident_ratio:>8.2f}x "
+                f"{t.cost_ratio:>6.3f}x"
+            )
+
+
 RECOMMENDED_THIN = ((0, 200), (3, 80), (10, 0))
 
 
@@ -344,6 +378,7 @@ def main() -> None:
     whole_run()
     transcripts()
     horizons()
+    supersession()
     thinning()
 
 

@@ -118,6 +118,14 @@ class ClearingPolicy:
             way back stay. Thinning rewrites history, so under a cache price it is weighed
             like a clear and made only when it pays or rides on a clear made anyway.
             None (the default): heads keep ``keep_head`` characters for life.
+        supersede: clear a result ahead of its age once a newer one makes it stale: the same
+            call again (same tool, same arguments; write tools aside), or a read of a path
+            that a later call wrote and a later read re-read. The placeholder names the
+            newer result ("superseded by the result of turn N"); it may go inside
+            ``keep_turns``/``keep`` (the newer result is there in full), still under the
+            trigger, ``clear_at_least`` and the cache rule. A result already due by its age
+            when the newer one arrives keeps its age placeholder (so incremental clearing
+            equals one pass). Off by default until the streaming replay models it.
         on_event: hears a :class:`~slimtools.instrumentation.ClearingPass` for each call of
             a clearer under this policy (``slimtools.observe`` hears every policy's). It
             observes and changes nothing, so it takes no part in ``==`` and ``hash``: two
@@ -150,6 +158,7 @@ class ClearingPolicy:
     payback_horizon: int | None = DEFAULT_HORIZON
     max_context_tokens: int | None = None
     thin: Sequence[tuple[int, int]] | None = None
+    supersede: bool = False
     on_event: Listener | None = field(default=None, compare=False)
 
     def __post_init__(self) -> None:
@@ -195,6 +204,8 @@ class ClearingPolicy:
             raise ConfigurationError("token_counter must be a callable from str to int")
         if not isinstance(self.refetch_tool, str) or not self.refetch_tool:
             raise ConfigurationError("refetch_tool must be a non-empty tool name")
+        if not isinstance(self.supersede, bool):
+            raise ConfigurationError("supersede must be a bool")
         if not isinstance(self.infer_categories, bool):
             raise ConfigurationError("infer_categories must be a bool")
         if self.on_event is not None:
