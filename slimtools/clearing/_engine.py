@@ -503,10 +503,11 @@ class Clearer:
 
     def _make_ready(self, pending: Pending) -> None:
         """Render the placeholder; a result it would not shrink is left alone for good."""
-        made = self._state.made
-        if pending.eidx in made:
-            return  # superseded: cleared ahead of its age already
-        made.add(pending.eidx)
+        if self._supersede:
+            made = self._state.made
+            if pending.eidx in made:
+                return  # superseded: cleared ahead of its age already
+            made.add(pending.eidx)
         if self._thin is not None:
             self._make_ready_thinning(pending)
             return
