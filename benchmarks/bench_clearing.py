@@ -18,6 +18,11 @@
     prices, cache breaks, and how many transcripts cost more than no clearing. Goals for the
     default: the lowest cached cost of all, at most 1.00x; at most 5% of transcripts dearer
     than no clearing; resident at the end at most 0.7x for sources averaging 20+ rounds.
+(e) Issue 20: per source, the default against the peers, fixed horizons 6/20/None and
+    ``expected_calls`` set to each run's true length (the hindsight floor). Goals: the
+    default within 1% of the cheapest, no policy both cheaper and leaner, no single run
+    above 1.10x of no clearing, resident at most 0.6x where runs average 20+ calls.
+(f) Superseded results: what ``supersede=True`` alone frees and costs, and on the default.
 
 Times are CPU seconds of this process (``time.process_time``), best of several runs, each
 after ``gc.collect()``: other processes on a shared machine then cost no time here.
