@@ -18,6 +18,11 @@
     prices, cache breaks, and how many transcripts cost more than no clearing. Goals for the
     default: the lowest cached cost of all, at most 1.00x; at most 5% of transcripts dearer
     than no clearing; resident at the end at most 0.7x for sources averaging 20+ rounds.
+(e) Issue 20: per source, the default against the peers, fixed horizons 6/20/None and
+    ``expected_calls`` set to each run's true length (the hindsight floor). Goals: the
+    default within 1% of the cheapest, no policy both cheaper and leaner, no single run
+    above 1.10x of no clearing, resident at most 0.6x where runs average 20+ calls.
+(f) Superseded results: what ``supersede=True`` alone frees and costs, and on the default.
 
 Times are CPU seconds of this process (``time.process_time``), best of several runs, each
 after ``gc.collect()``: other processes on a shared machine then cost no time here.
@@ -27,7 +32,8 @@ from __future__ import annotations
 
 import gc
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from langchain.agents.middleware.context_editing import ClearToolUsesEdit
@@ -35,7 +41,7 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMe
 from langchain_core.messages.utils import count_tokens_approximately
 
 from benchmarks._timing import SHARED_DATA
-from slimtools.clearing import Clearer, ClearingPolicy, clear_stale_results
+from slimtools.clearing import Clearer, ClearingPolicy, clear_stale_results, view
 from slimtools.ledger.compare import Comparison, Strategy, compare, item7_strategies
 from slimtools.ledger.peers import context_editing_step
 from slimtools.transcripts import load_transcripts
@@ -187,6 +193,139 @@ def transcripts() -> Comparison | None:
     return result
 
 
+def hindsight(label: str = "expected_calls = true length") -> Strategy:
+    """The default told each run's true length: the floor an estimate of it can reach."""
+
+    def prepare(history: Sequence[Any], fmt: str) -> tuple[Sequence[Any], ClearingPolicy]:
+        return history, ClearingPolicy(expected_calls=max(1, view(history, fmt).turns))
+
+    return Strategy(label, prepare)
+
+
+def horizon_strategies() -> list[Strategy]:
+    """Issue 20's comparison: no clearing, the peers, slimtools' ways, fixed horizons, hindsight."""
+    return [
+        *item7_strategies(),
+        *(Strategy.policy(f"payback_horizon={h}", ClearingPolicy(payback_horizon=h))
+          for h in (6, 20, None)),
+        hindsight(),
+    ]  # fmt: skip
+
+
+def per_source(runs: Sequence[Any], strategies: Sequence[Strategy]) -> dict[str, dict[str, Row]]:
+    """Per source and strategy: cost and resident ratios, the worst single run, dearer runs."""
+    keys = {id(run): f"{run.source}\x00{i}" for i, run in enumerate(runs)}
+    result = compare(runs, strategies, group=lambda run: keys[id(run)])
+    sums: dict[str, dict[str, list[float]]] = {}
+    for key, rows in result.groups.items():
+        if key == "ALL":
+            continue
+        source = key.split("\x00")[0]
+        for label, t in rows.items():
+            acc = sums.setdefault(source, {}).setdefault(label, [0.0] * 7)
+            acc[0] += t.cached
+            acc[1] += t.base_cached
+            acc[2] += t.resident_end
+            acc[3] += t.base_resident
+            acc[4] = max(acc[4], t.cost_ratio)
+            acc[5] += t.worse
+            acc[6] += t.rounds
+    return {
+        source: {
+            label: Row(a[0] / a[1] if a[1] else 1.0, a[2] / a[3] if a[3] else 1.0, a[4],
+                       int(a[5]), a[6] / len(runs_of(source, runs)))
+            for label, a in labels.items()
+        }
+        for source, labels in sums.items()
+    }  # fmt: skip
+
+
+def runs_of(source: str, runs: Sequence[Any]) -> list[Any]:
+    return [run for run in runs if run.source == source]
+
+
+@dataclass(frozen=True)
+class Row:
+    """One strategy on one source: ratios against no clearing of the same runs."""
+
+    cost: float
+    resident: float
+    worst: float
+    worse: int
+    calls: float
+
+
+def horizons() -> None:
+    """Issue 20's goals for the default's horizon, per source of the shared transcripts."""
+    folder = SHARED_DATA / "transcripts"
+    print(f"\n(e) the default's horizon against fixed ones and hindsight, {folder}")
+    if not folder.is_dir():
+        print("    shared data not found; skipped")
+        return
+    runs = load_transcripts(folder)
+    table = per_source(runs, horizon_strategies())
+    for source, rows in sorted(table.items()):
+        n = len(runs_of(source, runs))
+        mine = rows["slimtools default"]
+        print(f"  {source}: {n} runs, {mine.calls:.1f} calls on average")
+        print(f"    {'policy':<48} {'cost':>6} {'resident':>9} {'worst run':>10} {'dearer':>7}")
+        for label, r in rows.items():
+            print(
+                f"    {label:<48} {r.cost:>6.3f} {r.resident:>9.2f} {r.worst:>9.3f}x "
+                f"{r.worse:>4}/{n}"
+            )
+        cheapest = min(r.cost for r in rows.values())
+        dominant = [
+            label for label, r in rows.items()
+            if r.cost < mine.cost - 1e-9 and r.resident < mine.resident - 1e-9
+        ]  # fmt: skip
+        verdict = [
+            f"cost {mine.cost / cheapest - 1:+.2%} over the cheapest "
+            f"({'met' if mine.cost <= cheapest * 1.01 else 'NOT met'}, goal <= 1%)",
+            f"cheaper and leaner: {', '.join(dominant) if dominant else 'none'}",
+            f"worst run {mine.worst:.3f}x ({'met' if mine.worst <= 1.10 else 'NOT met'})",
+        ]
+        if mine.calls >= 20:
+            verdict.append(
+                f"resident {mine.resident:.2f}x ({'met' if mine.resident <= 0.6 else 'NOT met'})"
+            )
+        print("    goals: " + "; ".join(verdict))
+
+
+NEVER = 10**6  # turns: nothing falls due by age, so only supersession clears
+
+
+def supersession() -> None:
+    """Issue 20 item 1: what clearing superseded results alone frees, and what it costs."""
+    folder = SHARED_DATA / "transcripts"
+    print(f"\n(f) superseded results (supersede=True), {folder}")
+    if not folder.is_dir():
+        print("    shared data not found; skipped")
+        return
+    runs = load_transcripts(folder)
+    strategies = [
+        Strategy.policy("no clearing", None),
+        Strategy.policy("supersession alone", ClearingPolicy(keep_turns=NEVER, supersede=True)),
+        Strategy.policy(
+            "supersession alone, cache=None",
+            ClearingPolicy(keep_turns=NEVER, supersede=True, cache=None),
+        ),
+        Strategy.policy("slimtools default", ClearingPolicy()),
+        Strategy.policy("default + supersede", ClearingPolicy(supersede=True)),
+    ]
+    result = compare(runs, strategies)
+    print(f"    {'source':<16} {'policy':<32} {'freed at end':>13} {'resident':>9} {'cost':>7}")
+    for group in [g for g in result.groups if g != "ALL"] + ["ALL"]:
+        for label, t in result.groups[group].items():
+            if label == "no clearing":
+                continue
+            freed = t.base_resident - t.resident_end
+            print(
+                f"    {group:<16} {label:<32} {freed:>13,} {t.resident_ratio:>8.2f}x "
+                f"{t.cost_ratio:>6.3f}x"
+            )
+
+
 RECOMMENDED_THIN = ((0, 200), (3, 80), (10, 0))
 
 
@@ -243,6 +382,8 @@ def main() -> None:
     one_pass()
     whole_run()
     transcripts()
+    horizons()
+    supersession()
     thinning()
 
 

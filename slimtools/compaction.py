@@ -14,14 +14,16 @@ place.
 
 from __future__ import annotations
 
+import inspect
 import logging
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from slimtools.clearing import Clearer, ClearingPolicy, detect_format, view
 from slimtools.clearing.formats.base import Codec, context
 from slimtools.clearing.formats.view import get_codec, safe_decode
+from slimtools.clearing.manifest import render_manifest
 from slimtools.errors import ConfigurationError
 from slimtools.tokens import count_tokens
 from slimtools.typing import Audit, Summarizer, TokenCounter
@@ -98,6 +100,7 @@ def compact(
     *,
     keep_turns: int = 2,
     format: str | None = None,
+    manifest: bool = False,
 ) -> list[Any]:
     """Fold everything before the last ``keep_turns`` turns into a summary.
 
@@ -111,6 +114,11 @@ def compact(
         summarize: the messages to fold -> summary text or replacement messages.
         keep_turns: the most recent turns kept verbatim.
         format: the history format; detected when None.
+        manifest: carry the manifest of the folded cleared results
+            (:func:`~slimtools.clearing.manifest.render_manifest`): it is passed to a
+            summariser that takes a ``manifest`` keyword, and appended verbatim to the
+            summary (a message of its own after summary messages), so every cleared result
+            stays refetchable after compaction.
     """
     fmt = format or detect_format(history)
     codec = get_codec(fmt)
@@ -130,8 +138,19 @@ def compact(
     folded = messages[system_end:cut]
     if not folded:
         return messages
-    summary = summarize(folded)
-    replacement = [codec.encode(context(summary))] if isinstance(summary, str) else list(summary)
+    block = render_manifest(folded, fmt) if manifest else ""
+    if block and _takes_manifest(summarize):
+        keyworded: Callable[..., str | Sequence[Any]] = summarize
+        summary = keyworded(folded, manifest=block)
+    else:
+        summary = summarize(folded)
+    if isinstance(summary, str):
+        text = f"{summary}\n\n{block}" if block and block not in summary else summary
+        replacement = [codec.encode(context(text))]
+    else:
+        replacement = list(summary)
+        if block:
+            replacement.append(codec.encode(context(block)))
     return [*messages[:system_end], *replacement, *messages[cut:]]
 
 
@@ -174,6 +193,10 @@ class ContextPipeline:
             clearable is cleared, whatever the cache economics say.
         format: the history format; detected when None.
         audit: a sink receiving each original tool result before it is cleared.
+        manifest: hand the summariser the manifest of every cleared result it folds
+            (exact call or handles, tool, size, one-line head) and carry it verbatim in the
+            summary message (see :func:`compact`); on by default, so clear-then-compact
+            leaves every cleared detail refetchable.
     """
 
     def __init__(
@@ -184,8 +207,10 @@ class ContextPipeline:
         *,
         format: str | None = None,
         audit: Audit | None = None,
+        manifest: bool = True,
     ) -> None:
         self.compaction = compaction
+        self.manifest = manifest
         self.summarize = summarize
         self.format = format
         self._clearer: Clearer | None = None
@@ -214,7 +239,11 @@ class ContextPipeline:
             return PipelineStep(cleared, tokens_in, tokens_cleared, tokens_cleared, newly, False)
         try:
             out = compact(
-                cleared, self.summarize, keep_turns=self.compaction.keep_turns, format=fmt
+                cleared,
+                self.summarize,
+                keep_turns=self.compaction.keep_turns,
+                format=fmt,
+                manifest=self.manifest,
             )
         except Exception:  # a failing summariser must not stop the agent loop
             logger.warning("summariser failed; history left uncompacted", exc_info=True)
@@ -225,6 +254,19 @@ class ContextPipeline:
         self.compactions += compacted
         tokens_out = history_tokens(out, count, fmt) if compacted else tokens_cleared
         return PipelineStep(out, tokens_in, tokens_cleared, tokens_out, newly, compacted)
+
+
+def _takes_manifest(summarize: Summarizer) -> bool:
+    """Whether the summariser accepts a ``manifest`` keyword (or any keyword)."""
+    try:
+        parameters = inspect.signature(summarize).parameters.values()
+    except (TypeError, ValueError):  # a builtin or C callable without a signature
+        return False
+    return any(
+        p.kind is p.VAR_KEYWORD
+        or (p.name == "manifest" and p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD))
+        for p in parameters
+    )
 
 
 def _is_plain_input(codec: Codec, message: Any) -> bool:

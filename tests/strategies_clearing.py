@@ -268,6 +268,7 @@ policies = st.builds(
     payback_horizon=st.none() | st.integers(1, 8),
     max_context_tokens=st.none() | st.integers(1, 4000),
     thin=st.none() | schedules,
+    supersede=st.booleans(),
 )
 
 

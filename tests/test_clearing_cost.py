@@ -9,7 +9,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from slimtools.clearing import Clearer, ClearingPolicy, clear_stale_results, view
-from slimtools.clearing.pricing import PRESETS
+from slimtools.clearing.pricing import PRESETS, calls_ahead
 from slimtools.compaction import history_tokens
 from slimtools.ledger import TokenLedger, round_starts
 from tests._profile import examples
@@ -71,6 +71,18 @@ def test_default_clears_the_same_result_once_the_run_has_gone_on():
     """One call later the run's age covers the payback: the stale results go."""
     history = chat(["y" * 6_000, "x" * 1_200, "x" * 1_200, "x" * 1_200])
     assert cleared(clear_stale_results(history)) == [True, True, False, False]
+
+
+def test_default_horizon_lets_a_long_run_clear_what_pays_back_within_fourteen_calls():
+    """Twenty calls in, stale 200-token results that pay back in about ten calls go."""
+    history = chat(["x" * 800] * 20)
+    assert cleared(clear_stale_results(history)) == [True] * 18 + [False] * 2
+
+
+def test_default_horizon_still_bounds_what_a_long_run_counts_on():
+    """The run's age is the estimate of what is left, up to the 14-call bound."""
+    assert calls_ahead(9, None, ClearingPolicy().payback_horizon) == 9
+    assert calls_ahead(100, None, ClearingPolicy().payback_horizon) == 14
 
 
 def test_expected_calls_lets_a_known_long_run_clear_early():

@@ -23,7 +23,8 @@ from tests._profile import examples
 from tests._shared import sample, shared_data
 from tests.strategies_clearing import FORMATS, Call, Res, Turn, big, policies, render, turns
 
-unthinned = policies.map(lambda p: p.replace(thin=None))  # the replay does not model thinning
+# The replay does not model thinning or superseded results.
+unthinned = policies.map(lambda p: p.replace(thin=None, supersede=False))
 
 DATA = "tests/data/transcripts"
 PRESETS = {

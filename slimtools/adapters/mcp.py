@@ -32,15 +32,35 @@ except ImportError as exc:  # pragma: no cover - exercised only without the extr
         "slimtools.adapters.mcp needs the MCP SDK (mcp>=2): pip install 'slimtools[mcp]'"
     ) from exc
 
+from slimtools.clearing.policy import ClearingPolicy
 from slimtools.errors import ConfigurationError
 from slimtools.toolkit import Toolkit, ToolResult, ToolSpec
 
-__all__ = ["SessionSource", "to_mcp_server"]
+__all__ = ["SessionSource", "clearing_policy", "to_mcp_server"]
 
 
 SessionSource: TypeAlias = str | Callable[[], str | None] | None
 """A fixed session id, a callable asked on every request (``None`` meaning the default), or
 ``None`` for the session bound with ``slimtools.session`` or else the toolkit's default."""
+
+
+def clearing_policy(
+    tools: Any, policy: ClearingPolicy | None = None, **overrides: Any
+) -> ClearingPolicy:
+    """The clearing policy for an agent using these MCP tools, their annotations read.
+
+    ``tools`` is what ``ClientSession.list_tools()`` returns (the result or its ``tools``),
+    or tool definitions as dicts. Read-only (and idempotent, non-destructive) tools get
+    placeholders that offer the exact call again; destructive ones never do, without
+    ``repeatable_tools(...)``. The proxy calls this with its upstream's listing.
+
+    Args:
+        tools: MCP tool definitions.
+        policy: the policy to start from (default: ``ClearingPolicy(**overrides)``).
+        overrides: fields of a new policy when ``policy`` is not given.
+    """
+    base = policy if policy is not None else ClearingPolicy(**overrides)
+    return base.with_tool_hints(tools)
 
 
 def to_mcp_server(

@@ -29,6 +29,7 @@ from slimtools.clearing.formats.view import (
     detect_format,
     view,
 )
+from slimtools.clearing.hints import ToolHints, tool_hints
 from slimtools.clearing.marker import is_placeholder
 from slimtools.clearing.placeholder import DEFAULT_TEMPLATE, PlaceholderInfo
 from slimtools.clearing.policy import DEFAULT_RETENTION, ClearingPolicy
@@ -53,6 +54,7 @@ __all__ = [
     "PlaceholderInfo",
     "ResultView",
     "SQLiteAudit",
+    "ToolHints",
     "clear_stale_results",
     "clear_with_report",
     "detect_format",
@@ -60,5 +62,6 @@ __all__ = [
     "is_placeholder",
     "repeatable_tools",
     "restore",
+    "tool_hints",
     "view",
 ]

@@ -13,6 +13,14 @@ stale) and then, at each call, only looks at what became stale since the last ca
 - what is clearable waits in a ready batch with its running saving until the trigger has
   fired and the batch saves at least ``clear_at_least`` tokens, then goes all at once.
 
+**The same bytes everywhere.** A cleared history is a function of the history and the
+policy alone: nothing the engine writes depends on set or dict iteration order of unordered
+data, hash seeds, clocks, object ids or the process, so the same input gives the same bytes
+in another process, under another ``PYTHONHASHSEED`` and after a restart (a new clearer
+taking over a persisted history continues it byte for byte). That is what keeps a provider's
+prompt cache warm across agent restarts; ``tests/test_clearing_determinism.py`` checks it
+across processes.
+
 The rejected simpler design, recomputing everything from scratch per call (as LangChain's
 ``ClearToolUsesEdit`` does, recounting the whole history after each cleared message), is
 quadratic in a long run and slides the cache boundary every turn.
@@ -41,6 +49,7 @@ from slimtools.clearing._batch import (
 )
 from slimtools.clearing._observe import report_pass
 from slimtools.clearing._render import Placeholders
+from slimtools.clearing._supersede import Supersession
 from slimtools.clearing.formats.base import OTHER, Codec, RawResult, new_tuple, starts_turn
 from slimtools.clearing.formats.media import MEDIA_TOKENS
 from slimtools.clearing.formats.view import _format_of, check_history, detect_format, get_codec
@@ -101,6 +110,7 @@ class Clearer:
         )
         self._keeps: dict[str, int | None] = {}  # tool -> turns_to_keep, asked once per tool
         self._inputs = bool(self.policy.clear_tool_inputs)  # whether any arguments are blanked
+        self._supersede = self.policy.supersede
         self.last_report = ClearingReport()
 
     @classmethod
@@ -296,10 +306,53 @@ class Clearer:
         if self._rereading and self._memory.knows(raw):
             state.forced.append(pending)  # cleared before the re-read: stays cleared
             return
+        if self._supersede:
+            tracker = state.supersession
+            if tracker is None:
+                tracker = state.supersession = Supersession(self.policy.category_of)
+            for older, reason in tracker.file(pending):
+                # Only a result not yet due by its age: one already due may have been
+                # cleared by age before this result arrived (incremental = one pass).
+                if turn < older.turn + (keeps.get(older.tool) or 0):
+                    self._superseded(older, turn, reason)
         queue = state.waiting.get(keep_turns)
         if queue is None:
             queue = state.waiting[keep_turns] = deque()
         queue.append(pending)
+
+    def _superseded(self, older: Pending, turn: int, reason: str) -> None:
+        """Clear ``older`` ahead of its age: a newer result, in full, made it stale.
+
+        It waits in the ready list like any clear (the trigger, ``clear_at_least`` and the
+        cache rule still decide when), and is skipped when its own turn comes."""
+        state = self._state
+        if older.eidx in state.made or older.eidx in state.gone:
+            return  # already on its way out (or written)
+        text = self._placeholders.superseded(older, turn, reason)
+        saving = older.tokens - self.policy.token_counter(text)
+        if saving <= 0:
+            return
+        state.gone.add(older.eidx)
+        state.made.add(older.eidx)
+        args_saving, first = self._inputs_of(older)
+        made = older._replace(
+            placeholder=text, saving=saving, input_saving=args_saving, first=first
+        )
+        state.ready.append(made)
+        state.ready_saving += saving + args_saving
+
+    def _inputs_of(self, pending: Pending) -> tuple[int, int]:
+        """What blanking the call's arguments saves, and the first message the clear changes."""
+        call = pending.call
+        if not (self._inputs and call.args and self.policy.clears_inputs_of(pending.tool)):
+            return 0, pending.position
+        args_saving = self._placeholders.args_saving(call.name, call.args_tokens)
+        first = (
+            call.position
+            if args_saving and call.position < pending.position
+            else (pending.position)
+        )
+        return args_saving, first
 
     # -- deciding --------------------------------------------------------------------------
 
@@ -450,6 +503,11 @@ class Clearer:
 
     def _make_ready(self, pending: Pending) -> None:
         """Render the placeholder; a result it would not shrink is left alone for good."""
+        if self._supersede:
+            made = self._state.made
+            if pending.eidx in made:
+                return  # superseded: cleared ahead of its age already
+            made.add(pending.eidx)
         if self._thin is not None:
             self._make_ready_thinning(pending)
             return

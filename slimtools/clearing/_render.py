@@ -13,6 +13,7 @@ import logging
 from slimtools.clearing._batch import Pending
 from slimtools.clearing.excerpt import envelope_handles, flatten_head, render_args
 from slimtools.clearing.formats.base import new_tuple
+from slimtools.clearing.marker import seal
 from slimtools.clearing.placeholder import (
     DEFAULT_TEMPLATE,
     PlaceholderInfo,
@@ -84,6 +85,17 @@ class Placeholders:
         except Exception:  # a user template or callable failed: keep the result
             logger.warning("placeholder for %s failed; result kept", raw.call_id, exc_info=True)
             return None
+
+    def superseded(self, pending: Pending, turn: int, reason: str) -> str:
+        """The placeholder of a result a newer one superseded: it names the newer result."""
+        raw = pending.raw
+        args = render_args(pending.call.args)
+        body = (
+            f"{pending.tool}({args}) returned {len(raw.text):,} chars (~{pending.tokens:,} "
+            f"tokens); superseded by the result of turn {turn} ({reason}), which is further "
+            "down in full; removed to save context."
+        )
+        return seal(body, self.policy.max_placeholder_chars)
 
     def repeatable(self, tool: str) -> bool | None:
         """The policy's word on repeating ``tool``, asked once per tool."""

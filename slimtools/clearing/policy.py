@@ -12,7 +12,7 @@ Anthropic's server-side ``clear_tool_uses_20250919`` settings map onto the same 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from types import MappingProxyType
@@ -21,6 +21,7 @@ from typing import Any
 from slimtools.clearing._checks import check_count, frozen_map, is_turns, tool_names
 from slimtools.clearing.anthropic_edit import anthropic_fields
 from slimtools.clearing.categories import REPEATABLE_CATEGORIES, infer_category, repeatable_by_name
+from slimtools.clearing.hints import tool_hints
 from slimtools.clearing.placeholder import (
     DEFAULT_TEMPLATE,
     PlaceholderInfo,
@@ -55,8 +56,9 @@ class ClearingPolicy:
     again) and saves ``read * k`` on every later request; it pays within
     ``(write - read) * (S - k) / (read * k)`` requests. The policy counts on
     ``expected_calls`` minus the calls made when you pass the run's length, and otherwise on
-    the fewer of the calls made so far and ``payback_horizon`` (6): a young run may be about
-    to end, and an agent run of any age may end at any call. Among the clears that pay
+    the run's age as the estimate of what is left (a run that has made ``t`` calls is
+    expected to make ``t`` more), bounded by ``payback_horizon`` (14, measured on recorded
+    runs: see :func:`~slimtools.clearing.pricing.calls_ahead`). Among the clears that pay
     within that many requests it makes the one with the largest net saving, or none. With
     the true length, every clear pays for itself, so a run never costs more than without
     clearing; with the estimate, each clear's expected saving is positive as long as the run
@@ -95,6 +97,9 @@ class ClearingPolicy:
             read-only tools (:meth:`for_toolkit`). Placeholders tell the model to call a tool
             again only when it is here or its category is ``search`` or ``read``; for any
             other they say that calling it again would repeat its effect.
+        unrepeatable: tools whose placeholders never offer the call again (MCP tools
+            annotated ``destructiveHint``); wins over ``repeatable`` and the category.
+            :meth:`with_tool_hints` fills both from MCP tool definitions.
         cache: the prompt-cache prices that decide whether clearing pays: a
             :class:`~slimtools.clearing.pricing.CachePricing`, a preset name
             (``"anthropic"``, ``"anthropic-1h"``, ``"openai"``, ``"gemini"``, ``"none"``) or
@@ -113,6 +118,14 @@ class ClearingPolicy:
             way back stay. Thinning rewrites history, so under a cache price it is weighed
             like a clear and made only when it pays or rides on a clear made anyway.
             None (the default): heads keep ``keep_head`` characters for life.
+        supersede: clear a result ahead of its age once a newer one makes it stale: the same
+            call again (same tool, same arguments; write tools aside), or a read of a path
+            that a later call wrote and a later read re-read. The placeholder names the
+            newer result ("superseded by the result of turn N"); it may go inside
+            ``keep_turns``/``keep`` (the newer result is there in full), still under the
+            trigger, ``clear_at_least`` and the cache rule. A result already due by its age
+            when the newer one arrives keeps its age placeholder (so incremental clearing
+            equals one pass). Off by default until the streaming replay models it.
         on_event: hears a :class:`~slimtools.instrumentation.ClearingPass` for each call of
             a clearer under this policy (``slimtools.observe`` hears every policy's). It
             observes and changes nothing, so it takes no part in ``==`` and ``hash``: two
@@ -139,11 +152,13 @@ class ClearingPolicy:
     refetch_tool: str = "get_record"
     token_counter: TokenCounter = count_tokens
     repeatable: AbstractSet[str] = frozenset()
+    unrepeatable: AbstractSet[str] = frozenset()
     cache: CachePricing | str | None = DEFAULT_PRICING
     expected_calls: int | None = None
     payback_horizon: int | None = DEFAULT_HORIZON
     max_context_tokens: int | None = None
     thin: Sequence[tuple[int, int]] | None = None
+    supersede: bool = False
     on_event: Listener | None = field(default=None, compare=False)
 
     def __post_init__(self) -> None:
@@ -160,6 +175,7 @@ class ClearingPolicy:
         set_(self, "cache", pricing_of(self.cache))
         set_(self, "exclude_tools", tool_names(self.exclude_tools, "exclude_tools"))
         set_(self, "repeatable", tool_names(self.repeatable, "repeatable"))
+        set_(self, "unrepeatable", tool_names(self.unrepeatable, "unrepeatable"))
         if not isinstance(self.clear_tool_inputs, bool):
             set_(self, "clear_tool_inputs", tool_names(self.clear_tool_inputs, "clear_tool_inputs"))
         set_(self, "retention", frozen_map(self.retention, "retention", values=is_turns))
@@ -188,6 +204,8 @@ class ClearingPolicy:
             raise ConfigurationError("token_counter must be a callable from str to int")
         if not isinstance(self.refetch_tool, str) or not self.refetch_tool:
             raise ConfigurationError("refetch_tool must be a non-empty tool name")
+        if not isinstance(self.supersede, bool):
+            raise ConfigurationError("supersede must be a bool")
         if not isinstance(self.infer_categories, bool):
             raise ConfigurationError("infer_categories must be a bool")
         if self.on_event is not None:
@@ -244,6 +262,8 @@ class ClearingPolicy:
     def repeatable_of(self, tool: str) -> bool | None:
         """Whether calling ``tool`` again is safe (True), repeats an effect (False) or is
         unknown (None): what a placeholder may tell the model."""
+        if tool in self.unrepeatable:
+            return False
         if tool in self.repeatable:
             return True
         declared = self.categories.get(tool)
@@ -253,6 +273,19 @@ class ClearingPolicy:
             return None
         # Guessed from the name: only a name whose every action reads may repeat.
         return repeatable_by_name(tool)
+
+    def with_tool_hints(self, tools: Iterable[Any]) -> ClearingPolicy:
+        """A copy that also reads the MCP annotations of ``tools`` (``list_tools`` output).
+
+        Read-only and idempotent tools become ``repeatable``, destructive ones
+        ``unrepeatable``; names already in either set keep the caller's choice.
+        """
+        hints = tool_hints(tools)
+        chosen = self.repeatable | self.unrepeatable
+        return self.replace(
+            repeatable=self.repeatable | (hints.repeatable - chosen),
+            unrepeatable=self.unrepeatable | (hints.unrepeatable - chosen),
+        )
 
     def clears_inputs_of(self, tool: str) -> bool:
         """Whether a cleared call of ``tool`` also has its arguments blanked."""

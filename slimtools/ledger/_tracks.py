@@ -51,6 +51,11 @@ class Track:
                 f"policy {label!r}: the streaming replay does not model placeholders that thin "
                 "with age (thin=) yet; measure them with TokenLedger.measure or slimtools report"
             )
+        if policy.supersede:
+            raise ConfigurationError(
+                f"policy {label!r}: the streaming replay does not model superseded results "
+                "(supersede=True) yet; measure them with TokenLedger.measure"
+            )
         self.label = label
         self.policy = policy
         self._count = counter

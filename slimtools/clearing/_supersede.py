@@ -1,0 +1,98 @@
+"""Superseded results: a result a later one makes stale, whatever its age.
+
+Two rules, both decided when the newer result is filed (it is then in the history in full):
+
+- **the same call again**: a later call of the same tool with the same arguments (the same
+  file read, ``git status``, the same search) supersedes the earlier result; write tools
+  are left out (two equal writes are two effects, each confirmation its own record);
+- **a re-read after a write**: a read of a path that a later call wrote, and that a still
+  later read re-read (with any arguments), is stale: the file changed and the new read shows
+  it.
+
+A path is the ``path``-like argument of a call (:data:`PATH_KEYS`); a call reads or writes
+by its tool's category, or by its ``command`` argument for editors that do both
+(``str_replace_editor`` ``view`` reads, ``create``/``str_replace``/``insert`` write).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import orjson
+
+from slimtools.clearing._batch import Pending
+
+PATH_KEYS = ("path", "file_path", "filepath", "file", "filename", "target_file", "absolute_path")
+"""Argument names that carry the path a call reads or writes."""
+
+_READ_COMMANDS = frozenset({"view", "read", "cat", "show"})
+_WRITE_COMMANDS = frozenset(
+    {"create", "str_replace", "insert", "write", "edit", "undo_edit", "append", "delete"}
+)
+
+SAME_CALL = "the same call again"
+REREAD = "a re-read after a write"
+
+
+class Supersession:
+    """The latest result of each call and of each path, to tell which older one went stale."""
+
+    __slots__ = ("_calls", "_category", "_reads", "_writes")
+
+    def __init__(self, category_of: Callable[[str], str | None]) -> None:
+        self._category = category_of
+        self._calls: dict[tuple[str, bytes], Pending] = {}
+        self._reads: dict[str, Pending] = {}
+        self._writes: dict[str, int] = {}  # path -> position of its latest write
+
+    def file(self, newer: Pending) -> list[tuple[Pending, str]]:
+        """File ``newer``; the older results it supersedes, each with the reason."""
+        tool, args = newer.tool, newer.call.args
+        kind = _kind(self._category(tool), args)
+        path = _path(args)
+        if kind == "write":
+            if path is not None:
+                self._writes[path] = newer.position
+            return []
+        if kind == "input":
+            return []
+        out: list[tuple[Pending, str]] = []
+        key = (tool, _canonical(args))
+        older = self._calls.get(key)
+        self._calls[key] = newer
+        if older is not None:
+            out.append((older, SAME_CALL))
+        if kind == "read" and path is not None:
+            read = self._reads.get(path)
+            self._reads[path] = newer
+            written = self._writes.get(path, -1)
+            if read is not None and read is not older and read.position < written:
+                out.append((read, REREAD))
+        return out
+
+
+def _kind(category: str | None, args: Mapping[str, Any]) -> str | None:
+    command = args.get("command")
+    if isinstance(command, str) and _path(args) is not None:
+        if command in _WRITE_COMMANDS:
+            return "write"
+        if command in _READ_COMMANDS:
+            return "read"
+    return category
+
+
+def _path(args: Mapping[str, Any]) -> str | None:
+    for key in PATH_KEYS:
+        value = args.get(key)
+        if isinstance(value, str) and value:
+            return value
+    return None
+
+
+def _canonical(args: Mapping[str, Any]) -> bytes:
+    """The arguments as sorted-key JSON: equal arguments, equal bytes, whatever their order."""
+    try:
+        return orjson.dumps(args, option=orjson.OPT_SORT_KEYS, default=repr)
+    except (TypeError, orjson.JSONEncodeError):
+        return repr(sorted(map(repr, args.items()))).encode()
