@@ -147,7 +147,12 @@ class OTelListener:
             self._breaks.add(int(event.cache_broken), where)
             self._trace(event, "slimtools.clearing_pass", _clearing_attributes(event))
 
-    def _trace(self, event: Event, span_name: str, attributes: dict[str, Any]) -> None:
+    def _trace(
+        self,
+        event: SlimmedCall | RecordLookup | ClearingPass,
+        span_name: str,
+        attributes: dict[str, Any],
+    ) -> None:
         """A span event on the current recording span, or a short span of its own."""
         current = trace.get_current_span()
         if self.spans != "always" and current.is_recording():

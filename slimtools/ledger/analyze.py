@@ -20,9 +20,11 @@ from slimtools.clearing import ClearingPolicy
 from slimtools.clearing.pricing import DEFAULT_PRICING, CachePricing, pricing_of
 from slimtools.errors import TranscriptError
 from slimtools.ledger._figures import Figures, RoundSeries, ToolTally, percentile
+from slimtools.ledger.bill import RunBill, bill_run
 from slimtools.ledger.stream import NO_CLEARING, RunFigures, RunReplay
 from slimtools.tokens import count_tokens
-from slimtools.transcripts import RunStream, stream_file, transcript_files
+from slimtools.transcripts import RunStream, load_file, stream_file, transcript_files
+from slimtools.transcripts._usage import read_usage
 from slimtools.typing import TokenCounter
 
 __all__ = [
@@ -51,12 +53,15 @@ class FileAnalysis:
         figures: its runs' figures added up.
         streamed: True when its messages were read as they were replayed (a Claude Code
             session, JSON Lines of API messages), False when each run was loaded whole.
+        bills: for each run that recorded its usage (Claude Code sessions), the recorded
+            bill beside the ledger's modelled one (:func:`~slimtools.ledger.bill.bill_run`).
     """
 
     path: Path
     source: str
     figures: Figures
     streamed: bool = False
+    bills: tuple[RunBill, ...] = ()
 
 
 @dataclass
@@ -114,6 +119,7 @@ class Analysis:
             "files": [
                 {"file": str(f.path), "format": f.source, "streamed": f.streamed}
                 | f.figures.to_dict(rounds=rounds)
+                | {"runs": [b.to_dict() for b in f.bills]}
                 for f in self.files
             ],
             "total": self.total.to_dict(rounds=rounds),
@@ -209,7 +215,22 @@ def _file(
     for run in stream_file(path, format, progress=progress):
         figures.add_run(_replayed(run, policies, counter, pricing), pricing)
         source, streamed = run.source, run.streamed
-    return None if source is None else FileAnalysis(path, source, figures, streamed)
+    if source is None:
+        return None
+    bills = _bills(path, format, counter) if source == "claude_code" else ()
+    return FileAnalysis(path, source, figures, streamed, bills)
+
+
+def _bills(path: Path, format: str | None, counter: TokenCounter) -> tuple[RunBill, ...]:
+    """The recorded-against-modelled bill of a session that recorded its usage."""
+    requests = read_usage(path)
+    if not requests:
+        return ()
+    return tuple(
+        bill_run(t.messages, requests, format=t.format, counter=counter, name=t.name)
+        for t in load_file(path, format)
+        if t.source == "claude_code"
+    )
 
 
 def _replayed(
