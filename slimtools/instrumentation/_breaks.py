@@ -25,7 +25,9 @@ BREAK_TOKENS = 2_000
 TTL_5M = 300.0
 TTL_1H = 3_600.0
 
-Cause = Literal["compaction", "clearing", "model_change", "expired", "unexplained"]
+Cause = Literal[
+    "compaction", "clearing", "model_change", "expired", "prefix_changed", "unexplained"
+]
 
 
 def is_break(previous_prompt: int, cache_read: int) -> bool:
@@ -41,9 +43,11 @@ def cause_of(
     model_changed: bool = False,
     gap_seconds: float | None = None,
     ttl_seconds: float = TTL_5M,
+    prefix_changed: bool = False,
 ) -> Cause:
     """The cause of a break, the first that holds: compaction, clearing, a model change,
-    expiry (``gap_seconds`` beyond ``ttl_seconds``), else unexplained."""
+    expiry (``gap_seconds`` beyond ``ttl_seconds``), a changed prefix (system prompt or
+    tool definitions, e.g. Claude Code's ``/mcp`` reconnecting servers), else unexplained."""
     if compacted:
         return "compaction"
     if cleared:
@@ -52,6 +56,8 @@ def cause_of(
         return "model_change"
     if gap_seconds is not None and gap_seconds > ttl_seconds:
         return "expired"
+    if prefix_changed:
+        return "prefix_changed"
     return "unexplained"
 
 
@@ -97,8 +103,9 @@ class CacheWatch:
     subscribed with :func:`~slimtools.instrumentation.observe`. Give the watch itself as a
     listener (``ClearingPolicy(on_event=watch)`` or ``observe(watch)``) and it learns of
     clearing passes that broke the cache; call :meth:`note_compaction` when the history is
-    summarised. The cache's lifetime is 1 hour when the previous call wrote to the 1-hour
-    cache, else ``ttl_seconds``.
+    summarised and :meth:`note_prefix_change` when the system prompt or tools change. The
+    cache's lifetime is 1 hour when the previous call wrote to the 1-hour cache, else
+    ``ttl_seconds``.
     """
 
     def __init__(self, *, on_event: Listener | None = None, ttl_seconds: float = TTL_5M) -> None:
@@ -109,7 +116,7 @@ class CacheWatch:
         self._previous: Usage | None = None
         self._previous_at: float | None = None
         self._model = ""
-        self._cleared = self._compacted = False
+        self._cleared = self._compacted = self._prefix = False
         self.requests = 0
         """Responses recorded so far."""
 
@@ -121,6 +128,10 @@ class CacheWatch:
     def note_compaction(self) -> None:
         """The history was summarised since the last response: the next break is its own."""
         self._compacted = True
+
+    def note_prefix_change(self) -> None:
+        """The system prompt or the tool definitions changed since the last response."""
+        self._prefix = True
 
     def record(
         self, usage: Any, *, model: str = "", at: datetime | float | None = None
@@ -140,8 +151,8 @@ class CacheWatch:
         changed = bool(model and self._model and model != self._model)
         self._model = model or self._model
         self.requests += 1
-        cleared, compacted = self._cleared, self._compacted
-        self._cleared = self._compacted = False
+        cleared, compacted, prefix = self._cleared, self._compacted, self._prefix
+        self._cleared = self._compacted = self._prefix = False
         if previous is None or not is_break(previous.prompt, current.cache_read):
             return None
         ttl = TTL_1H if previous.write_1h else self._ttl
@@ -157,6 +168,7 @@ class CacheWatch:
                 model_changed=changed,
                 gap_seconds=gap,
                 ttl_seconds=ttl,
+                prefix_changed=prefix,
             ),
             gap_seconds=gap,
             model=model,

@@ -193,7 +193,8 @@ class CacheBreak(NamedTuple):
         cause: ``"compaction"`` (the history was summarised), ``"clearing"`` (a clearing
             pass rewrote a message the previous call held), ``"model_change"`` (caches are
             per model), ``"expired"`` (longer since the previous call than the cache's
-            lifetime) or ``"unexplained"``, checked in that order.
+            lifetime), ``"prefix_changed"`` (the system prompt or tool definitions
+            changed) or ``"unexplained"``, checked in that order.
         gap_seconds: time since the previous call (None when unknown).
         model: the model of this call ("" when unknown).
         at_ns: when it was noticed (``time.time_ns()``), or the recorded time.

@@ -40,6 +40,9 @@ from slimtools.typing import TokenCounter
 _FIVE_MINUTES = CachePricing(read=0.1, write=1.25, name="anthropic")
 _ONE_HOUR = CachePricing(read=0.1, write=2.0, name="anthropic-1h")
 
+PREFIX_COMMANDS = frozenset({"/mcp", "/config", "/permissions", "/agents", "/hooks", "/plugin"})
+"""Claude Code commands that change the system prompt or the tool definitions."""
+
 __all__ = ["DEFAULT_CALIBRATION", "Calibration", "RunBill", "UsageTotals", "bill_run"]
 
 
@@ -306,7 +309,9 @@ def _model_changed(record: Sequence[RecordedRequest], k: int) -> bool:
 
 def recorded_breaks(record: Sequence[RecordedRequest]) -> list[CacheBreak]:
     """The record's cache breaks, each with its cause (clearing is never seen in a record:
-    a recorder logs what the agent appended, not what it sent)."""
+    a recorder logs what the agent appended, not what it sent). A local command of
+    :data:`PREFIX_COMMANDS` run between the calls changed the prefix; ``/model`` shows as a
+    model change."""
     found = []
     for k in range(1, len(record)):
         prior, now = record[k - 1], record[k]
@@ -319,6 +324,7 @@ def recorded_breaks(record: Sequence[RecordedRequest]) -> list[CacheBreak]:
             model_changed=_model_changed(record, k),
             gap_seconds=gap,
             ttl_seconds=TTL_1H if prior.write_1h else TTL_5M,
+            prefix_changed=any(c in PREFIX_COMMANDS for c in now.commands),
         )
         at_ns = int(now.at.timestamp() * 1e9) if now.at else 0
         shortfall = prior.prompt - now.cache_read
