@@ -181,3 +181,13 @@ def test_gap_is_measured_from_the_previous_response_end():
     assert requests[1].at is not None
     assert requests[0].ended is not None
     assert requests[1].at - requests[0].ended == timedelta(seconds=10)
+
+
+def test_analyze_bills_from_the_stream_as_from_the_whole_run(tmp_path):
+    """The bill analyze makes from its streamed replay equals the one of the whole history."""
+    lines = _session()
+    path = write_session(tmp_path / "s.jsonl", lines)
+    (streamed,) = analyze(path).files[0].bills
+    whole = bill_run(claude_code_messages(lines), recorded_requests(enumerate(lines, 1)))
+    assert streamed.modelled == whole.modelled
+    assert streamed.calibration == whole.calibration

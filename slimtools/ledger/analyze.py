@@ -20,10 +20,10 @@ from slimtools.clearing import ClearingPolicy
 from slimtools.clearing.pricing import DEFAULT_PRICING, CachePricing, pricing_of
 from slimtools.errors import TranscriptError
 from slimtools.ledger._figures import Figures, RoundSeries, ToolTally, percentile
-from slimtools.ledger.bill import RunBill, bill_run
+from slimtools.ledger.bill import RunBill, bill_of
 from slimtools.ledger.stream import NO_CLEARING, RunFigures, RunReplay
 from slimtools.tokens import count_tokens
-from slimtools.transcripts import RunStream, load_file, stream_file, transcript_files
+from slimtools.transcripts import RunStream, stream_file, transcript_files
 from slimtools.transcripts._usage import read_usage
 from slimtools.typing import TokenCounter
 
@@ -212,25 +212,26 @@ def _file(
 ) -> FileAnalysis | None:
     figures = Figures()
     source, streamed = None, False
+    bills: list[RunBill] = []
     for run in stream_file(path, format, progress=progress):
-        figures.add_run(_replayed(run, policies, counter, pricing), pricing)
+        replayed = _replayed(run, policies, counter, pricing)
+        figures.add_run(replayed, pricing)
         source, streamed = run.source, run.streamed
+        if source == "claude_code":  # one run a file: its usage is the file's
+            bills += _bill(path, run.name, replayed)
     if source is None:
         return None
-    bills = _bills(path, format, counter) if source == "claude_code" else ()
-    return FileAnalysis(path, source, figures, streamed, bills)
+    return FileAnalysis(path, source, figures, streamed, tuple(bills))
 
 
-def _bills(path: Path, format: str | None, counter: TokenCounter) -> tuple[RunBill, ...]:
-    """The recorded-against-modelled bill of a session that recorded its usage."""
+def _bill(path: Path, name: str, replayed: RunFigures) -> list[RunBill]:
+    """The recorded-against-modelled bill of a session that recorded its usage, from the
+    replay's per-call counts (the session is not read whole again, only its usage)."""
     requests = read_usage(path)
     if not requests:
-        return ()
-    return tuple(
-        bill_run(t.messages, requests, format=t.format, counter=counter, name=t.name)
-        for t in load_file(path, format)
-        if t.source == "claude_code"
-    )
+        return []
+    counted = replayed.ledgers[NO_CLEARING].input_tokens
+    return [bill_of(requests, counted, replayed.call_starts, name=name)]
 
 
 def _replayed(

@@ -43,7 +43,14 @@ _ONE_HOUR = CachePricing(read=0.1, write=2.0, name="anthropic-1h")
 PREFIX_COMMANDS = frozenset({"/mcp", "/config", "/permissions", "/agents", "/hooks", "/plugin"})
 """Claude Code commands that change the system prompt or the tool definitions."""
 
-__all__ = ["DEFAULT_CALIBRATION", "Calibration", "RunBill", "UsageTotals", "bill_run"]
+__all__ = [
+    "DEFAULT_CALIBRATION",
+    "Calibration",
+    "RunBill",
+    "UsageTotals",
+    "bill_of",
+    "bill_run",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -189,19 +196,32 @@ def bill_run(
     seen = view(list(messages), format=format)
     tokens = [b.tokens for b in _Reader(seen.format, counter).bills(seen)]
     before = [0, *accumulate(tokens)]
-    starts = seen.turn_starts[: len(requests)]
-    record = list(requests[: len(starts)])
-    counted = [before[s] for s in starts]
-    fitted = fit(counted, list(starts), record)
+    starts = seen.turn_starts
+    return bill_of(requests, [before[s] for s in starts], starts, name=name)
+
+
+def bill_of(
+    requests: Sequence[RecordedRequest],
+    counted: Sequence[int],
+    starts: Sequence[int],
+    *,
+    name: str = "",
+) -> RunBill:
+    """The bill from the counted tokens and messages of each model call's prompt (what a
+    streamed replay keeps: :attr:`~slimtools.ledger.stream.RunFigures.call_starts` and the
+    no-clearing ledger's ``input_tokens``), against ``requests`` matched in order."""
+    n = min(len(starts), len(requests))
+    record, counts, begins = list(requests[:n]), list(counted[:n]), list(starts[:n])
+    fitted = fit(counts, begins, record)
     hour = sum(r.write_1h for r in record) > sum(r.write_5m for r in record)
     pricing = _ONE_HOUR if hour else _FIVE_MINUTES
-    modelled = _modelled(counted, starts, record, fitted)
-    default = _with_prefix(DEFAULT_CALIBRATION, counted, starts, record)
-    offline = _modelled(counted, starts, record, default)
+    modelled = _modelled(counts, begins, record, fitted)
+    default = _with_prefix(DEFAULT_CALIBRATION, counts, begins, record)
+    offline = _modelled(counts, begins, record, default)
     breaks = tuple(recorded_breaks(record))
     return RunBill(
         name=name,
-        requests=len(record),
+        requests=n,
         recorded=UsageTotals(
             sum(r.input for r in record),
             sum(r.cache_read for r in record),
@@ -216,7 +236,7 @@ def bill_run(
         breaks=breaks,
         break_cost=sum(b.shortfall for b in breaks) * (pricing.write - pricing.read),
         commands=tuple(record[b.request - 1].commands for b in breaks),
-        unmatched=abs(len(seen.turn_starts) - len(requests)),
+        unmatched=abs(len(starts) - len(requests)),
     )
 
 

@@ -85,6 +85,10 @@ def recorded_requests(records: Iterable[tuple[int, Any]]) -> list[RecordedReques
         if not isinstance(line, dict):
             continue
         chain = "side" if line.get("isSidechain") else "main"
+        if chain == "side" and main:
+            continue  # a main session's subagent lines are not its requests
+        if chain == "main" and side and line.get("type") == "assistant":
+            side.clear()
         responses = side if chain == "side" else main
         _note(line, pending[chain])
         message = line.get("message")
@@ -98,7 +102,8 @@ def recorded_requests(records: Iterable[tuple[int, Any]]) -> list[RecordedReques
         else:
             first, before = line.get("timestamp"), pending[chain]
             pending[chain] = _Pending()
-        responses[key] = (first, line, before)
+        kept = {"usage": message["usage"], "model": message.get("model")}  # not the content
+        responses[key] = (first, {"message": kept, "timestamp": line.get("timestamp")}, before)
     chosen = main or side
     return [_request(line, before, first) for first, line, before in chosen.values()]
 
