@@ -191,3 +191,10 @@ def test_analyze_bills_from_the_stream_as_from_the_whole_run(tmp_path):
     whole = bill_run(claude_code_messages(lines), recorded_requests(enumerate(lines, 1)))
     assert streamed.modelled == whole.modelled
     assert streamed.calibration == whole.calibration
+
+
+def test_calibrated_counter_scales_the_base_counter():
+    """``Calibration.counter`` counts factor times the base counter, rounded."""
+    counter = DEFAULT_CALIBRATION.counter(len)
+    assert counter("x" * 400) == round(DEFAULT_CALIBRATION.factor * 400)
+    assert counter("") == 0

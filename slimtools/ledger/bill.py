@@ -73,6 +73,16 @@ class Calibration:
         """Billed tokens of ``messages`` messages the counter puts at ``counted``."""
         return self.factor * counted + self.per_message * messages
 
+    def counter(self, base: TokenCounter = count_tokens) -> TokenCounter:
+        """A token counter scaled by :attr:`factor` (for ``TokenLedger.measure(counter=)``
+        or ``analyze(counter=)``); the framing per message is not a text's and stays out."""
+        factor = self.factor
+
+        def count(text: str) -> int:
+            return round(factor * base(text))
+
+        return count
+
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON data."""
         return {
