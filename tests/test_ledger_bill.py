@@ -198,3 +198,14 @@ def test_calibrated_counter_scales_the_base_counter():
     counter = DEFAULT_CALIBRATION.counter(len)
     assert counter("x" * 400) == round(DEFAULT_CALIBRATION.factor * 400)
     assert counter("") == 0
+
+
+def test_synthetic_replies_are_no_requests():
+    """A reply Claude Code made itself (zero usage) is left out of both bills."""
+    lines = _session()
+    synthetic = {**lines[3], "message": {**lines[3]["message"], "model": "<synthetic>"}}
+    synthetic["message"]["usage"] = {"input_tokens": 0, "output_tokens": 0}
+    lines[3] = synthetic
+    bill = bill_run(claude_code_messages(lines), recorded_requests(enumerate(lines, 1)))
+    assert bill.requests == len(RESULTS)
+    assert bill.breaks == ()

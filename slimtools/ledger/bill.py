@@ -221,7 +221,11 @@ def bill_of(
     streamed replay keeps: :attr:`~slimtools.ledger.stream.RunFigures.call_starts` and the
     no-clearing ledger's ``input_tokens``), against ``requests`` matched in order."""
     n = min(len(starts), len(requests))
-    record, counts, begins = list(requests[:n]), list(counted[:n]), list(starts[:n])
+    # Claude Code logs some replies it made itself (model "<synthetic>": an API error, an
+    # interruption) with zero usage: no request was billed, so neither side counts them.
+    kept = [k for k in range(n) if requests[k].prompt and requests[k].model != "<synthetic>"]
+    record = [requests[k] for k in kept]
+    counts, begins = [counted[k] for k in kept], [starts[k] for k in kept]
     fitted = fit(counts, begins, record)
     hour = sum(r.write_1h for r in record) > sum(r.write_5m for r in record)
     pricing = _ONE_HOUR if hour else _FIVE_MINUTES
@@ -231,7 +235,7 @@ def bill_of(
     breaks = tuple(recorded_breaks(record))
     return RunBill(
         name=name,
-        requests=n,
+        requests=len(record),
         recorded=UsageTotals(
             sum(r.input for r in record),
             sum(r.cache_read for r in record),
