@@ -6,6 +6,7 @@ import json
 from datetime import timedelta
 
 import pytest
+from hypothesis import given
 
 from slimtools.cli import main
 from slimtools.ledger.analyze import analyze
@@ -13,6 +14,7 @@ from slimtools.ledger.bill import DEFAULT_CALIBRATION, bill_run
 from slimtools.transcripts import claude_code_messages
 from slimtools.transcripts._usage import read_usage, recorded_requests
 from tests._shared import shared_data
+from tests.strategies_usage import recorded_sessions
 from tests.usage_sessions import (
     RESULTS,
     prompts_of,
@@ -209,3 +211,13 @@ def test_synthetic_replies_are_no_requests():
     bill = bill_run(claude_code_messages(lines), recorded_requests(enumerate(lines, 1)))
     assert bill.requests == len(RESULTS)
     assert bill.breaks == ()
+
+
+@given(recorded_sessions())
+def test_calibrated_model_bills_any_warm_session_within_two_percent(case):
+    """Whatever the tokenizer and prefix, a run without breaks is modelled within 2%."""
+    lines, true = case
+    bill = bill_run(claude_code_messages(lines), recorded_requests(enumerate(lines, 1)))
+    assert bill.breaks == ()
+    assert bill.ratio == pytest.approx(1.0, abs=0.02)
+    assert bill.calibration.prefix == pytest.approx(true["prefix"], rel=0.05, abs=200)

@@ -258,8 +258,9 @@ def fit(counted: list[int], messages: list[int], record: list[RecordedRequest]) 
     """The run's calibration: least squares over the growth of consecutive requests.
 
     Requests after a compaction, a local command or a model change are left out (their
-    growth is not the text added). With fewer than three usable steps the per-message
-    framing is the default's and only the factor is fitted; with none, the default.
+    growth is not the text added). With fewer than three usable steps, or steps that do not
+    tell the two apart, only the factor is fitted, with the default's framing (or none, when
+    the default's would exceed the growth); with no usable step, the default.
     """
     steps = [
         (counted[k] - counted[k - 1], messages[k] - messages[k - 1], p - record[k - 1].prompt)
@@ -273,16 +274,18 @@ def fit(counted: list[int], messages: list[int], record: list[RecordedRequest]) 
         solved = _least_squares(steps)
         if solved is not None:
             (factor, per_message), source = solved, "recorded"
-    if source == "default" and steps:
+    for framing in (per_message, 0.0) if source == "default" and steps else ():
         dc = sum(s[0] for s in steps)
-        rest = sum(s[2] - per_message * s[1] for s in steps)
-        if dc > 0 and rest > 0:
-            factor, source = rest / dc, "recorded"
+        rest = sum(s[2] - framing * s[1] for s in steps)
+        if dc > 0 and rest > 0:  # the default framing, else none if that leaves nothing
+            factor, per_message, source = rest / dc, framing, "recorded"
+            break
     return _with_prefix(Calibration(factor, per_message, 0, source), counted, messages, record)
 
 
 def _least_squares(steps: list[tuple[int, int, int]]) -> tuple[float, float] | None:
-    """``(factor, per_message)`` minimising the squared error, None when not both >= 0."""
+    """``(factor, per_message)`` minimising the squared error with ``per_message >= 0``;
+    None when no positive factor fits."""
     sxx = sum(c * c for c, _, _ in steps)
     sxm = sum(c * m for c, m, _ in steps)
     smm = sum(m * m for _, m, _ in steps)
@@ -293,7 +296,9 @@ def _least_squares(steps: list[tuple[int, int, int]]) -> tuple[float, float] | N
         return None
     factor = (sxr * smm - smr * sxm) / det
     per_message = (smr * sxx - sxr * sxm) / det
-    return (factor, per_message) if factor > 0 and per_message >= 0 else None
+    if per_message < 0:  # the best fit with no framing (the constrained optimum's edge)
+        factor, per_message = sxr / sxx, 0.0
+    return (factor, per_message) if factor > 0 else None
 
 
 def _with_prefix(
