@@ -9,6 +9,7 @@ import pytest
 from hypothesis import given
 
 from slimtools.cli import main
+from slimtools.errors import TranscriptError
 from slimtools.ledger.analyze import analyze
 from slimtools.ledger.bill import DEFAULT_CALIBRATION, bill_run
 from slimtools.transcripts import claude_code_messages
@@ -221,3 +222,20 @@ def test_calibrated_model_bills_any_warm_session_within_two_percent(case):
     assert bill.breaks == ()
     assert bill.ratio == pytest.approx(1.0, abs=0.02)
     assert bill.calibration.prefix == pytest.approx(true["prefix"], rel=0.05, abs=200)
+
+
+def test_usage_of_a_broken_session_line_names_the_line(tmp_path):
+    """A line that names usage but is not JSON is a TranscriptError with its number."""
+    lines = _session()
+    path = write_session(tmp_path / "s.jsonl", lines)
+    path.write_text(path.read_text() + '{"type": "assistant", "usage": \n')
+    with pytest.raises(TranscriptError) as caught:
+        read_usage(path)
+    assert caught.value.line == len(lines) + 1
+
+
+def test_usage_of_another_format_is_empty(tmp_path):
+    """A file of another format records no usage (and is not an error)."""
+    path = tmp_path / "chat.json"
+    path.write_text(json.dumps([{"role": "user", "content": "hi"}]))
+    assert read_usage(path) == []
