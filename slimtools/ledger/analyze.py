@@ -24,7 +24,6 @@ from slimtools.ledger.bill import RunBill, bill_of
 from slimtools.ledger.stream import NO_CLEARING, RunFigures, RunReplay
 from slimtools.tokens import count_tokens
 from slimtools.transcripts import RunStream, stream_file, transcript_files
-from slimtools.transcripts._usage import read_usage
 from slimtools.typing import TokenCounter
 
 __all__ = [
@@ -217,21 +216,12 @@ def _file(
         replayed = _replayed(run, policies, counter, pricing)
         figures.add_run(replayed, pricing)
         source, streamed = run.source, run.streamed
-        if source == "claude_code":  # one run a file: its usage is the file's
-            bills += _bill(path, run.name, replayed)
+        if run.usage:  # read as the replay read the run's messages
+            counted = replayed.ledgers[NO_CLEARING].input_tokens
+            bills.append(bill_of(run.usage, counted, replayed.call_starts, name=run.name))
     if source is None:
         return None
     return FileAnalysis(path, source, figures, streamed, tuple(bills))
-
-
-def _bill(path: Path, name: str, replayed: RunFigures) -> list[RunBill]:
-    """The recorded-against-modelled bill of a session that recorded its usage, from the
-    replay's per-call counts (the session is not read whole again, only its usage)."""
-    requests = read_usage(path)
-    if not requests:
-        return []
-    counted = replayed.ledgers[NO_CLEARING].input_tokens
-    return [bill_of(requests, counted, replayed.call_starts, name=name)]
 
 
 def _replayed(

@@ -80,34 +80,53 @@ def recorded_requests(records: Iterable[tuple[int, Any]]) -> list[RecordedReques
     Responses without a ``usage`` object are left out, so a session logged without usage
     yields an empty list rather than zeros.
     """
-    main: dict[str, tuple[Any, dict[str, Any], _Pending]] = {}
-    side: dict[str, tuple[Any, dict[str, Any], _Pending]] = {}
-    pending = {"main": _Pending(), "side": _Pending()}
-    for _number, line in records:
+    collector = UsageCollector()
+    for number, line in records:
+        collector.add(number, line)
+    return collector.requests()
+
+
+_Kept = tuple[Any, dict[str, Any], _Pending]  # first timestamp, usage and model, what preceded
+
+
+class UsageCollector:
+    """Reads usage from a session's lines as another pass reads them (the streamed reader's
+    first pass), keeping per response only its usage, model and times."""
+
+    def __init__(self) -> None:
+        self._main: dict[str, _Kept] = {}
+        self._side: dict[str, _Kept] = {}
+        self._pending = {"main": _Pending(), "side": _Pending()}
+
+    def add(self, number: int, line: Any) -> None:
+        """Read the next line (any line of the file, in order)."""
         if not isinstance(line, dict):
-            continue
+            return
         chain = "side" if line.get("isSidechain") else "main"
-        if chain == "side" and main:
-            continue  # a main session's subagent lines are not its requests
-        if chain == "main" and side and line.get("type") == "assistant":
-            side.clear()
-        responses = side if chain == "side" else main
-        _note(line, pending[chain])
+        if chain == "side" and self._main:
+            return  # a main session's subagent lines are not its requests
+        if chain == "main" and self._side and line.get("type") == "assistant":
+            self._side.clear()
+        responses = self._side if chain == "side" else self._main
+        _note(line, self._pending[chain])
         message = line.get("message")
         if line.get("type") != "assistant" or not isinstance(message, dict):
-            continue
+            return
         if not isinstance(message.get("usage"), dict):
-            continue
-        key = str(message.get("id") or f"line{_number}")
+            return
+        key = str(message.get("id") or f"line{number}")
         if key in responses:
             first, _, before = responses[key]
         else:
-            first, before = line.get("timestamp"), pending[chain]
-            pending[chain] = _Pending()
+            first, before = line.get("timestamp"), self._pending[chain]
+            self._pending[chain] = _Pending()
         kept = {"usage": message["usage"], "model": message.get("model")}  # not the content
         responses[key] = (first, {"message": kept, "timestamp": line.get("timestamp")}, before)
-    chosen = main or side
-    return [_request(line, before, first) for first, line, before in chosen.values()]
+
+    def requests(self) -> list[RecordedRequest]:
+        """The requests read so far, in order."""
+        chosen = self._main or self._side
+        return [_request(line, before, first) for first, line, before in chosen.values()]
 
 
 def _note(line: dict[str, Any], pending: _Pending) -> None:
