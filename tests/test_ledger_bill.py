@@ -12,7 +12,7 @@ from slimtools.cli import main
 from slimtools.errors import TranscriptError
 from slimtools.ledger.analyze import analyze
 from slimtools.ledger.bill import DEFAULT_CALIBRATION, bill_run
-from slimtools.transcripts import claude_code_messages
+from slimtools.transcripts import claude_code_messages, stream_file
 from slimtools.transcripts._usage import read_usage, recorded_requests
 from tests._shared import shared_data
 from tests.strategies_usage import recorded_sessions
@@ -239,3 +239,12 @@ def test_usage_of_another_format_is_empty(tmp_path):
     path = tmp_path / "chat.json"
     path.write_text(json.dumps([{"role": "user", "content": "hi"}]))
     assert read_usage(path) == []
+
+
+def test_streamed_session_carries_its_usage_once_read(tmp_path):
+    """``stream_file`` gives a Claude Code run's usage once its messages are read."""
+    lines = _session()
+    (run,) = stream_file(write_session(tmp_path / "s.jsonl", lines))
+    assert run.usage == []
+    list(run.messages)
+    assert run.usage == recorded_requests(enumerate(lines, 1))
