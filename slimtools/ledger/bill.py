@@ -96,7 +96,7 @@ class Calibration:
 DEFAULT_CALIBRATION = Calibration(factor=1.25, per_message=40.0)
 """The offline default with ``count_tokens``: fitted on the requests of the shared Claude
 Code samples (code, JSON and prose); recorded prompts grew 1.3x the counted text plus about
-40 tokens a message, 1.5-2x four characters a token overall."""
+40 tokens a message, 1.4-1.7x four characters a token overall."""
 
 
 @dataclass(frozen=True, slots=True)
