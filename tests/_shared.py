@@ -13,7 +13,11 @@ from tests._profile import FULL
 
 T = TypeVar("T")
 
-SHARED_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
+SHARED_DATA = Path(
+    os.environ.get("SLIMTOOLS_SHARED_DATA")
+    or Path(__file__).resolve().parents[1].parent / "shared" / "data"
+)
+"""../shared/data, or the folder ``SLIMTOOLS_SHARED_DATA`` names (a worktree elsewhere)."""
 
 
 def shared_data() -> Path:

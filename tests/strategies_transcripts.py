@@ -249,3 +249,40 @@ def _joined(parts: tuple[list[Turn], ...]) -> list[Turn]:
 histories = st.tuples(turns(), turns(), turns()).map(_joined).filter(bool)
 """Random neutral histories, three times as long as ``turns()`` draws them, so that most
 have results old enough to clear."""
+
+
+# -- mini-swe-agent runs with the harness's own messages ---------------------------------------
+
+MINI_FORMAT_ERROR = (
+    "Please always provide EXACTLY ONE action in triple backticks, found {n} actions.\n\n"
+    "Please format your action in triple backticks as shown in <response_example>."
+)
+MINI_SUBMIT = "echo COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT && git add -A && git diff --cached"
+
+
+def _mini_reply(step: int, blocks: int) -> str:
+    fences = "\n\n".join(f"```bash\nls step{step}_{b}\n```" for b in range(blocks))
+    return f"THOUGHT: step {step}.\n\n{fences}".strip()
+
+
+@st.composite
+def mini_swe_agent_runs(draw: st.DrawFn) -> tuple[dict[str, Any], int]:
+    """A mini-swe-agent trajectory with format errors and perhaps a submission, and how
+    many commands ran and were answered to the model (what must count as results)."""
+    blocks = draw(st.lists(st.sampled_from([1, 1, 1, 0, 2, 3]), max_size=12))
+    submitted = draw(st.booleans())
+    messages: list[dict[str, Any]] = [
+        {"role": "system", "content": "You are a helpful assistant."},
+        {"role": "user", "content": "Fix the bug."},
+    ]
+    for step, n in enumerate(blocks):
+        messages.append({"role": "assistant", "content": _mini_reply(step, n)})
+        answer = f"<returncode>0</returncode>\n<output>{step}</output>"
+        messages.append({"role": "user", "content": answer if n == 1 else MINI_FORMAT_ERROR})
+    info: dict[str, Any] = {}
+    if submitted:
+        messages.append({"role": "assistant", "content": f"Done.\n\n```bash\n{MINI_SUBMIT}\n```"})
+        messages.append({"role": "user", "content": "diff --git a/x.py b/x.py\n+fixed"})
+        info["exit_status"] = "Submitted"
+    doc = {"trajectory_format": "mini-swe-agent-1", "info": info, "messages": messages}
+    return doc, blocks.count(1)

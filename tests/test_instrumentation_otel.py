@@ -14,7 +14,7 @@ from opentelemetry.trace import SpanKind
 
 from slimtools import ConfigurationError, Toolkit, paginate, project_fields, summarize_with_handle
 from slimtools.clearing import ClearingPolicy, clear_stale_results
-from slimtools.instrumentation import observe
+from slimtools.instrumentation import CacheWatch, observe
 from slimtools.instrumentation.otel import METRICS, OTelListener, instrument
 from tests.sdk_adapter_fixtures import import_error_without
 from tests.strategies_clearing import render, script
@@ -195,6 +195,19 @@ def test_a_clearing_pass_is_a_span_with_its_numbers_and_counted(otel):
     assert otel.metric("slimtools.clearing.placeholders.thinned") == {where: 0}
 
 
+def _watched_break(otel: Otel) -> None:
+    watch = CacheWatch(on_event=otel.listener())
+    watch.record({"input_tokens": 30_000}, at=0.0)
+    watch.record({"input_tokens": 30_000}, at=1_000.0)
+
+
+def test_a_cache_break_is_counted_by_cause(otel):
+    """A CacheWatch break adds one to the cache breaks of its cause."""
+    _watched_break(otel)
+    where = frozenset({("slimtools.cache.break.cause", "expired")})
+    assert otel.metric("slimtools.cache.breaks") == {where: 1}
+
+
 def test_every_metric_is_created_with_its_unit(otel):
     """The instruments of ``METRICS`` exist with their declared units once data flows."""
     _, search_logs = make_kit(otel.listener())
@@ -202,6 +215,7 @@ def test_every_metric_is_created_with_its_unit(otel):
     clear_stale_results(
         render("openai_chat", script(*"tttt")), FLAT.replace(on_event=otel.listener())
     )
+    _watched_break(otel)
     data = otel.reader.get_metrics_data()
     units = {
         m.name: m.unit for r in data.resource_metrics for s in r.scope_metrics for m in s.metrics

@@ -14,6 +14,7 @@ import sys
 from typing import Any
 
 from slimtools.clearing.pricing import CachePricing
+from slimtools.cli._bills import bill_table
 from slimtools.cli._options import Formatter, add_by_option
 from slimtools.cli._output import Cell, Style, Table, print_tables, progress
 from slimtools.cli._plot import Curve, PlotError, plot_rounds
@@ -156,6 +157,9 @@ def tables(result: Analysis, args: argparse.Namespace) -> list[Table]:
     total = result.total
     out = [_counts(result, groups, args.by, total), _tools(result, total, args)]
     out.append(_savings(result, groups if len(groups) > 1 else {}, total))
+    bills = bill_table(result)
+    if bills is not None:
+        out.append(bills)
     if args.ledger:
         out += [_ledger(label, total.series[label], args.every) for label in result.labels]
     return out

@@ -176,5 +176,49 @@ class ClearingPass(NamedTuple):
         return data
 
 
-Event: TypeAlias = SlimmedCall | RecordLookup | ClearingPass
+class CacheBreak(NamedTuple):
+    """A model call whose prompt-cache reads fell short of the previous prompt.
+
+    Reported by :class:`~slimtools.instrumentation.CacheWatch` from each response's usage,
+    and by ``slimtools analyze`` for recorded runs. A call is a break only when its reads
+    fall short of the previous prompt by more than 5% and at least 2,000 tokens (smaller
+    shortfalls are the provider's block rounding, not a lost cache).
+
+    Attributes:
+        session: the session bound with ``slimtools.session`` when it was noticed, if any.
+        request: the 1-based index of the call among those the watch saw.
+        previous_prompt: the previous call's whole prompt (every input token).
+        cache_read: what this call read from the cache.
+        shortfall: ``previous_prompt - cache_read``.
+        cause: ``"compaction"`` (the history was summarised), ``"clearing"`` (a clearing
+            pass rewrote a message the previous call held), ``"model_change"`` (caches are
+            per model), ``"expired"`` (longer since the previous call than the cache's
+            lifetime), ``"prefix_changed"`` (the system prompt or tool definitions
+            changed) or ``"unexplained"``, checked in that order.
+        gap_seconds: time since the previous call (None when unknown).
+        model: the model of this call ("" when unknown).
+        at_ns: when it was noticed (``time.time_ns()``), or the recorded time.
+    """
+
+    session: str | None
+    request: int
+    previous_prompt: int
+    cache_read: int
+    shortfall: int
+    cause: str
+    gap_seconds: float | None
+    model: str
+    at_ns: int
+
+    @property
+    def kind(self) -> str:
+        """``"cache_break"``: the event's name in ``as_dict()``."""
+        return "cache_break"
+
+    def as_dict(self) -> dict[str, Any]:
+        """Plain JSON data: ``{"event": kind, <every field>}``."""
+        return {"event": self.kind, **self._asdict()}
+
+
+Event: TypeAlias = SlimmedCall | RecordLookup | ClearingPass | CacheBreak
 """Any event a listener receives; tell them apart with ``isinstance`` (or ``kind``)."""

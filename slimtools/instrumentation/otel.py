@@ -25,8 +25,9 @@ tool, the toolkit, the history format; never sessions, ids or handles):
 ``slimtools.tokens.saved`` (an up-down counter: a page read from the page-1 snapshot and a
 ``get_record`` answer cost tokens, so they subtract; its sum is the net saving),
 ``slimtools.tool.items.shown``, ``slimtools.tool.handles.written``,
-``slimtools.clearing.results.cleared``, ``slimtools.clearing.placeholders.thinned`` and
-``slimtools.clearing.cache.breaks``.
+``slimtools.clearing.results.cleared``, ``slimtools.clearing.placeholders.thinned``,
+``slimtools.clearing.cache.breaks`` and ``slimtools.cache.breaks`` (a
+:class:`~slimtools.instrumentation.CacheBreak`, by its cause; no span).
 """
 
 from __future__ import annotations
@@ -42,7 +43,13 @@ except ImportError as exc:  # pragma: no cover - exercised without the extra ins
     ) from exc
 
 from slimtools.errors import ConfigurationError
-from slimtools.instrumentation._events import ClearingPass, Event, RecordLookup, SlimmedCall
+from slimtools.instrumentation._events import (
+    CacheBreak,
+    ClearingPass,
+    Event,
+    RecordLookup,
+    SlimmedCall,
+)
 from slimtools.instrumentation._registry import Subscription, observe
 
 __all__ = ["METRICS", "OTelListener", "instrument"]
@@ -76,6 +83,11 @@ METRICS: dict[str, tuple[str, str, str]] = {
         "counter",
         "{break}",
         "Clearing passes that rewrote a message the previous request held (prompt cache broken)",
+    ),
+    "slimtools.cache.breaks": (
+        "counter",
+        "{break}",
+        "Model calls whose cache reads fell short of the previous prompt, by cause",
     ),
 }
 """Each metric: instrument kind, unit and description."""
@@ -123,6 +135,7 @@ class OTelListener:
         self._cleared = made["slimtools.clearing.results.cleared"]
         self._thinned = made["slimtools.clearing.placeholders.thinned"]
         self._breaks = made["slimtools.clearing.cache.breaks"]
+        self._cache_breaks = made["slimtools.cache.breaks"]
 
     def __repr__(self) -> str:
         return f"OTelListener(spans={self.spans!r})"
@@ -146,8 +159,15 @@ class OTelListener:
             self._thinned.add(event.thinned, where)
             self._breaks.add(int(event.cache_broken), where)
             self._trace(event, "slimtools.clearing_pass", _clearing_attributes(event))
+        elif isinstance(event, CacheBreak):
+            self._cache_breaks.add(1, {"slimtools.cache.break.cause": event.cause})
 
-    def _trace(self, event: Event, span_name: str, attributes: dict[str, Any]) -> None:
+    def _trace(
+        self,
+        event: SlimmedCall | RecordLookup | ClearingPass,
+        span_name: str,
+        attributes: dict[str, Any],
+    ) -> None:
         """A span event on the current recording span, or a short span of its own."""
         current = trace.get_current_span()
         if self.spans != "always" and current.is_recording():

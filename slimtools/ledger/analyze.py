@@ -20,6 +20,7 @@ from slimtools.clearing import ClearingPolicy
 from slimtools.clearing.pricing import DEFAULT_PRICING, CachePricing, pricing_of
 from slimtools.errors import TranscriptError
 from slimtools.ledger._figures import Figures, RoundSeries, ToolTally, percentile
+from slimtools.ledger.bill import RunBill, bill_of
 from slimtools.ledger.stream import NO_CLEARING, RunFigures, RunReplay
 from slimtools.tokens import count_tokens
 from slimtools.transcripts import RunStream, stream_file, transcript_files
@@ -51,12 +52,15 @@ class FileAnalysis:
         figures: its runs' figures added up.
         streamed: True when its messages were read as they were replayed (a Claude Code
             session, JSON Lines of API messages), False when each run was loaded whole.
+        bills: for each run that recorded its usage (Claude Code sessions), the recorded
+            bill beside the ledger's modelled one (:func:`~slimtools.ledger.bill.bill_run`).
     """
 
     path: Path
     source: str
     figures: Figures
     streamed: bool = False
+    bills: tuple[RunBill, ...] = ()
 
 
 @dataclass
@@ -114,6 +118,7 @@ class Analysis:
             "files": [
                 {"file": str(f.path), "format": f.source, "streamed": f.streamed}
                 | f.figures.to_dict(rounds=rounds)
+                | {"runs": [b.to_dict() for b in f.bills]}
                 for f in self.files
             ],
             "total": self.total.to_dict(rounds=rounds),
@@ -206,10 +211,17 @@ def _file(
 ) -> FileAnalysis | None:
     figures = Figures()
     source, streamed = None, False
+    bills: list[RunBill] = []
     for run in stream_file(path, format, progress=progress):
-        figures.add_run(_replayed(run, policies, counter, pricing), pricing)
+        replayed = _replayed(run, policies, counter, pricing)
+        figures.add_run(replayed, pricing)
         source, streamed = run.source, run.streamed
-    return None if source is None else FileAnalysis(path, source, figures, streamed)
+        if run.usage:  # read as the replay read the run's messages
+            counted = replayed.ledgers[NO_CLEARING].input_tokens
+            bills.append(bill_of(run.usage, counted, replayed.call_starts, name=run.name))
+    if source is None:
+        return None
+    return FileAnalysis(path, source, figures, streamed, tuple(bills))
 
 
 def _replayed(

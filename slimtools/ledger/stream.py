@@ -18,7 +18,7 @@ from __future__ import annotations
 from array import array
 from collections import Counter
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from slimtools.clearing import MEDIA_TOKENS, ClearingPolicy
@@ -57,6 +57,7 @@ class RunFigures:
             :class:`~slimtools.ledger.TokenLedger`).
         resident_by_tool: per strategy label, tool-result tokens per tool in the prompt
             of the last model call.
+        call_starts: per model call, the messages its prompt holds (where its turn starts).
     """
 
     format: str
@@ -69,6 +70,7 @@ class RunFigures:
     ledgers: Mapping[str, LedgerColumns]
     resident_by_tool: Mapping[str, Mapping[str, int]]
     cache: CachePricing | None = DEFAULT_PRICING
+    call_starts: array[int] = field(default_factory=lambda: array("q"))
 
     @property
     def tool_tokens(self) -> int:
@@ -123,6 +125,7 @@ class RunReplay:
         self._by_tool: Counter[str] = Counter()  # result tokens per tool read so far
         self._resident_by_tool: dict[str, int] = {}  # ... as of the last model call
         self._base = LedgerColumns()
+        self._call_starts = array("q")
         self._previous_end = 0  # messages in the previous model call's prompt
         self._uid = 0
         policies = dict(policies or {})
@@ -223,6 +226,7 @@ class RunReplay:
             ledgers=ledgers,
             resident_by_tool=resident,
             cache=self._pricing,
+            call_starts=self._call_starts,
         )
 
     def _next_id(self) -> str:
@@ -232,6 +236,7 @@ class RunReplay:
     def _account_call(self) -> None:
         """One model call, whose prompt is every message read so far."""
         end, offsets = self._messages, self._offsets
+        self._call_starts.append(end)
         read, total = offsets[self._previous_end], offsets[end]
         self._base.append(total, self._results_so_far, read, False, 0)
         self._previous_end = end

@@ -14,7 +14,9 @@ streams) get synthetic tool calls so that clearing can be measured on them
 many runs a run at a time (:func:`iter_transcripts`); :func:`stream_file` also reads a
 single long run (a Claude Code session) message by message. Each message records where it came
 from (:class:`Origin`), so :func:`clear_file` can write a cleared run back into the same
-file format, and :func:`restore_file` can put the originals back.
+file format, and :func:`restore_file` can put the originals back. Claude Code sessions
+also recorded what each request was billed: :func:`read_usage` (or a streamed run's
+``usage``) gives it as :class:`RecordedRequest` records.
 """
 
 from slimtools.errors import TranscriptError
@@ -36,6 +38,7 @@ from slimtools.transcripts._memory import (
 )
 from slimtools.transcripts._model import SOURCES, Location, Origin, Source, Transcript
 from slimtools.transcripts._stream import RunStream, stream_file, transcript_files
+from slimtools.transcripts._usage import RecordedRequest, read_usage, recorded_requests
 from slimtools.transcripts._writeback import FileClearing, clear_file, restore_file
 
 __all__ = [
@@ -44,6 +47,7 @@ __all__ = [
     "Location",
     "OnError",
     "Origin",
+    "RecordedRequest",
     "RunStream",
     "Source",
     "TornLineWarning",
@@ -58,6 +62,8 @@ __all__ = [
     "load_file",
     "load_transcripts",
     "mini_swe_agent_history",
+    "read_usage",
+    "recorded_requests",
     "restore_file",
     "stream_file",
     "swe_agent_history",

@@ -32,6 +32,7 @@ from slimtools.transcripts._load import (
 )
 from slimtools.transcripts._load import iter_file as _iter_file
 from slimtools.transcripts._model import HistoryFormat, MalformedError, Source
+from slimtools.transcripts._usage import RecordedRequest, UsageCollector
 
 Progress = Callable[[int], None]
 """Called with the number of bytes of the file read since the last call."""
@@ -54,6 +55,8 @@ class RunStream:
         synthetic: True when some tool calls were synthesised from text actions.
         streamed: True when the messages are read from the file as they are iterated
             (False: the run was loaded whole).
+        usage: what each request of the run recorded it was billed, once ``messages`` has
+            been read (Claude Code sessions; empty for every other run).
     """
 
     name: str
@@ -64,6 +67,7 @@ class RunStream:
     run: int = 0
     synthetic: bool = False
     streamed: bool = False
+    usage: list[RecordedRequest] = field(default_factory=list, repr=False)
 
 
 def transcript_files(*paths: str | Path, on_error: OnError | None = None) -> Iterator[Path]:
@@ -144,14 +148,27 @@ def _jsonl_sequence(path: Path, forced: str | None) -> str | None:
 def _claude_code(path: Path, report: Progress) -> RunStream:
     """A Claude Code session read twice: ids and line numbers first, then the messages."""
 
+    usage: list[RecordedRequest] = []
+
     def messages() -> Iterator[Any]:
         with _reading(path):
-            index = index_session(session_entries(iter_jsonl(path)))
+            collector = UsageCollector()
+            index = index_session(session_entries(_tapped(iter_jsonl(path), collector)))
+            usage.extend(collector.requests())
             lines = session_entries(iter_jsonl(path, progress=report))
             for message, _ in session_messages(lines, index):
                 yield message
 
-    return RunStream(path.name, "claude_code", "anthropic", messages(), path, streamed=True)
+    return RunStream(
+        path.name, "claude_code", "anthropic", messages(), path, streamed=True, usage=usage
+    )
+
+
+def _tapped(records: Iterator[tuple[int, Any]], collector: UsageCollector) -> Iterator[Any]:
+    """``records``, each also read by ``collector`` (every line: system lines too)."""
+    for number, value in records:
+        collector.add(number, value)
+        yield number, value
 
 
 def _api_messages(path: Path, kind: str, report: Progress) -> RunStream:

@@ -6,7 +6,10 @@ dropped). With text actions the assistant's ``action`` becomes a synthetic call 
 SWE-agent's own function-calling mode names it, after the command's first word when that is
 one of SWE-agent's commands (``open``, ``edit``, ``find_file``, ...) and ``bash`` otherwise.
 mini-swe-agent acts with one fenced bash block per assistant message: that block becomes a
-synthetic ``bash`` call. Only ``history``/``messages`` are read and cleared; a ``.traj``'s
+synthetic ``bash`` call. A reply with several blocks or none ran no command (the harness
+answers with a format error), and the message the harness appends when the run ends (the
+submission, or why it stopped) reached no model: neither is a call's result, so both stay
+plain messages. Only ``history``/``messages`` are read and cleared; a ``.traj``'s
 ``trajectory`` and ``info`` records are left as they are.
 """
 
@@ -30,6 +33,9 @@ SWE_AGENT_COMMANDS = frozenset(
     )
 )
 _BASH_BLOCK = re.compile(r"```(?:bash|sh)?[ \t]*\n(.*?)\n?```", re.DOTALL)
+# mini-swe-agent's own action pattern: it runs a reply's command only when this finds one
+_MINI_ACTION = re.compile(r"```bash\s*\n(.*?)\n```", re.DOTALL)
+_FORMAT_ERROR = re.compile(r"\s*Please always provide EXACTLY ONE action", re.IGNORECASE)
 
 
 def is_mini_swe_agent(doc: dict[str, Any]) -> bool:
@@ -107,17 +113,55 @@ def _tool_name(action: str) -> str:
 
 
 def mini_swe_agent_run(doc: dict[str, Any], base: Location) -> Run:
-    """A mini-swe-agent trajectory with synthetic ``bash`` calls."""
+    """A mini-swe-agent trajectory with synthetic ``bash`` calls, one per command that ran."""
+    messages = _messages(doc, "messages")
+    ending = _exit_message(doc, messages)
     steps = []
-    for i, m in enumerate(_messages(doc, "messages")):
+    for i, m in enumerate(messages):
         at = base.child("messages", i)
         text = text_of(m.get("content"))
-        found = _BASH_BLOCK.search(text) if m.get("role") == "assistant" else None
-        if found is None:
+        command = None
+        if m.get("role") == "assistant" and i + 1 != ending and not _refused(messages, i):
+            command = _mini_command(text)
+        if command is None:
             steps.append(Step(str(m.get("role")), text, None, at, at.child("content")))
         else:
+            found, action = command
             thought = (text[: found.start()] + text[found.end() :]).strip()
-            command = found.group(1).strip()
-            steps.append(Step("assistant", thought, command, at, at.child("content")))
-    messages, origins = synthesise(steps, lambda _action: "bash")
-    return Run(messages, origins, "openai_chat", synthetic=True)
+            steps.append(Step("assistant", thought, action, at, at.child("content")))
+    messages_, origins = synthesise(steps, lambda _action: "bash")
+    return Run(messages_, origins, "openai_chat", synthetic=True)
+
+
+def _mini_command(text: str) -> tuple[re.Match[str], str] | None:
+    """The reply's one command, as mini-swe-agent finds it; None for zero or several."""
+    found = list(_MINI_ACTION.finditer(text))
+    if len(found) == 1:
+        return found[0], found[0].group(1).strip()
+    if found:
+        return None
+    loose = _BASH_BLOCK.search(text)  # an older spelling (``sh``, no language) of one block
+    return (loose, loose.group(1).strip()) if loose is not None else None
+
+
+def _refused(messages: list[dict[str, Any]], i: int) -> bool:
+    """Whether the harness answered message ``i`` with a format error (no command ran)."""
+    if i + 1 >= len(messages) or messages[i + 1].get("role") != "user":
+        return False
+    return _FORMAT_ERROR.match(text_of(messages[i + 1].get("content"))) is not None
+
+
+def _exit_message(doc: dict[str, Any], messages: list[dict[str, Any]]) -> int | None:
+    """The index of the harness's closing message, which answers the last reply to no model.
+
+    A run that ended (``info.exit_status`` set: submitted, or a limit reached) closes with a
+    user message carrying the submission or the reason; the reply before it is then no call.
+    """
+    info = doc.get("info")
+    status = info.get("exit_status") if isinstance(info, dict) else None
+    last = len(messages) - 1
+    if not isinstance(status, str) or not status or last < 1:
+        return None
+    if messages[last].get("role") != "user" or messages[last - 1].get("role") != "assistant":
+        return None
+    return last

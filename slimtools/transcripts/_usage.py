@@ -1,0 +1,215 @@
+"""What a provider billed for each request of a recorded run: Claude Code's ``usage`` records.
+
+Claude Code logs every model response with the API's ``usage``: ``input_tokens`` (after the
+last cache breakpoint), ``cache_read_input_tokens``, ``cache_creation_input_tokens`` and its
+split by lifetime in ``cache_creation.ephemeral_5m_input_tokens`` /
+``ephemeral_1h_input_tokens``. A response spans several lines sharing ``message.id``; each
+carries the same input figures, so the response's last line is read. The responses are kept
+as the history reader keeps them (main-agent lines, or a subagent file's own lines), in the
+order of their first line, so that request ``k`` here is the ``k``-th model call of the
+history. Between two requests the reader notes a compaction (a ``compact_boundary`` system
+line or a summary the user line flags ``isCompactSummary``) and the local commands run
+(``/mcp``, ``/model`` ...), which change what the next prompt holds outside the transcript.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from slimtools.transcripts._jsonio import describe, loads
+from slimtools.transcripts._load import _reading, detect_source
+from slimtools.transcripts._model import MalformedError
+
+_COMMAND = re.compile(r"<command-name>\s*(/[\w:-]+)\s*</command-name>")
+
+
+@dataclass(frozen=True, slots=True)
+class RecordedRequest:
+    """One model call's recorded usage.
+
+    Attributes:
+        input: input tokens billed at the plain price (after the last cache breakpoint).
+        cache_read: input tokens read from the cache.
+        write_5m: input tokens written to the 5-minute cache.
+        write_1h: input tokens written to the 1-hour cache.
+        model: the model that answered (empty when not recorded).
+        at: when the response's first line was logged (None when not recorded): the
+            request was sent just before.
+        ended: when its last line was logged (None when not recorded).
+        compacted: a compaction happened since the previous request.
+        commands: local commands (``/mcp``, ``/model`` ...) run since the previous request.
+    """
+
+    input: int
+    cache_read: int
+    write_5m: int
+    write_1h: int
+    model: str = ""
+    at: datetime | None = None
+    ended: datetime | None = None
+    compacted: bool = False
+    commands: tuple[str, ...] = ()
+
+    @property
+    def cache_write(self) -> int:
+        """Tokens written to either cache."""
+        return self.write_5m + self.write_1h
+
+    @property
+    def prompt(self) -> int:
+        """The whole prompt: every input token, however it was billed."""
+        return self.input + self.cache_read + self.cache_write
+
+
+@dataclass
+class _Pending:
+    """What happened since the last response: a compaction, local commands."""
+
+    compacted: bool = False
+    commands: list[str] = field(default_factory=list)
+
+
+def recorded_requests(records: Iterable[tuple[int, Any]]) -> list[RecordedRequest]:
+    """Each response's usage from Claude Code lines, in request order (empty when none).
+
+    Responses without a ``usage`` object are left out, so a session logged without usage
+    yields an empty list rather than zeros.
+    """
+    collector = UsageCollector()
+    for number, line in records:
+        collector.add(number, line)
+    return collector.requests()
+
+
+_Kept = tuple[Any, dict[str, Any], _Pending]  # first timestamp, usage and model, what preceded
+
+
+class UsageCollector:
+    """Reads usage from a session's lines as another pass reads them (the streamed reader's
+    first pass), keeping per response only its usage, model and times."""
+
+    def __init__(self) -> None:
+        self._main: dict[str, _Kept] = {}
+        self._side: dict[str, _Kept] = {}
+        self._pending = {"main": _Pending(), "side": _Pending()}
+
+    def add(self, number: int, line: Any) -> None:
+        """Read the next line (any line of the file, in order)."""
+        if not isinstance(line, dict):
+            return
+        chain = "side" if line.get("isSidechain") else "main"
+        if chain == "side" and self._main:
+            return  # a main session's subagent lines are not its requests
+        if chain == "main" and self._side and line.get("type") == "assistant":
+            self._side.clear()
+        responses = self._side if chain == "side" else self._main
+        _note(line, self._pending[chain])
+        message = line.get("message")
+        if line.get("type") != "assistant" or not isinstance(message, dict):
+            return
+        if not isinstance(message.get("usage"), dict):
+            return
+        key = str(message.get("id") or f"line{number}")
+        if key in responses:
+            first, _, before = responses[key]
+        else:
+            first, before = line.get("timestamp"), self._pending[chain]
+            self._pending[chain] = _Pending()
+        kept = {"usage": message["usage"], "model": message.get("model")}  # not the content
+        responses[key] = (first, {"message": kept, "timestamp": line.get("timestamp")}, before)
+
+    def requests(self) -> list[RecordedRequest]:
+        """The requests read so far, in order."""
+        chosen = self._main or self._side
+        return [_request(line, before, first) for first, line, before in chosen.values()]
+
+
+def _note(line: dict[str, Any], pending: _Pending) -> None:
+    """Note a compaction or a local command on ``line`` in what the next request follows."""
+    if line.get("type") == "system" and line.get("subtype") == "compact_boundary":
+        pending.compacted = True
+    if line.get("type") != "user":
+        return
+    if line.get("isCompactSummary"):
+        pending.compacted = True
+    message = line.get("message")
+    content = message.get("content") if isinstance(message, dict) else None
+    if isinstance(content, str):
+        pending.commands += _COMMAND.findall(content)
+
+
+def _request(line: dict[str, Any], before: _Pending, first: Any) -> RecordedRequest:
+    message = line["message"]
+    usage = message["usage"]
+    split = usage.get("cache_creation")
+    written = _int(usage.get("cache_creation_input_tokens"))
+    if isinstance(split, dict):
+        five, hour = (
+            _int(split.get("ephemeral_5m_input_tokens")),
+            _int(split.get("ephemeral_1h_input_tokens")),
+        )
+        if five + hour != written:  # an inconsistent split: the total wins, as 5-minute
+            five, hour = max(0, written - hour), min(hour, written)
+    else:
+        five, hour = written, 0
+    return RecordedRequest(
+        input=_int(usage.get("input_tokens")),
+        cache_read=_int(usage.get("cache_read_input_tokens")),
+        write_5m=five,
+        write_1h=hour,
+        model=str(message.get("model") or ""),
+        at=_time(first),
+        ended=_time(line.get("timestamp")),
+        compacted=before.compacted,
+        commands=tuple(before.commands),
+    )
+
+
+def _int(value: Any) -> int:
+    """A recorded count: a non-negative integer, anything else 0."""
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
+
+
+def _time(value: Any) -> datetime | None:
+    if not isinstance(value, str):
+        return None
+    try:
+        return datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+
+
+def read_usage(path: str | Path) -> list[RecordedRequest]:
+    """The recorded usage of a Claude Code session file (empty for any other file).
+
+    Only lines that can matter are parsed (those naming ``usage``, a compaction or a local
+    command): a session's tool results, most of its bytes, are skipped unread.
+
+    Raises:
+        TranscriptError: the file cannot be read or a line read is not JSON.
+    """
+    target = Path(path)
+    with _reading(target):
+        if detect_source(target) != "claude_code":
+            return []
+        return recorded_requests(_lines_that_matter(target))
+
+
+_MATTERS = (b'"usage"', b"compact", b"<command-name>")
+
+
+def _lines_that_matter(path: Path) -> Iterator[tuple[int, Any]]:
+    """``(line number, value)`` of the lines :func:`recorded_requests` reads."""
+    with path.open("rb") as fh:
+        for number, raw in enumerate(fh, 1):
+            if not any(mark in raw for mark in _MATTERS):
+                continue
+            try:
+                yield number, loads(raw.removeprefix(b"\xef\xbb\xbf") if number == 1 else raw)
+            except ValueError as exc:
+                raise MalformedError(describe(exc), line=number) from None

@@ -1,0 +1,95 @@
+"""Claude Code sessions with recorded usage, generated from a known tokenizer and prefix."""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime, timedelta, timezone
+from itertools import accumulate
+from pathlib import Path
+from typing import Any
+
+from slimtools.clearing import view
+from slimtools.ledger._replay import _Reader
+from slimtools.tokens import count_tokens
+from slimtools.transcripts import claude_code_messages
+
+START = datetime(2026, 2, 10, 21, 0, tzinfo=timezone.utc)
+MODEL = "claude-opus-4-6"
+
+
+def _line(kind: str, message: dict[str, Any], n: int, at: datetime) -> dict[str, Any]:
+    stamp = at.isoformat().replace("+00:00", "Z")
+    return {"type": kind, "message": message, "uuid": f"u{n}", "sessionId": "s", "timestamp": stamp}
+
+
+def session_lines(results: list[str], *, gaps: list[float] | None = None) -> list[dict[str, Any]]:
+    """A session: a task, then one Read call per result (no usage yet), ``gaps`` seconds
+    between the calls (10 s each by default)."""
+    at = START
+    lines = [_line("user", {"role": "user", "content": "Fix the failing test in app.py"}, 0, at)]
+    for k, text in enumerate(results):
+        at += timedelta(seconds=(gaps or [10.0] * len(results))[k])
+        call = {"type": "tool_use", "id": f"toolu_{k}", "name": "Read", "input": {"path": f"/f{k}"}}
+        reply = {"id": f"msg_{k}", "role": "assistant", "model": MODEL, "content": [call]}
+        lines.append(_line("assistant", reply, 2 * k + 1, at))
+        answer = [{"type": "tool_result", "tool_use_id": f"toolu_{k}", "content": text}]
+        lines.append(_line("user", {"role": "user", "content": answer}, 2 * k + 2, at))
+    at += timedelta(seconds=10)
+    done = {
+        "id": "msg_end",
+        "role": "assistant",
+        "model": MODEL,
+        "content": [{"type": "text", "text": "Done."}],
+    }
+    lines.append(_line("assistant", done, 2 * len(results) + 1, at))
+    return lines
+
+
+def prompts_of(
+    lines: list[dict[str, Any]], *, factor: float, per_message: float, prefix: int
+) -> list[int]:
+    """Each request's whole prompt under a tokenizer ``factor`` times ``count_tokens`` plus
+    ``per_message`` a message, after a ``prefix`` of system prompt and tools."""
+    messages = claude_code_messages(lines)
+    seen = view(messages, format="anthropic")
+    tokens = [0, *accumulate(b.tokens for b in _Reader("anthropic", count_tokens).bills(seen))]
+    return [round(prefix + factor * tokens[s] + per_message * s) for s in seen.turn_starts]
+
+
+def with_usage(
+    lines: list[dict[str, Any]],
+    prompts: list[int],
+    *,
+    hour: bool = True,
+    reads: list[int] | None = None,
+) -> list[dict[str, Any]]:
+    """``lines`` with each response's usage: it reads the previous prompt (or ``reads``)."""
+    out, k = [], 0
+    for line in lines:
+        if line["type"] == "assistant":
+            read = reads[k] if reads is not None else (prompts[k - 1] if k else 0)
+            written = prompts[k] - read - 1
+            split = {"ephemeral_5m_input_tokens": 0 if hour else written}
+            split["ephemeral_1h_input_tokens"] = written if hour else 0
+            usage = {
+                "input_tokens": 1,
+                "cache_read_input_tokens": read,
+                "cache_creation_input_tokens": written,
+                "cache_creation": split,
+                "output_tokens": 20,
+            }
+            out.append({**line, "message": {**line["message"], "usage": usage}})
+            k += 1
+        else:
+            out.append(line)
+    return out
+
+
+def write_session(path: Path, lines: list[dict[str, Any]]) -> Path:
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    return path
+
+
+CODE = "def handler(request):\n    return {'status': 200, 'body': request.json()}\n" * 40
+JSON = json.dumps([{"id": i, "name": f"row{i}", "tags": ["a", "b"]} for i in range(120)])
+RESULTS = [CODE, JSON, CODE[:900], JSON[:2000], "ok", CODE + JSON]
