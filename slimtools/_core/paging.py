@@ -32,10 +32,25 @@ def page_of(items: Sequence[T], page: int, size: int) -> tuple[int, Sequence[T]]
     return start, items[start : start + size]
 
 
-def past_end(page: Any, *, valid: bool, total: int, unit: str, size: int, retry: str) -> str:
-    """Why a page cannot be shown, how many there are, and the call to make instead."""
+def past_end(
+    page: Any,
+    *,
+    valid: bool,
+    total: int,
+    unit: str,
+    size: int,
+    retry: str,
+    pages: int | None = None,
+) -> str:
+    """Why a page cannot be shown, how many there are, and the call to make instead.
+
+    ``pages`` is the page count when it is not ``total`` over ``size`` (a text's pages
+    are also bounded by tokens).
+    """
     what = "past the end" if valid else "not a valid page"
-    shape = f"{total} {unit} in {page_count(total, size)} pages of {size}"
+    even = page_count(total, size)
+    count = even if pages is None else pages
+    shape = f"{total} {unit} in {count} pages of {'' if count == even else 'up to '}{size}"
     return f"page {dumps_str(page)} is {what}: {shape}; {retry}"
 
 
