@@ -3,6 +3,8 @@
 ```toml
 max_tokens = 20000             # unconfigured tools: a larger result becomes an envelope
 store = "sqlite:///handles.db" # default memory://; sqlite or redis to share handles
+auto_briefs = 2000             # unconfigured record results past this: briefs (0: never)
+emit = "text"                  # "both", "text" or "structured" (default: per client)
 
 [tools.list_issues]            # a tool name, or a glob such as "list_*"
 items = "items"                # where the records are in a dict result
@@ -12,6 +14,7 @@ key = "number"                 # the brief field get_record takes
 limit = 10
 category = "search"
 response_format = true         # the model may ask for "detailed" (whole) records
+emit = "both"                  # this tool's channels, over the global emit
 ```
 
 A field is ``"path"`` (dotted; nested output kept), ``"name = path"`` (renamed) and either
@@ -62,6 +65,12 @@ __all__ = [
 DEFAULT_MAX_TOKENS = 20_000
 """The global budget of unconfigured tools when the config says nothing (or there is none)."""
 
+DEFAULT_AUTO_BRIEFS = 2_000
+"""Unconfigured record results past this many tokens are shown as automatic briefs."""
+
+EMITS = ("both", "text", "structured")
+"""The values of ``emit``: which channels of an MCP tool result carry the envelope."""
+
 _FIELD = re.compile(
     r"^\s*(?:(?P<name>[^=:]+?)\s*=\s*)?(?P<path>[^=:]+?)\s*(?::\s*(?P<clip>\d+))?\s*$"
 )
@@ -99,6 +108,8 @@ class ToolOptions:
     description: str | None = None
     response_format: bool = False
     """Add a ``response_format`` parameter: "detailed" shows whole records instead of briefs."""
+    emit: str | None = None
+    """The channels this tool's results use (``EMITS``); None: the global choice."""
     model: type[BaseModel] | None = None
     """An allowlist model given in code (``slimtools.wrap(tool, fields=Brief)``)."""
 
@@ -157,6 +168,9 @@ class ProxyConfig:
     session: str | None = None
     companion: str = "get_record"
     name: str = "proxy"
+    auto_briefs: int | None = DEFAULT_AUTO_BRIEFS
+    emit: str | None = None
+    """The channels of tool results (``EMITS``); None: chosen per client."""
     tools: tuple[tuple[str, ToolOptions], ...] = ()
     source: str = "<defaults>"
     _exact: dict[str, ToolOptions] = field(default_factory=dict, repr=False, compare=False)
@@ -183,7 +197,7 @@ def _is_glob(pattern: str) -> bool:
     return any(ch in pattern for ch in "*?[")
 
 
-_TOP_KEYS = {"max_tokens", "store", "session", "companion", "name", "tools"}
+_TOP_KEYS = {"max_tokens", "store", "session", "companion", "name", "tools", "auto_briefs", "emit"}
 _TOOL_KEYS = {
     "items",
     "fields",
@@ -198,6 +212,7 @@ _TOOL_KEYS = {
     "tail",
     "description",
     "response_format",
+    "emit",
 }
 
 
@@ -273,6 +288,16 @@ def parse_config(text: str, source: str = "<config>") -> ProxyConfig:
         raise where.error(
             f"must be a positive integer, or 0/false for none, got {budget!r}", "max_tokens"
         )
+    briefs = data.get("auto_briefs", DEFAULT_AUTO_BRIEFS)
+    if briefs is False or briefs == 0:
+        briefs = None
+    elif not _positive(briefs):
+        raise where.error(
+            f"must be a positive integer, or 0/false for none, got {briefs!r}", "auto_briefs"
+        )
+    emit = data.get("emit")
+    if emit is not None and emit not in EMITS:
+        raise where.error(f"must be one of {', '.join(EMITS)}, got {emit!r}", "emit")
     strings = {}
     for key in ("store", "session", "companion", "name"):
         value = data.get(key)
@@ -289,6 +314,8 @@ def parse_config(text: str, source: str = "<config>") -> ProxyConfig:
         session=strings["session"],
         companion=strings["companion"] or "get_record",
         name=strings["name"] or "proxy",
+        auto_briefs=briefs,
+        emit=emit,
         tools=tools,
         source=source,
     )
@@ -349,6 +376,12 @@ def _tool(where: _Where, name: str, table: Any) -> ToolOptions:
             got = table["response_format"]
             raise where.error(f"must be true or false, got {got!r}", *at, "response_format")
         opts["response_format"] = table["response_format"]
+    if "emit" in table:
+        if table["emit"] not in EMITS:
+            raise where.error(
+                f"must be one of {', '.join(EMITS)}, got {table['emit']!r}", *at, "emit"
+            )
+        opts["emit"] = table["emit"]
     if "read_only" in table:
         if not isinstance(table["read_only"], bool):
             raise where.error(
