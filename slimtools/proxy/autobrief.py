@@ -15,27 +15,31 @@ from __future__ import annotations
 
 import contextvars
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 from slimtools._core.jsonenc import dumps_str
 from slimtools.errors import ConfigurationError
 from slimtools.proxy._forward import Plan, Raw, slim
 from slimtools.proxy._payload import extract, records_in
-from slimtools.proxy.config import ToolOptions
+from slimtools.proxy.config import DEFAULT_AUTO_BRIEFS, ToolOptions
 from slimtools.proxy.suggest import suggest
+from slimtools.toolkit import Toolkit
 
-__all__ = ["AUTO_BRIEF_LIMIT", "AUTO_BRIEF_TOKENS", "AutoBriefs", "auto_briefed"]
+__all__ = [
+    "AUTO_BRIEF_LIMIT",
+    "AutoBriefs",
+    "auto_briefed",
+    "install",
+    "prefetched",
+    "unmatched_fields",
+    "warn_unmatched",
+]
 
 log = logging.getLogger("slimtools.proxy")
 
-AUTO_BRIEF_TOKENS = 2_000
-"""Record results worth more tokens than this are briefed when the tool is not configured.
-
-About a screen of JSON: below it a result costs little however often it is read; above it
-(a 150-commit ``list_commits`` is 36,000 tokens) briefs save most of it on every call.
-"""
 
 AUTO_BRIEF_LIMIT = 20
 """Briefs per page: the same default as a configured tool's ``limit``."""
@@ -47,7 +51,14 @@ _PREFETCHED: contextvars.ContextVar[Any] = contextvars.ContextVar("slimtools_pre
 class AutoBriefs:
     """The brief options chosen for each tool from its first large record result."""
 
-    threshold: int = AUTO_BRIEF_TOKENS
+    warned: set[str] = field(default_factory=set)
+    """Configured tools already warned that their fields match nothing."""
+    threshold: int = DEFAULT_AUTO_BRIEFS
+    """Tokens past which a record result is briefed (``auto_briefs`` in the config).
+
+    About a screen of JSON: below it a result costs little however often it is read;
+    above it (a 150-commit ``list_commits`` is 36,000 tokens) briefs save most of it on
+    every call."""
     chosen: dict[str, ToolOptions] = field(default_factory=dict)
 
     def options_for(self, tool: str, data: Any, tokens: int) -> ToolOptions | None:
@@ -61,6 +72,45 @@ class AutoBriefs:
             shown = ", ".join(".".join(f.path) for f in options.fields or ())
             log.info("slimtools proxy: %s shows automatic briefs of %s", tool, shown)
         return options
+
+
+def unmatched_fields(options: ToolOptions, data: Any) -> list[str] | None:
+    """The keys ``data``'s records have when none of the configured fields is among them.
+
+    None when a field matches, or when there is nothing to tell (no fields, no records).
+    """
+    if not options.fields or options.model is not None:
+        return None
+    records: Any = data
+    for step in (options.items or "").strip(".").split(".") if options.items else ():
+        records = records.get(step) if isinstance(records, dict) else None
+    if isinstance(records, dict) and options.items is None:
+        found, _ = records_in(records)
+        records = found if found is not None else [records]
+    if not isinstance(records, list):
+        return None
+    keys: dict[str, None] = {}
+    for record in records[:50]:
+        if isinstance(record, dict):
+            keys.update(dict.fromkeys(record))
+    if not keys or any(f.path[0] in keys for f in options.fields):
+        return None
+    return list(keys)
+
+
+def warn_unmatched(tool: str, options: ToolOptions | None, data: Any, warned: set[str]) -> Any:
+    """``data``, after logging once per tool that its configured fields match nothing."""
+    if options is not None and tool not in warned:
+        keys = unmatched_fields(options, data)
+        if keys is not None:
+            warned.add(tool)
+            log.warning(
+                "slimtools proxy: [tools.%s] fields match no key of its records, so its "
+                "briefs are empty; the records have: %s",
+                tool,
+                ", ".join(keys[:20]),
+            )
+    return data
 
 
 def choose_options(tool: str, data: Any) -> ToolOptions | None:
@@ -113,7 +163,7 @@ def auto_briefed(
 
     async def call(**arguments: Any) -> Any:
         stack = briefed.get("fn")
-        if stack is not None or arguments.get("page", 1) != 1:
+        if stack is not None or (paged and arguments.get("page", 1) != 1):
             return await (stack or plain)(**arguments)
         raw = await fetch(arguments)
         current = plan()
@@ -140,6 +190,43 @@ async def _with(value: Any, fn: Callable[..., Awaitable[Any]], arguments: dict[s
         return await fn(**arguments)
     finally:
         _PREFETCHED.reset(token)
+
+
+def install(
+    kit: Toolkit,
+    name: str,
+    *,
+    fetch: Fetch,
+    plan: Callable[[], Plan],
+    briefs: AutoBriefs,
+    paged: bool,
+    parameters: Mapping[str, Any] | None,
+) -> None:
+    """Put the automatic-brief chooser in front of ``name``'s registered forwarder.
+
+    The forwarder registered so far (its handles stay resolvable) answers until the tool's
+    briefs are chosen; the chooser is listed with the same schemas, so clients see no change.
+    ``parameters`` is the upstream's input schema, which the briefed forwarder extends.
+    """
+    spec = kit.spec(name)
+    register = partial(
+        kit.tool,
+        name=name,
+        description=spec.description,
+        category=spec.category,
+        read_only=spec.read_only,
+        output_schema=spec.output_schema or {},
+    )
+    chooser = auto_briefed(
+        name=name,
+        fetch=fetch,
+        plan=plan,
+        plain=spec.function,
+        register=partial(register, parameters=parameters),
+        briefs=briefs,
+        paged=paged,
+    )
+    register(chooser, parameters=spec.parameters)
 
 
 def _tokens(raw: Raw, plan: Plan) -> int:

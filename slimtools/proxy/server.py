@@ -32,6 +32,7 @@ from slimtools._core.session import session
 from slimtools.adapters.mcp import to_mcp_server
 from slimtools.errors import ConfigurationError
 from slimtools.proxy._forward import Plan, Raw, can_page, slim
+from slimtools.proxy.autobrief import AutoBriefs, install, prefetched, warn_unmatched
 from slimtools.proxy.config import ProxyConfig, ToolOptions
 from slimtools.proxy.upstream import Upstream
 from slimtools.toolkit import Toolkit, ToolResult
@@ -63,6 +64,7 @@ class Proxy:
     annotations: dict[str, ToolAnnotations]
     plans: dict[str, Plan]
     instructions: str
+    briefs: AutoBriefs = dataclasses.field(default_factory=AutoBriefs)
 
 
 def build_proxy(
@@ -84,6 +86,7 @@ def build_proxy(
         log.warning("slimtools proxy: [tools.%s] matches no upstream tool", pattern)
     kit = Toolkit(config.name, store=config.store, companion_name=config.companion)
     proxy = Proxy(kit, {}, {}, _instructions(config.companion, instructions))
+    proxy.briefs.threshold = config.auto_briefs or 0
     for tool in tools:
         _register(proxy, config, tool, call)
     return proxy
@@ -94,9 +97,14 @@ def _register(proxy: Proxy, config: ProxyConfig, tool: Tool, call: Caller) -> No
     plan = Plan(options, config.max_tokens)
     name = tool.name
 
-    async def forward(**arguments: Any) -> Any:
-        return proxy.plans[name].shape(raw_of(await call(name, arguments)))
+    async def fetch(arguments: dict[str, Any]) -> Raw:
+        return raw_of(await call(name, arguments))
 
+    def shape(raw: Raw) -> Any:
+        found = proxy.plans[name].shape(raw)  # the plan in force, replaced below
+        return warn_unmatched(name, options, found, proxy.briefs.warned)
+
+    forward = prefetched(fetch, shape)
     forward.__name__ = name
     fn = slim(forward, plan, name=name, paged=can_page(tool.input_schema))
     read_only = _read_only(tool, options.read_only if options else None)
@@ -145,6 +153,17 @@ def _register(proxy: Proxy, config: ProxyConfig, tool: Tool, call: Caller) -> No
         config.max_tokens,
         passthrough=partial(_fit_native, listed=listed, upstream=upstream_schema),
     )
+    if options is None and plan.slims and config.auto_briefs:
+        paged, plans = can_page(tool.input_schema), proxy.plans
+        install(
+            proxy.kit,
+            name,
+            fetch=fetch,
+            plan=lambda: plans[name],
+            briefs=proxy.briefs,
+            paged=paged,
+            parameters=tool.input_schema,
+        )
     annotations = tool.annotations.model_copy() if tool.annotations else ToolAnnotations()
     if options is not None and options.read_only is not None:
         annotations.read_only_hint = options.read_only

@@ -176,8 +176,8 @@ def _nested_list(key: str, records: list[dict[str, Any]]) -> tuple[str | None, s
             kept.append(f"{key}.{entry}")
     if kept:
         return "|".join(kept), f"nested lists ({', '.join(e.split('.', 1)[1] for e in kept)} kept)"
-    sub = _name_subfield(records)
-    return (f"{key}.{sub}", f"nested lists ({sub} kept)") if sub else (None, "lists")
+    name = _name_subfield(records)
+    return (f"{key}.{name}", f"nested lists ({name} kept)") if name else (None, "lists")
 
 
 def _is_kept(low: str, values: list[Any]) -> bool:

@@ -1,0 +1,172 @@
+"""The proxy with no config: automatic briefs for large record results, every byte reachable."""
+
+from __future__ import annotations
+
+import base64
+import json
+import random
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+from mcp import Client
+from mcp.types import CallToolResult, TextContent, Tool
+
+from slimtools.proxy.config import parse_config
+from slimtools.proxy.server import build_proxy, proxy_server
+from slimtools.tokens import count_tokens
+from tests.core_helpers import calls_in
+from tests.proxy_fixtures import envelope, text_of
+
+ANY = {"type": "object", "properties": {"n": {"type": "integer"}}}
+
+
+def _commit(i: int) -> dict[str, Any]:
+    sha = f"{i:040x}"
+    return {
+        "sha": sha,
+        "node_id": f"C_{i}",
+        "url": f"https://api.github.com/repos/o/r/commits/{sha}",
+        "html_url": f"https://github.com/o/r/commit/{sha}",
+        "commit": {
+            "message": f"Fix the thing number {i}\n\n" + "Longer explanation. " * 20,
+            "author": {"name": "Ana", "email": "ana@example.com", "date": "2024-01-01T00:00:00Z"},
+        },
+        "author": {"login": "ana", "id": 9, "avatar_url": "https://a/u", "type": "User"},
+        "parents": [{"sha": f"{i + 1:040x}", "url": "https://api.github.com/x"}],
+    }
+
+
+def _graph() -> dict[str, Any]:
+    entities = [
+        {
+            "type": "entity",
+            "name": f"person_{i}",
+            "entityType": "person",
+            "observations": [f"likes topic {i}", "works remotely"],
+        }
+        for i in range(1_620)
+    ]
+    relations = [
+        {
+            "type": "relation",
+            "from": f"person_{i}",
+            "to": f"person_{i + 1}",
+            "relationType": "knows",
+        }
+        for i in range(1_619)
+    ]
+    return {"entities": entities, "relations": relations}
+
+
+def _text(text: str) -> CallToolResult:
+    return CallToolResult(content=[TextContent(type="text", text=text)])
+
+
+LINE = base64.b64encode(random.Random(1).randbytes(600_000)).decode("ascii")
+
+ANSWERS = {
+    "list_commits": lambda n: _text(json.dumps([_commit(i + n) for i in range(150)])),
+    "few_commits": lambda n: _text(json.dumps([_commit(i) for i in range(2)])),
+    "read_graph": lambda n: _text(json.dumps(_graph())),
+    "read_query": lambda n: _text(LINE),
+    "deep_json": lambda n: _text("[" * 1_200 + json.dumps(LINE[:100_000]) + "]" * 1_200),
+}
+TOOLS = [Tool(name=name, description=name, input_schema=ANY) for name in ANSWERS]
+
+
+@asynccontextmanager
+async def bare_proxy(config: str = "") -> AsyncIterator[Client]:
+    """A client of a proxy with ``config`` (none by default) over the synthetic upstream."""
+
+    async def call(name: str, arguments: dict[str, Any]) -> CallToolResult:
+        return ANSWERS[name](int(arguments.get("n", 0)))
+
+    parsed = parse_config(config, "slim.toml")
+    proxy = build_proxy(parsed, TOOLS, call)
+    async with Client(proxy_server(proxy, parsed)) as client:
+        yield client
+
+
+async def _follow(client: Client, tool: str, first: dict[str, Any]) -> list[dict[str, Any]]:
+    """Every envelope the hints lead to from ``first`` (tool calls that set ``page``)."""
+    pages = [first]
+    while True:
+        nxt = [c for c in calls_in(pages[-1]["hint"], tool) if "page" in c]
+        if not nxt:
+            return pages
+        pages.append(envelope(await client.call_tool(tool, nxt[0])))
+
+
+async def test_large_record_results_are_briefs_at_least_five_times_smaller():
+    """With no config, a 150-commit result's page 1 is briefs, 5x smaller than raw or more."""
+    raw = text_of(ANSWERS["list_commits"](0))
+    async with bare_proxy() as client:
+        result = await client.call_tool("list_commits", {})
+    env = envelope(result)
+    assert env["total"] == 150
+    assert count_tokens(raw) >= 5 * count_tokens(text_of(result))
+    assert set(env["briefs"][0]) >= {"sha"}
+    assert "url" not in env["briefs"][0]
+
+
+async def test_every_record_of_an_auto_briefed_result_is_reachable():
+    """Following the hints shows every record once, and get_record gives each in full."""
+    async with bare_proxy() as client:
+        first = envelope(await client.call_tool("list_commits", {}))
+        pages = await _follow(client, "list_commits", first)
+        shas = [b["sha"] for page in pages for b in page["briefs"]]
+        full = await client.call_tool("get_record", {"handle": shas[-1]})
+    assert shas == [_commit(i)["sha"] for i in range(150)]
+    assert json.loads(text_of(full)) == _commit(149)
+
+
+async def test_the_brief_fields_stay_fixed_after_the_first_large_result():
+    """A later result of the tool shows the same fields, so the prompt cache sees one shape."""
+    async with bare_proxy() as client:
+        first = envelope(await client.call_tool("list_commits", {}))
+        later = envelope(await client.call_tool("list_commits", {"n": 500}))
+    assert list(first["briefs"][0]) == list(later["briefs"][0])
+
+
+async def test_small_record_results_pass_through_untouched():
+    """A result under the auto-brief threshold reaches the client as the upstream sent it."""
+    async with bare_proxy() as client:
+        result = await client.call_tool("few_commits", {})
+    assert json.loads(text_of(result)) == [_commit(0), _commit(1)]
+
+
+async def test_auto_briefs_can_be_turned_off():
+    """``auto_briefs = 0`` leaves a result under the budget untouched."""
+    async with bare_proxy("auto_briefs = 0\nmax_tokens = 200000") as client:
+        result = await client.call_tool("list_commits", {})
+    assert len(json.loads(text_of(result))) == 150
+
+
+async def test_a_dict_of_several_lists_is_paged_whole_never_one_list_only():
+    """A memory graph (entities and relations) is not briefed as its relations alone."""
+    async with bare_proxy() as client:
+        first = envelope(await client.call_tool("read_graph", {}))
+        pages = await _follow(client, "read_graph", first)
+    text = "".join(page["text"] for page in pages)
+    assert json.loads(text) == _graph()
+
+
+async def test_a_line_longer_than_the_budget_is_reachable_in_pieces():
+    """A one-line result of 200,000 tokens comes in marked pieces that rejoin exactly."""
+    async with bare_proxy() as client:
+        first = envelope(await client.call_tool("read_query", {}))
+        assert first["text"]
+        assert "too long for one page" in first["hint"]
+        pages = await _follow(client, "read_query", first)
+    assert "".join(page["text"] for page in pages) == LINE
+    assert all(count_tokens(json.dumps(p)) <= 20_000 for p in pages)
+
+
+async def test_json_nested_deeper_than_any_parser_is_paged_as_text():
+    """1,200 levels of nesting (past every JSON parser's limit) still page to every byte."""
+    raw = text_of(ANSWERS["deep_json"](0))
+    async with bare_proxy() as client:
+        first = envelope(await client.call_tool("deep_json", {}))
+        pages = await _follow(client, "deep_json", first)
+    assert "".join(page["text"] for page in pages) == raw
