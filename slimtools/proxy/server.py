@@ -30,6 +30,7 @@ except ImportError as exc:  # pragma: no cover - exercised only without the extr
 
 from slimtools._core.session import session
 from slimtools.adapters.mcp import to_mcp_server
+from slimtools.adapters.mcp_emit import EmitPolicy
 from slimtools.errors import ConfigurationError
 from slimtools.proxy._forward import Plan, Raw, can_page, slim
 from slimtools.proxy.autobrief import AutoBriefs, install, prefetched, warn_unmatched
@@ -293,7 +294,14 @@ def proxy_server(proxy: Proxy, config: ProxyConfig, *, name: str | None = None) 
         middleware=[SessionBinder(config.session)],
         log_level="WARNING",
     )
-    return to_mcp_server(proxy.kit, server, annotations=proxy.annotations)
+    per_tool = {
+        name: found.emit
+        for name in proxy.plans
+        if (found := config.options_for(name)) is not None and found.emit is not None
+    }
+    # The config checked every emit against EMITS; its type is plain str.
+    policy = EmitPolicy(default=config.emit, tools=per_tool)  # type: ignore[arg-type]
+    return to_mcp_server(proxy.kit, server, annotations=proxy.annotations, emit=policy)
 
 
 async def start(config: ProxyConfig, upstream: Upstream) -> Proxy:
