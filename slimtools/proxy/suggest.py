@@ -105,7 +105,7 @@ def _list_path(data: Any, prefix: str = "", depth: int = 0) -> tuple[str | None,
     best: tuple[str | None, list[Any]] = (None, [])
     if not isinstance(data, dict) or depth > 2:
         return best
-    if depth == 0 and sum(_is_record_list(v) for v in data.values()) > 1:
+    if depth == 0 and _several_lists(data):
         return best  # several lists (a graph's entities and relations): the dict is the record
     for key, value in data.items():
         path = f"{prefix}{key}"
@@ -120,11 +120,15 @@ def _list_path(data: Any, prefix: str = "", depth: int = 0) -> tuple[str | None,
     return best
 
 
+def _several_lists(data: dict[str, Any]) -> bool:
+    return sum(_is_record_list(v) for v in data.values()) > 1
+
+
 def _is_record_list(value: Any) -> bool:
     return isinstance(value, list) and sum(isinstance(v, dict) for v in value) * 2 > len(value)
 
 
-def _verdict(key: str, values: list[Any]) -> tuple[str | None, str]:
+def _verdict(key: str, values: list[Any], *, expand: bool = False) -> tuple[str | None, str]:
     """The field entry to keep for ``key`` (or None) and the reason."""
     present = [v for v in values if v is not None]
     low = key.lower()
@@ -144,8 +148,11 @@ def _verdict(key: str, values: list[Any]) -> tuple[str | None, str]:
         records = [x for v in present for x in v if isinstance(x, dict)]
         if not any(present):
             return None, "always empty"
-        if records:
+        if records and expand:
             return _nested_list(key, records)
+        if records:
+            sub = _name_subfield(records)
+            return (f"{key}.{sub}", f"nested lists ({sub} kept)") if sub else (None, "lists")
         short = statistics.median(len(dumps_str(v)) for v in present) <= 80
         return (key, "short lists") if short else (None, "long lists")
     if all(isinstance(v, str) for v in present):
@@ -233,8 +240,11 @@ def suggest(
     fields: list[str] = []
     dropped: dict[str, list[str]] = {}
     types: dict[str, str] = {}
+    # A dict of several lists is one record whose lists each keep their own fields; a
+    # list nested in an ordinary record keeps only its name-like field.
+    expand = any(isinstance(s, dict) and _several_lists(s) for s in samples)
     for key, values in keys.items():
-        entry, reason = _verdict(key, values)
+        entry, reason = _verdict(key, values, expand=expand)
         if entry is None:
             dropped.setdefault(reason, []).append(key)
             continue
