@@ -5,18 +5,24 @@ from __future__ import annotations
 import base64
 import json
 import random
+import re
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
 
+import anyio
+import pytest
 from mcp import Client
 from mcp.types import CallToolResult, TextContent, Tool
 
-from slimtools.proxy.config import parse_config
+from slimtools.cli.proxy import dry_run
+from slimtools.proxy.config import ProxyConfig, parse_config
 from slimtools.proxy.server import build_proxy, proxy_server
+from slimtools.proxy.upstream import UpstreamSpec
 from slimtools.tokens import count_tokens
 from tests.core_helpers import calls_in
 from tests.proxy_fixtures import envelope, text_of
+from tests.test_proxy_filesystem import filesystem_server  # noqa: F401 (a fixture)
 
 ANY = {"type": "object", "properties": {"n": {"type": "integer"}}}
 
@@ -63,13 +69,19 @@ def _text(text: str) -> CallToolResult:
     return CallToolResult(content=[TextContent(type="text", text=text)])
 
 
-LINE = base64.b64encode(random.Random(1).randbytes(600_000)).decode("ascii")
+def _base64_line(chars: int) -> str:
+    return base64.b64encode(random.Random(1).randbytes(chars * 3 // 4)).decode("ascii")
+
+
+LINE = _base64_line(800_000)
+DIFF = "".join(f"{'+-'[i % 2]}    line {i} of a changed file\r\n" for i in range(60_000))
 
 ANSWERS = {
     "list_commits": lambda n: _text(json.dumps([_commit(i + n) for i in range(150)])),
     "few_commits": lambda n: _text(json.dumps([_commit(i) for i in range(2)])),
     "read_graph": lambda n: _text(json.dumps(_graph())),
     "read_query": lambda n: _text(LINE),
+    "git_diff": lambda n: _text(DIFF),
     "deep_json": lambda n: _text("[" * 1_200 + json.dumps(LINE[:100_000]) + "]" * 1_200),
 }
 TOOLS = [Tool(name=name, description=name, input_schema=ANY) for name in ANSWERS]
@@ -163,6 +175,18 @@ async def test_a_line_longer_than_the_budget_is_reachable_in_pieces():
     assert all(count_tokens(json.dumps(p)) <= 20_000 for p in pages)
 
 
+async def test_zero_config_text_pages_hold_a_few_thousand_tokens():
+    """A long diff past the budget pages at about 4,000 tokens a page, not 100 lines."""
+    async with bare_proxy() as client:
+        first = envelope(await client.call_tool("git_diff", {}))
+        pages = await _follow(client, "git_diff", first)
+    sizes = [count_tokens(json.dumps(p["text"])) for p in pages[:-1]]
+    assert min(sizes) > 3_000
+    assert max(sizes) <= 4_000
+    assert len(pages) <= count_tokens(DIFF) // 3_000 + 1
+    assert "".join(p["text"] for p in pages) == DIFF
+
+
 async def test_json_nested_deeper_than_any_parser_is_paged_as_text():
     """1,200 levels of nesting (past every JSON parser's limit) still page to every byte."""
     raw = text_of(ANSWERS["deep_json"](0))
@@ -170,3 +194,25 @@ async def test_json_nested_deeper_than_any_parser_is_paged_as_text():
         first = envelope(await client.call_tool("deep_json", {}))
         pages = await _follow(client, "deep_json", first)
     assert "".join(page["text"] for page in pages) == raw
+
+
+@pytest.mark.subprocess
+async def test_the_dry_run_of_a_one_line_file_reports_a_real_first_page(
+    filesystem_server,  # noqa: F811 (the fixture imported above)
+    tmp_path,
+):
+    """A 250,000-token one-line file: the dry run shows its first piece, not an empty page."""
+    line = _base64_line(1_000_000)
+    (tmp_path / "dump.sql").write_text(line)
+    spec = UpstreamSpec(command=(filesystem_server, str(tmp_path)))
+    with anyio.fail_after(90):
+        report = await dry_run(
+            ProxyConfig(), spec, "read_text_file", {"path": str(tmp_path / "dump.sql")}
+        )
+    head, _, body = report.partition("the model reads:\n")
+    shown = json.loads(body)
+    ratio = float(re.search(r"\(([\d.]+)x smaller\)", head).group(1))
+    assert line.startswith(shown["text"])
+    assert len(shown["text"]) > 10_000
+    assert ratio < 100  # the page holds text: 250,000 tokens over a 4,000-token page
+    assert "too long for one page" in shown["hint"]

@@ -171,3 +171,18 @@ def test_safe_cut_never_returns_an_empty_piece():
     text = "a" + "\u0301" * 50
     assert safe_cut(text, 10, 0) == 10
     assert safe_cut(text, 10, 3) > 3
+
+
+class _Counter:
+    """A token counter users may write: a callable object that is not hashable."""
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __call__(self, text: str) -> int:
+        return count_tokens(text)
+
+
+def test_an_unhashable_token_counter_still_pages():
+    """Remembering cuts never fails for a counter that cannot be a cache key."""
+    pages = text_pages("a\nb\nc\n", 2, 100, _Counter())
+    assert [(p.first, p.last) for p in pages] == [(1, 2), (3, 3)]

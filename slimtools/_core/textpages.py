@@ -14,6 +14,7 @@ budget fits never has to be cut afterwards (which is what made resume calls shri
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -49,11 +50,28 @@ def cost(counter: Counter, text: str) -> int:
 
 def text_pages(
     text: str, max_lines: int, max_tokens: int | None, counter: Counter
-) -> list[TextPage]:
+) -> tuple[TextPage, ...]:
     """``text`` cut into pages of at most ``max_lines`` lines and ``max_tokens`` tokens.
 
-    ``max_tokens=None`` bounds pages by lines only (no line is then ever cut).
+    ``max_tokens=None`` bounds pages by lines only (no line is then ever cut). The last few
+    cuts are remembered: reading a text page by page would otherwise cut it again on every
+    call (quadratic in its length); a hit costs one hash and one comparison of the text.
     """
+    try:
+        return _cached_pages(text, max_lines, max_tokens, counter)
+    except TypeError:  # an unhashable token counter: cut afresh
+        return tuple(_cut(text, max_lines, max_tokens, counter))
+
+
+@functools.lru_cache(maxsize=8)
+def _cached_pages(
+    text: str, max_lines: int, max_tokens: int | None, counter: Counter
+) -> tuple[TextPage, ...]:
+    return tuple(_cut(text, max_lines, max_tokens, counter))
+
+
+def _cut(text: str, max_lines: int, max_tokens: int | None, counter: Counter) -> list[TextPage]:
+    """The pages of ``text`` (see ``text_pages``), computed."""
     pages: list[TextPage] = []
     size = len(text)
     start = pos = 0
