@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import base64
 import json
+import os
 import random
 import re
+import shutil
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from pathlib import Path
 from typing import Any
 
 import anyio
@@ -18,7 +21,7 @@ from mcp.types import CallToolResult, TextContent, Tool
 from slimtools.cli.proxy import dry_run
 from slimtools.proxy.config import ProxyConfig, parse_config
 from slimtools.proxy.server import build_proxy, proxy_server
-from slimtools.proxy.upstream import UpstreamSpec
+from slimtools.proxy.upstream import UpstreamSpec, connect
 from slimtools.tokens import count_tokens
 from tests.core_helpers import calls_in
 from tests.proxy_fixtures import envelope, text_of
@@ -216,3 +219,45 @@ async def test_the_dry_run_of_a_one_line_file_reports_a_real_first_page(
     assert len(shown["text"]) > 10_000
     assert ratio < 100  # the page holds text: 250,000 tokens over a 4,000-token page
     assert "too long for one page" in shown["hint"]
+
+
+MEMORY = Path(__file__).resolve().parents[1] / ".cache" / "npm" / "node_modules" / ".bin"
+
+
+@pytest.fixture
+def memory_server() -> str:
+    """``@modelcontextprotocol/server-memory`` from .cache/npm (installed by .ci/run)."""
+    server = MEMORY / "mcp-server-memory"
+    if not server.exists() or shutil.which("node") is None:
+        reason = "npm install --prefix .cache/npm @modelcontextprotocol/server-memory"
+        if os.environ.get("SLIMTOOLS_REQUIRE_SHARED") == "1":
+            pytest.fail(reason + " (SLIMTOOLS_REQUIRE_SHARED=1)")
+        pytest.skip(reason)
+    return str(server)
+
+
+@pytest.mark.subprocess
+async def test_a_real_memory_graph_is_paged_whole_and_every_byte_comes_back(
+    memory_server, tmp_path, monkeypatch
+):
+    """server-memory's 1,620-entity graph: page 1 5x smaller, the pages rejoin to the graph."""
+    monkeypatch.setenv("MEMORY_FILE_PATH", str(tmp_path / "memory.jsonl"))
+    entities = [
+        {"name": f"p{i}", "entityType": "person", "observations": [f"works on {i % 40}"]}
+        for i in range(1_620)
+    ]
+    with anyio.fail_after(90):
+        async with connect(UpstreamSpec(command=(memory_server,))) as upstream:
+            await upstream.call("create_entities", {"entities": entities})
+            links = [
+                {"from": f"p{i}", "to": f"p{i + 1}", "relationType": "knows"} for i in range(99)
+            ]
+            await upstream.call("create_relations", {"relations": links})
+            raw = text_of(await upstream.call("read_graph", {}))
+            proxy = build_proxy(ProxyConfig(), await upstream.tools(), upstream.call)
+            first = await proxy.kit.acall("read_graph", {})
+            pages = [json.loads(first.text)]
+            while nxt := [c for c in calls_in(pages[-1]["hint"], "read_graph") if "page" in c]:
+                pages.append(json.loads((await proxy.kit.acall("read_graph", nxt[0])).text))
+    assert count_tokens(raw) >= 5 * count_tokens(first.text)
+    assert json.loads("".join(p["text"] for p in pages)) == json.loads(raw)
