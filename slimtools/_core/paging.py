@@ -7,7 +7,7 @@ call that reads on with the functions below, so a rule and its wording exist onc
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, TypeVar
 
 from slimtools._core.jsonenc import dumps_str
@@ -52,19 +52,6 @@ def past_end(
     count = even if pages is None else pages
     shape = f"{total} {unit} in {count} pages of {'' if count == even else 'up to '}{size}"
     return f"page {dumps_str(page)} is {what}: {shape}; {retry}"
-
-
-def text_page(
-    lines: Sequence[str], page: int, size: int, next_call: Callable[[int], str]
-) -> tuple[str, list[str]]:
-    """Page ``page`` of ``lines`` as text, and the hint's parts: the lines shown, then the
-    call that reads the next page (``next_call(page + 1)``) when there is one."""
-    start, shown = page_of(lines, page, size)
-    end = start + len(shown)
-    parts = [f"lines {start + 1}-{end} of {len(lines)}"]
-    if end < len(lines):
-        parts.append("next: " + next_call(page + 1))
-    return "\n".join(shown), parts
 
 
 def format_call(name: str, args: Mapping[str, Any]) -> str:

@@ -20,10 +20,9 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
 
-from slimtools._core.jsonenc import dumps_str
 from slimtools.errors import ConfigurationError
 from slimtools.proxy._forward import Plan, Raw, slim
-from slimtools.proxy._payload import extract, records_in
+from slimtools.proxy._payload import extract, raw_tokens, records_in
 from slimtools.proxy.config import DEFAULT_AUTO_BRIEFS, ToolOptions
 from slimtools.proxy.suggest import suggest
 from slimtools.toolkit import Toolkit
@@ -67,6 +66,8 @@ class AutoBriefs:
         if found is not None or tokens <= self.threshold:
             return found
         options = choose_options(tool, data)
+        if options is not None and tool in self.chosen:  # a concurrent first call chose
+            return self.chosen[tool]
         if options is not None:
             self.chosen[tool] = options
             shown = ", ".join(".".join(f.path) for f in options.fields or ())
@@ -170,13 +171,15 @@ def auto_briefed(
         if raw.is_error or raw.opaque or current.budget is None:
             return await _with(current.shape(raw), plain, arguments)
         data = extract(raw.texts, raw.structured)
-        options = briefs.options_for(name, data, _tokens(raw, current))
+        tokens = raw_tokens(raw.texts, raw.structured, current.counter)
+        options = briefs.options_for(name, data, tokens)
         if options is None:
             return await _with(current.shape(raw), plain, arguments)
         shaped = Plan(options, current.budget, current.counter, current.passthrough)
-        briefed["fn"] = register(
-            slim(prefetched(fetch, shaped.shape), shaped, name=name, paged=paged)
-        )
+        if "fn" not in briefed:  # (a concurrent first call may have registered it)
+            briefed["fn"] = register(
+                slim(prefetched(fetch, shaped.shape), shaped, name=name, paged=paged)
+            )
         return await _with(shaped.shape(raw), briefed["fn"], arguments)
 
     call.__name__ = name
@@ -227,9 +230,3 @@ def install(
         paged=paged,
     )
     register(chooser, parameters=spec.parameters)
-
-
-def _tokens(raw: Raw, plan: Plan) -> int:
-    if raw.texts:
-        return sum(plan.counter(t) for t in raw.texts)
-    return plan.counter(dumps_str(raw.structured)) if raw.structured is not None else 0
