@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from slimtools.errors import ConfigurationError
 
-__all__ = ["Clip", "clip_text"]
+__all__ = ["Clip", "clip_text", "safe_cut"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,6 +66,27 @@ def _splits(text: str, i: int) -> bool:
             run += 1
         return run % 2 == 1
     return False
+
+
+def safe_cut(text: str, i: int, low: int = 0) -> int:
+    """The cut at or before ``i`` (and after ``low``) that breaks no grapheme or pair.
+
+    Used to cut a long text into pieces that rejoin exactly: a cut never lands inside a
+    surrogate pair, a combining sequence, an emoji ZWJ sequence, a flag or ``\\r\\n``.
+    When no such cut lies after ``low`` (a run of combining marks longer than the piece),
+    the nearest cut that splits no surrogate pair is taken, so a piece is never empty.
+    """
+    if i >= len(text):
+        return len(text)
+    cut = i
+    while cut > low and _splits(text, cut):
+        cut -= 1
+    if cut > low:
+        return cut
+    cut = i
+    while cut > low + 1 and "\ud800" <= text[cut - 1] <= "\udbff":
+        cut -= 1
+    return cut
 
 
 _WORD_BACKOFF = 16

@@ -432,3 +432,14 @@ def complete_records(keys: list[str]) -> st.SearchStrategy[dict[str, Any]]:
         st.fixed_dictionaries(dict.fromkeys(keys, value)),
         extras(),
     )
+
+
+# Texts as tools return them: line ends of every kind (``\n``, ``\r\n``, a lone ``\r``),
+# tabs, lines far longer than a page, graphemes of several code points, with or without
+# a final newline.
+_line_bits = st.one_of(
+    graphemes,
+    st.sampled_from(["\n", "\r\n", "\r", "\t", " "]),
+    st.text(st.sampled_from("abcXYZ0+/="), min_size=50, max_size=400),
+)
+page_texts = st.lists(_line_bits, max_size=60).map("".join)

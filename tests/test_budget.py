@@ -185,15 +185,16 @@ def test_without_paging_the_budget_still_drops_briefs_and_says_so():
     assert f"{len(env.briefs)} of 30 briefs shown" in env.hint
 
 
-def test_text_results_drop_lines_to_fit():
-    """A text page over budget keeps its first lines and says how many."""
+def test_text_pages_hold_the_lines_the_budget_fits():
+    """A text past the budget pages by fewer lines that fit, each page whole, none cut."""
     text = "\n".join(f"line number {i}" for i in range(100))
     env = paginate(limit=50, max_tokens=100)(lambda: text)()
     shown = env.text.split("\n")
     assert 0 < len(shown) < 50
-    assert shown[0] == "line number 0"
+    assert env.text.startswith("line number 0\n")
+    assert env.text.endswith("\n")
     assert count_tokens(str(env)) <= 100
-    assert f"{len(shown)} of 50 lines shown" in env.hint
+    assert "next: <lambda>(page=2)" in env.hint
 
 
 def test_cjk_briefs_are_budgeted_at_about_a_token_a_character():

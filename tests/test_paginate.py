@@ -286,7 +286,7 @@ TEXT = "\n".join(f"line {i}" for i in range(1, 8))
 def test_text_is_paged_by_lines(make_tool, call):
     """A string result is paged by lines; ``total`` is the line count."""
     env = call(make_tool([paginate(limit=3)], lambda q: TEXT), "a.py")
-    assert (env.total, env.text) == (7, "line 1\nline 2\nline 3")
+    assert (env.total, env.text) == (7, "line 1\nline 2\nline 3\n")
     assert env.hint == 'lines 1-3 of 7; next: search(query="a.py", page=2)'
     assert "briefs" not in json.loads(str(env))
 
@@ -295,11 +295,11 @@ def test_text_pages_follow_the_hint_to_the_end(make_tool, call):
     """Following the hint reads every line once; the last page has no next call."""
     tool = make_tool([paginate(limit=3)], lambda q: TEXT)
     env = call(tool, "a.py")
-    lines = env.text.split("\n")
+    pages = [env.text]
     while (nxt := next_call(env.hint, "search")) is not None:
         env = call(tool, **nxt)
-        lines += env.text.split("\n")
-    assert lines == TEXT.split("\n")
+        pages.append(env.text)
+    assert "".join(pages) == TEXT
     assert env.hint == "lines 7-7 of 7"
 
 
@@ -311,7 +311,9 @@ def test_text_that_fits_is_shown_whole(make_tool, call):
 
 def test_text_page_past_the_end_says_what_is_valid(make_tool, call):
     """A text page past the end shows no text and the call for the last page."""
-    env = call(make_tool([paginate(limit=3)], lambda q: TEXT), "a.py", page=5)
+    tool = make_tool([paginate(limit=3)], lambda q: TEXT)
+    call(tool, "a.py")
+    env = call(tool, "a.py", page=5)
     assert env.text == ""
     assert "page 5 is past the end: 7 lines in 3 pages of 3" in env.hint
 
@@ -324,7 +326,7 @@ def test_bytes_results_are_paged_as_text():
         return b"one\ntwo\xff"
 
     env = cat()
-    assert (env.total, env.text) == (2, "one")
+    assert (env.total, env.text) == (2, "one\n")
     assert cat(page=2).text == "two\ufffd"
 
 
@@ -351,7 +353,7 @@ def test_text_pages_reproduce_the_lines_exactly(lines, limit):
         pages.append(env.text)
         if "next:" not in env.hint:
             break
-    assert "\n".join(pages) in (text, text.removesuffix("\n"))
+    assert "".join(pages) == text
 
 
 def test_a_final_newline_does_not_count_as_a_line():
@@ -364,15 +366,16 @@ def test_a_final_newline_does_not_count_as_a_line():
     assert read().total == 2
 
 
-def test_windows_line_endings_are_shown_as_newlines():
-    """``\\r\\n`` ends a line like ``\\n``; the ``\\r`` is not shown."""
+def test_windows_line_endings_are_kept_on_pages():
+    """``\\r\\n`` ends a line like ``\\n`` and stays on the page as it was."""
 
     @paginate(limit=2)
     def read() -> str:
         return "a\r\nb\r\nc\r\n"
 
     env = read()
-    assert (env.total, env.text) == (3, "a\nb")
+    assert (env.total, env.text) == (3, "a\r\nb\r\n")
+    assert read(page=2).text == "c\r\n"
 
 
 def test_page_two_first_says_page_one_was_never_asked_for_and_gives_its_call(make_tool, call):

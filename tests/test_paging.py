@@ -11,10 +11,10 @@ from slimtools._core.paging import (
     page_count,
     page_of,
     past_end,
-    split_lines,
-    text_page,
     tool_call,
 )
+from slimtools._core.textpages import describe, text_pages
+from slimtools.tokens import count_tokens
 from tests.strategies import texts
 
 sizes = st.integers(min_value=1, max_value=12)
@@ -37,24 +37,17 @@ def test_page_count_is_the_fewest_pages_that_hold_everything(total, size):
 
 
 @given(text=texts, size=sizes)
-def test_text_pages_join_back_into_the_lines(text, size):
-    """Reading text pages until no next call is offered gives back every line."""
-    lines = split_lines(text)
-    read: list[str] = []
-    page = 1
-    while True:
-        shown, parts = text_page(lines, page, size, lambda n: f"next({n})")
-        read.extend(shown.split("\n") if lines else [])
-        if not any(p.startswith("next: ") for p in parts):
-            break
-        assert parts[-1] == f"next: next({page + 1})"
-        page += 1
-    assert read == lines or (lines == [] and read == [])
+def test_text_pages_join_back_into_the_text(text, size):
+    """The pages of a text, each at most ``size`` lines, concatenate to the text."""
+    pages = text_pages(text, size, None, count_tokens)
+    assert "".join(text[p.start : p.end] for p in pages) == text
+    assert all(p.last - p.first < size for p in pages)
 
 
 def test_a_text_page_says_which_lines_it_shows():
     """The hint's first part names the lines shown and how many there are."""
-    assert text_page(["a", "b", "c"], 2, 2, str) == ("c", ["lines 3-3 of 3"])
+    pages = text_pages("a\nb\nc", 2, None, count_tokens)
+    assert describe(pages[1], 3) == "lines 3-3 of 3"
 
 
 def test_past_end_names_the_pages_and_the_call_to_make():

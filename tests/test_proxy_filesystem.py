@@ -72,7 +72,7 @@ async def through_proxy(server: str, root: Path, *options: str) -> AsyncIterator
 
 
 async def test_unconfigured_tools_fit_the_global_budget(filesystem_server, tree):
-    """directory_tree and a long read_text_file become envelopes within 20,000 tokens."""
+    """directory_tree becomes automatic briefs, a long read_text_file pages within budget."""
     async with through_proxy(filesystem_server, tree) as client:
         tree_result = await client.call_tool("directory_tree", {"path": str(tree)})
         text_result = await client.call_tool("read_text_file", {"path": str(tree / "long.txt")})
@@ -83,11 +83,13 @@ async def test_unconfigured_tools_fit_the_global_budget(filesystem_server, tree)
     assert folders["total"] == 61
     assert count_tokens(text_of(tree_result)) <= 20_000
     assert folders["briefs"][0]["name"] == "folder_00"
-    assert "rest: directory_tree(" in folders["hint"]
+    assert folders["briefs"][0]["type"] == "directory"  # automatic briefs keep short kinds
+    assert "41 more: directory_tree(" in folders["hint"]
     lines = envelope(text_result)
     assert lines["total"] == 6000
     assert lines["text"].startswith("line number 1\n")
-    assert envelope(next_page)["text"].startswith("line number 101\n")
+    last = int(lines["text"].rsplit("line number ", 1)[1])
+    assert envelope(next_page)["text"].startswith(f"line number {last + 1}\n")
 
 
 async def test_a_small_result_passes_through_with_its_structured_wrapper(filesystem_server, tree):
@@ -120,4 +122,4 @@ async def test_a_config_slims_the_real_servers_results(filesystem_server, tree, 
     assert len(full["children"]) == 60
     raw_tokens = count_tokens(json.dumps(full)) * 61
     assert count_tokens(text_of(slim)) * 2 < raw_tokens
-    assert envelope(text)["text"].count("\n") == 49
+    assert envelope(text)["text"].count("\n") == 50

@@ -9,6 +9,7 @@ import pytest
 
 from slimtools import ConfigurationError
 from slimtools.cli import main
+from slimtools.proxy.autobrief import warn_unmatched
 from slimtools.proxy.config import parse_config
 from slimtools.proxy.suggest import render, suggest
 from tests._shared import shared_data
@@ -96,3 +97,61 @@ def test_on_recorded_github_issues_the_suggestion_is_over_20x_smaller(capsys):
     assert ratio > 20
     assert "[tools.list_issues]" in out
     assert json.loads(sample.read_text())[0]["node_id"] not in out
+
+
+def test_a_text_sample_gets_a_block_that_pages_it_by_lines():
+    """Text results are paged: the block sets lines per page for pages of a few thousand tokens."""
+    text = "".join(f"diff line {i} with some content here\n" for i in range(3_000))
+    found = suggest([text], tool="git_diff")
+    assert found.fields == []
+    assert 200 <= found.limit <= 1_000
+    config = parse_config(render(found), "suggested.toml")
+    assert config.options_for("git_diff").limit == found.limit
+    assert "lines of text: paged by lines" in render(found)
+
+
+def test_a_dict_of_several_lists_keeps_fields_of_each():
+    """A memory graph keeps its entities' names and kinds and its relations' ends and kinds."""
+    graph = {
+        "entities": [
+            {"type": "entity", "name": f"p{i}", "entityType": "person", "observations": ["x"]}
+            for i in range(20)
+        ],
+        "relations": [
+            {"type": "relation", "from": f"p{i}", "to": f"p{i + 1}", "relationType": "knows"}
+            for i in range(19)
+        ],
+    }
+    found = suggest([graph], tool="read_graph")
+    assert found.items is None
+    assert {"entities.name", "entities.entityType", "relations.from", "relations.to"} <= set(
+        found.fields
+    )
+    assert "relations.relationType" in found.fields
+
+
+def test_short_type_fields_are_kept():
+    """``directory_tree``'s ``type`` (file or directory) stays in the brief."""
+    tree = [{"name": f"n{i}", "type": "directory" if i % 2 else "file"} for i in range(10)]
+    assert suggest([tree], tool="directory_tree").fields == ["name", "type"]
+
+
+def test_a_config_whose_fields_match_no_record_key_is_warned_once(caplog):
+    """A configured tool whose fields name no key of its records is logged, once."""
+    options = parse_config('[tools.t]\nfields = ["nmae"]', "c.toml").options_for("t")
+    warned: set[str] = set()
+    with caplog.at_level("WARNING", logger="slimtools.proxy"):
+        warn_unmatched("t", options, [{"name": "a", "id": 1}], warned)
+        warn_unmatched("t", options, [{"name": "a", "id": 1}], warned)
+    messages = [r.getMessage() for r in caplog.records]
+    assert len(messages) == 1
+    assert "[tools.t] fields match no key" in messages[0]
+    assert "name, id" in messages[0]
+
+
+def test_a_config_whose_fields_match_stays_quiet(caplog):
+    """No warning when one configured field is a key of the records."""
+    options = parse_config('[tools.t]\nfields = ["name", "nope"]', "c.toml").options_for("t")
+    with caplog.at_level("WARNING", logger="slimtools.proxy"):
+        warn_unmatched("t", options, {"items": [{"name": "a"}]}, set())
+    assert not caplog.records

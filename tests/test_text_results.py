@@ -29,7 +29,7 @@ def test_long_text_shows_its_head_and_a_handle(kind):
     """Beyond ``head`` lines the envelope shows the head, the line count and a handle."""
     _kit, tool = _registered(kind, [summarize_with_handle(head=10)])
     env = call_sync(tool, "a.py")
-    assert (env.total, env.text) == (50, "\n".join(f"line {i}" for i in range(1, 11)))
+    assert (env.total, env.text) == (50, "".join(f"line {i}\n" for i in range(1, 11)))
     assert env.handle is not None
     assert env.hint == f'lines 1-10 of 50; more: get_record("{env.handle}", page=2)'
     assert list(json.loads(str(env))) == ["total", "hint", "handle", "text"]
@@ -40,7 +40,7 @@ def test_get_record_reads_the_text_on_by_pages(kind):
     kit, tool = _registered(kind, [summarize_with_handle(head=10)])
     handle = call_sync(tool, "a.py").handle
     page2 = json.loads(kit.get_record(handle, page=2))
-    assert page2["text"] == "\n".join(f"line {i}" for i in range(11, 21))
+    assert page2["text"] == "".join(f"line {i}\n" for i in range(11, 21))
     assert page2["hint"] == f'lines 11-20 of 50; next: get_record("{handle}", page=3)'
 
 
@@ -48,15 +48,15 @@ def test_reading_every_page_by_handle_gives_back_the_whole_text():
     """Page 1 of get_record, then each next page, is the full text."""
     kit, tool = _registered("function", [summarize_with_handle(head=7)])
     handle = tool("a.py").handle
-    lines: list[str] = []
+    pages: list[str] = []
     page = 1
     while True:
         shown = json.loads(kit.get_record(handle, page=page))
-        lines += shown["text"].split("\n")
+        pages.append(shown["text"])
         if "next:" not in shown["hint"]:
             break
         page += 1
-    assert "\n".join(lines) == FILE
+    assert "".join(pages) == FILE
 
 
 def test_command_output_shows_head_and_tail_with_an_omitted_marker(kind):
@@ -88,7 +88,7 @@ def test_paged_text_with_a_handle_offers_both_ways_on():
     """``paginate`` + ``summarize_with_handle`` page the text and keep it under a handle."""
     kit, tool = _registered("function", [summarize_with_handle(), paginate(limit=20)])
     env = tool("a.py")
-    assert env.text.split("\n")[-1] == "line 20"
+    assert env.text.endswith("\nline 20\n")
     assert env.hint == (
         'lines 1-20 of 50; next: search(query="a.py", page=2); '
         f'same pages later: get_record("{env.handle}", page=N)'
@@ -151,9 +151,9 @@ def test_head_tail_and_get_record_pages_cover_the_text(lines, head, tail):
     page = 1
     while True:
         shown = json.loads(kit.get_record(env.handle, page=page))
-        read += shown["text"].split("\n")
+        read.append(shown["text"])
         if "next:" not in shown["hint"]:
             break
         page += 1
-    assert "\n".join(read) in (text, text.removesuffix("\n"))
-    assert env.text.split("\n")[:head] == read[:head]
+    assert "".join(read) == text
+    assert env.text.split("\n")[:head] == "".join(read).split("\n")[:head]

@@ -21,8 +21,10 @@ from slimtools._core.deny import strip
 from slimtools._core.drive import UNAVAILABLE, Engine, Invoke, Load
 from slimtools._core.jsonenc import dumps_str
 from slimtools._core.keys import normalize_handle, record_key, text_key
-from slimtools._core.paging import chunks, handle_call, page_count, past_end, split_lines, text_page
+from slimtools._core.paging import chunks, handle_call, past_end
+from slimtools._core.textpages import describe, line_count, text_pages
 from slimtools.envelope import make_envelope
+from slimtools.tokens import count_tokens
 
 _MAX_HANDLE = 256
 _UNDER_LOOP = "fetch is async and an event loop is running: use aget_record"
@@ -157,23 +159,47 @@ def _answer(
     if not isinstance(page, int) or isinstance(page, bool) or page < 1:
         return f"page must be an integer >= 1, got {dumps_str(page)}.", True
     if is_text and isinstance(value, dict) and isinstance(value.get("text"), str):
-        size = int(value.get("page_lines") or 50)
-        return _text_answer(sources, value["text"], size, handle, page)
+        size = _positive(value.get("page_lines")) or 50
+        tokens = _positive(value.get("page_tokens"))
+        tool = next(iter(by_tool))
+        counter = sources.tools[tool].counter if tool in sources.tools else count_tokens
+        return _text_answer(sources, value["text"], (size, tokens, counter), handle, page)
     return _record_answer(sources, value, handle, page)
 
 
-def _text_answer(sources: Sources, text: str, size: int, handle: str, page: int) -> Answer:
-    """Page ``page`` of a kept text, as an envelope."""
-    lines = split_lines(text)
-    if page > page_count(len(lines), size):
-        last = page_count(len(lines), size)
-        retry = handle_call(sources.companion, handle, last)
-        hint = past_end(page, valid=True, total=len(lines), unit="lines", size=size, retry=retry)
-        return str(make_envelope(len(lines), [], hint, handle=handle, text="")), True
-    shown, parts = text_page(lines, page, size, lambda n: handle_call(sources.companion, handle, n))
-    hint = "; ".join(parts)
+def _positive(value: Any) -> int | None:
+    """A stored page size, or None when it is missing or not a positive integer."""
+    return value if type(value) is int and value >= 1 else None
+
+
+def _text_answer(
+    sources: Sources,
+    text: str,
+    spec: tuple[int, int | None, Callable[[str], int]],
+    handle: str,
+    page: int,
+) -> Answer:
+    """Page ``page`` of a kept text, as an envelope: the pages fixed when the handle was made."""
+    size, tokens, counter = spec
+    total = line_count(text)
+    pages = text_pages(text, size, tokens, counter)
+    if page > len(pages):
+        retry = handle_call(sources.companion, handle, len(pages))
+        hint = past_end(
+            page, valid=True, total=total, unit="lines", size=size, retry=retry, pages=len(pages)
+        )
+        return str(make_envelope(total, [], hint, handle=handle, text="")), True
+    shown = pages[page - 1]
+    parts = [describe(shown, total)]
+    if page < len(pages):
+        parts.append("next: " + handle_call(sources.companion, handle, page + 1))
     env = make_envelope(
-        len(lines), [], hint, page=page if page != 1 else None, handle=handle, text=shown
+        total,
+        [],
+        "; ".join(parts),
+        page=page if page != 1 else None,
+        handle=handle,
+        text=text[shown.start : shown.end],
     )
     return str(env), False
 

@@ -7,7 +7,7 @@ call that reads on with the functions below, so a rule and its wording exist onc
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, TypeVar
 
 from slimtools._core.jsonenc import dumps_str
@@ -32,24 +32,26 @@ def page_of(items: Sequence[T], page: int, size: int) -> tuple[int, Sequence[T]]
     return start, items[start : start + size]
 
 
-def past_end(page: Any, *, valid: bool, total: int, unit: str, size: int, retry: str) -> str:
-    """Why a page cannot be shown, how many there are, and the call to make instead."""
+def past_end(
+    page: Any,
+    *,
+    valid: bool,
+    total: int,
+    unit: str,
+    size: int,
+    retry: str,
+    pages: int | None = None,
+) -> str:
+    """Why a page cannot be shown, how many there are, and the call to make instead.
+
+    ``pages`` is the page count when it is not ``total`` over ``size`` (a text's pages
+    are also bounded by tokens).
+    """
     what = "past the end" if valid else "not a valid page"
-    shape = f"{total} {unit} in {page_count(total, size)} pages of {size}"
+    even = page_count(total, size)
+    count = even if pages is None else pages
+    shape = f"{total} {unit} in {count} pages of {'' if count == even else 'up to '}{size}"
     return f"page {dumps_str(page)} is {what}: {shape}; {retry}"
-
-
-def text_page(
-    lines: Sequence[str], page: int, size: int, next_call: Callable[[int], str]
-) -> tuple[str, list[str]]:
-    """Page ``page`` of ``lines`` as text, and the hint's parts: the lines shown, then the
-    call that reads the next page (``next_call(page + 1)``) when there is one."""
-    start, shown = page_of(lines, page, size)
-    end = start + len(shown)
-    parts = [f"lines {start + 1}-{end} of {len(lines)}"]
-    if end < len(lines):
-        parts.append("next: " + next_call(page + 1))
-    return "\n".join(shown), parts
 
 
 def format_call(name: str, args: Mapping[str, Any]) -> str:

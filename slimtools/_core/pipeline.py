@@ -19,17 +19,16 @@ from slimtools._core.config import Call, HandleSpec, PageSpec, SlimConfig
 from slimtools._core.drive import INVOKE, UNAVAILABLE, Engine, Load, Save
 from slimtools._core.fit import Out, Req, fit, note_unkept
 from slimtools._core.jsonenc import dumps_str, to_jsonable
-from slimtools._core.keys import make_handle, normalize_handle, record_key, text_key
+from slimtools._core.keys import make_handle, normalize_handle, record_key
 from slimtools._core.paging import (
     format_call,
     handle_call,
     page_count,
     page_of,
     past_end,
-    split_lines,
-    text_page,
     tool_call,
 )
+from slimtools._core.texts import multipage, show_text
 from slimtools.envelope import Envelope
 from slimtools.projection import record_to_plain
 
@@ -124,17 +123,17 @@ def run(cfg: SlimConfig, call: Call) -> Step:
     saves: dict[str, Any] = {}
     snapshot: str | None = None  # the key of the page-1 snapshot this call writes
     if fresh and paging is not None:
-        size = len(data) if kind == "records" else len(split_lines(data))
-        if size > (limit if page_ok else 0) or page > 1:
+        longer = multipage(cfg, call, (kind, data), limit)
+        if longer or (not page_ok and bool(data)) or page > 1:
             kind, data = _snapshot_form(cfg, kind, data)
             snapshot = snap or call.snapshot_key()
             saves[snapshot] = {"views": data} if kind == "views" else data
-        if missed and size > limit:  # only a result longer than a page has pages to miss
+        if missed and longer:  # only a result longer than a page has pages to miss
             notes.append(_missed(cfg, call, req, store_down=found is UNAVAILABLE))
     if kind in ("records", "views"):
         out, tail = _records(cfg, call, (kind, data), req, saves, detailed=detailed)
     else:
-        out, tail = _text(cfg, call, data, req, saves)
+        out, tail = show_text(cfg, call, data, req, saves)
     out.notes[:0] = notes
     env, resumes = fit(cfg, call, out, tail, req)
     if resumes and fresh and snapshot is None:
@@ -332,73 +331,3 @@ def _attach_handles(
         if first is None:
             first = (shown, full_key)
     return first
-
-
-def _text(
-    cfg: SlimConfig,
-    call: Call,
-    text: str,
-    req: Req,
-    saves: dict[str, Any],
-) -> tuple[Out, list[str]]:
-    lines = split_lines(text)
-    if cfg.paging is not None:
-        return _text_page(cfg, call, (text, lines), req, saves)
-    out = Out(total=len(lines))
-    spec = cfg.handles
-    if spec is None or len(lines) <= spec.head + spec.tail:
-        out.text = text
-        out.notes.append(f"all {len(lines)} lines")
-        return out, []
-    handle = _keep_text(call.tool, text, spec.head, saves)
-    out.handle, out.first_key = handle, text_key(call.tool, handle)
-    more = handle_call(call.companion, handle, 2)
-    if spec.tail:
-        omitted = len(lines) - spec.head - spec.tail
-        middle = f"… {omitted} lines omitted: {more} reads on …"
-        out.marker = (middle, f"… {omitted} lines omitted …")
-        out.text = "\n".join([*lines[: spec.head], middle, *lines[-spec.tail :]])
-        return out, [f"head and tail of {len(lines)} lines", f"the middle: {more}"]
-    out.text = "\n".join(lines[: spec.head])
-    return out, [f"lines 1-{spec.head} of {len(lines)}", f"more: {more}"]
-
-
-def _text_page(
-    cfg: SlimConfig,
-    call: Call,
-    source: tuple[str, list[str]],
-    req: Req,
-    saves: dict[str, Any],
-) -> tuple[Out, list[str]]:
-    text, lines = source
-    page, limit, page_ok = req.page, req.limit, req.ok
-    total = len(lines)
-    out = Out(total=total)
-    if not page_ok or page > page_count(total, limit):
-        out.text = ""
-        out.notes.append(_invalid_page(call, req, total, "lines"))
-        return out, []
-    if total <= limit:
-        out.text = text
-        out.notes.append(f"all {total} lines")
-        return out, []
-    out.page = page
-    default = cfg.paging.limit if cfg.paging is not None else limit
-    out.text, tail = text_page(
-        lines,
-        page,
-        limit,
-        lambda n: tool_call(call.tool, call.args, page=n, limit=limit, default=default),
-    )
-    if cfg.handles is not None:
-        out.handle = _keep_text(call.tool, text, limit, saves)
-        out.first_key = text_key(call.tool, out.handle)
-        tail.append(f"same pages later: {handle_call(call.companion, out.handle, 'N')}")
-    return out, tail
-
-
-def _keep_text(tool: str, text: str, page_lines: int, saves: dict[str, Any]) -> str:
-    """Queue the full text under a handle that ``get_record(handle, page=N)`` reads by pages."""
-    handle = make_handle(text)
-    saves[text_key(tool, handle)] = {"text": text, "page_lines": page_lines}
-    return handle

@@ -6,7 +6,8 @@ Each tool is listed with the toolkit's own JSON schemas: ``inputSchema`` is
 side validation of structured results holds. A call answers with both channels carrying the
 same envelope: one text block with the compact JSON the model reads and
 ``structuredContent`` equal to that JSON parsed, because MCP clients disagree on which of the
-two they show the model. Bad calls (wrong types, unknown or missing fields, an unknown tool
+two they show the model; ``emit=`` (or, by default, the client's ``clientInfo``) keeps one.
+Bad calls (wrong types, unknown or missing fields, an unknown tool
 or handle, a tool that raises) come back as ``isError`` results whose text says how to
 recover; a page past the end is an ordinary envelope whose hint names the valid pages.
 
@@ -32,6 +33,7 @@ except ImportError as exc:  # pragma: no cover - exercised only without the extr
         "slimtools.adapters.mcp needs the MCP SDK (mcp>=2): pip install 'slimtools[mcp]'"
     ) from exc
 
+from slimtools.adapters.mcp_emit import Emit, EmitMiddleware, EmitPolicy
 from slimtools.clearing.policy import ClearingPolicy
 from slimtools.errors import ConfigurationError
 from slimtools.toolkit import Toolkit, ToolResult, ToolSpec
@@ -71,6 +73,7 @@ def to_mcp_server(
     resources: bool = True,
     output_schemas: bool = True,
     annotations: Mapping[str, ToolAnnotations] | None = None,
+    emit: Emit | EmitPolicy | None = None,
 ) -> MCPServer[Any]:
     """Register every tool of ``kit``, ``get_record`` included, on an ``MCPServer``.
 
@@ -93,6 +96,10 @@ def to_mcp_server(
             ``structuredContent`` is sent either way.
         annotations: per tool name, the annotations to publish instead of those derived
             from its category (a proxy forwards its upstream's this way).
+        emit: which channel results use: ``"both"``, ``"text"`` (and no ``outputSchema``)
+            or ``"structured"``, or an ``EmitPolicy`` (per tool). ``None`` picks per client
+            from its ``clientInfo`` (``slimtools.adapters.mcp_emit.CLIENT_EMITS``; unknown
+            clients get both).
 
     Returns:
         The server, ready for ``server.run()`` or an in-process ``mcp.Client(server)``.
@@ -110,6 +117,8 @@ def to_mcp_server(
         _add_prebuilt_tools(server, tools)
     if resources:
         _add_record_template(server, kit, session)
+    policy = emit if isinstance(emit, EmitPolicy) else EmitPolicy(default=emit)
+    server.middleware.append(EmitMiddleware(policy))
     return server
 
 

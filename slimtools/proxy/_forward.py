@@ -24,8 +24,17 @@ from slimtools.tokens import count_tokens
 from slimtools.toolkit import ToolResult
 from slimtools.typing import TokenCounter
 
-UNCONFIGURED_LIMIT = 100
-"""Records (or lines) per page of an unconfigured tool's oversized result, before the budget."""
+UNCONFIGURED_LIMIT = 2_000
+"""Records (or lines) per page of an unconfigured tool's oversized result: so many that
+the page budget (``PAGE_TOKENS``), not a count, sizes its pages."""
+
+PAGE_TOKENS = 4_000
+"""Tokens a page of an unconfigured tool's oversized result holds (at most the budget).
+
+A few thousand: a 350,000-token diff reads in about 90 calls (not 521 pages of 678 tokens,
+as 100 lines a page gave), while a page stays a fifth of the 20,000-token budget, so what
+the model only skims costs little, and reading on never nears a client's refusal limit.
+"""
 
 ADDED = ("page", "limit")
 """The parameters paging adds; a backend that has either one pages itself."""
@@ -148,14 +157,17 @@ def slim(fn: Any, plan: Plan, *, name: str, paged: bool = True) -> Any:
         return fn
     counter = plan.counter
     if options is None:
+        page = min(budget, PAGE_TOKENS) if budget is not None else None
         if paged:
             fn = paginate(
                 limit=UNCONFIGURED_LIMIT,
                 max_limit=10 * UNCONFIGURED_LIMIT,
-                max_tokens=budget,
+                max_tokens=page,
                 token_counter=counter,
             )(fn)
-        return summarize_with_handle(max_tokens=budget, token_counter=counter)(fn)
+        return summarize_with_handle(
+            head=UNCONFIGURED_LIMIT, max_tokens=page, token_counter=counter
+        )(fn)
     budget = options.max_tokens or budget
     allowlist = options.brief_model(_model_name(name))
     if allowlist is not None:

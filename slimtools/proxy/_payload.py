@@ -63,12 +63,25 @@ def obvious_list(data: Any) -> str | None:
     """The key of the one list of records a dict holds (``"items"`` of a search), if one."""
     if not isinstance(data, dict):
         return None
-    keys = [
-        k
-        for k, v in data.items()
-        if isinstance(v, list) and v and sum(isinstance(x, dict) for x in v) * 2 > len(v)
-    ]
+    keys = [k for k, v in data.items() if isinstance(v, list) and _mostly_objects(v)]
     return keys[0] if len(keys) == 1 else None
+
+
+def records_in(data: Any) -> tuple[list[Any] | None, str | None]:
+    """The records a result holds and where (``None``: the result itself), if it holds any.
+
+    Records are a list mostly of objects: the result itself, or the one obvious list of a
+    dict (``obvious_list``), or, in a dict of several such lists (a memory graph's
+    ``entities`` and ``relations``), none of them, since no one list is the result.
+    """
+    if isinstance(data, list):
+        return (data, None) if _mostly_objects(data) else (None, None)
+    key = obvious_list(data)
+    return (data[key], key) if key is not None else (None, None)
+
+
+def _mostly_objects(values: list[Any]) -> bool:
+    return bool(values) and sum(isinstance(x, dict) for x in values) * 2 > len(values)
 
 
 def raw_tokens(texts: Sequence[str], structured: Any, counter: TokenCounter) -> int:

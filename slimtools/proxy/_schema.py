@@ -25,6 +25,7 @@ from pydantic import (
     StrictInt,
     StrictStr,
     ValidationError,
+    ValidationInfo,
     field_validator,
     model_validator,
 )
@@ -99,6 +100,9 @@ class ToolTable(BaseModel):
     on_unreadable: Literal["withhold", "text"] = Field(
         "withhold", description='"withhold" or "text"'
     )
+    emit: Literal["both", "text", "structured"] | None = Field(
+        None, description='"both", "text" or "structured"'
+    )
 
     @field_validator("fields", mode="before")
     @classmethod
@@ -157,14 +161,21 @@ class ConfigFile(BaseModel):
     session: Text | None = Field(None, description="a non-empty string")
     companion: Text = Field("get_record", description="a non-empty string")
     name: Text = Field("proxy", description="a non-empty string")
+    auto_briefs: StrictInt | StrictBool | None = Field(
+        None, description="a positive integer, or 0/false for none"
+    )
+    emit: Literal["both", "text", "structured"] | None = Field(
+        None, description='"both", "text" or "structured"'
+    )
     tools: dict[str, ToolTable] = Field({}, description="a table of [tools.NAME] tables")
 
-    @field_validator("max_tokens")
+    @field_validator("max_tokens", "auto_briefs")
     @classmethod
-    def _budget(cls, value: int | bool | None) -> int | bool | None:
+    def _budget(cls, value: int | bool | None, info: ValidationInfo) -> int | bool | None:
         if value is True or (isinstance(value, int) and not isinstance(value, bool) and value < 0):
             raise SchemaError(
-                f"must be a positive integer, or 0/false for none, got {value!r}", "max_tokens"
+                f"must be a positive integer, or 0/false for none, got {value!r}",
+                str(info.field_name),
             )
         return value
 

@@ -3,6 +3,8 @@
 ```toml
 max_tokens = 20000             # unconfigured tools: a larger result becomes an envelope
 store = "sqlite:///handles.db" # default memory://; sqlite or redis to share handles
+auto_briefs = 2000             # unconfigured record results past this: briefs (0: never)
+emit = "text"                  # "both", "text" or "structured" (default: per client)
 
 [tools.list_issues]            # a tool name, or a glob such as "list_*"
 items = "items"                # where the records are in a dict result
@@ -12,6 +14,7 @@ key = "number"                 # the brief field get_record takes
 limit = 10
 category = "search"
 response_format = true         # the model may ask for "detailed" (whole) records
+emit = "both"                  # this tool's channels, over the global emit
 ```
 
 A field is ``"path"`` (dotted; nested output kept), ``"name = path"`` (renamed) and either
@@ -66,6 +69,12 @@ __all__ = [
 DEFAULT_MAX_TOKENS = 20_000
 """The global budget of unconfigured tools when the config says nothing (or there is none)."""
 
+DEFAULT_AUTO_BRIEFS = 2_000
+"""Unconfigured record results past this many tokens are shown as automatic briefs."""
+
+EMITS = ("both", "text", "structured")
+"""The values of ``emit``: which channels of an MCP tool result carry the envelope."""
+
 
 @dataclass(frozen=True)
 class ToolOptions:
@@ -87,6 +96,8 @@ class ToolOptions:
     """A passed-through free text the allowlist cannot project: withheld, or shown ("text")."""
     response_format: bool = False
     """Add a ``response_format`` parameter: "detailed" shows whole records instead of briefs."""
+    emit: str | None = None
+    """The channels this tool's results use (``EMITS``); None: the global choice."""
     model: type[BaseModel] | None = None
     """An allowlist model given in code (``slimtools.wrap(tool, fields=Brief)``)."""
 
@@ -145,6 +156,9 @@ class ProxyConfig:
     session: str | None = None
     companion: str = "get_record"
     name: str = "proxy"
+    auto_briefs: int | None = DEFAULT_AUTO_BRIEFS
+    emit: str | None = None
+    """The channels of tool results (``EMITS``); None: chosen per client."""
     tools: tuple[tuple[str, ToolOptions], ...] = ()
     source: str = "<defaults>"
     _exact: dict[str, ToolOptions] = field(default_factory=dict, repr=False, compare=False)
@@ -245,6 +259,7 @@ def parse_config(text: str, source: str = "<config>") -> ProxyConfig:
     except ValidationError as exc:
         path, message = first_problem(exc)
         raise where.error(message, *path) from None
+    briefs = DEFAULT_AUTO_BRIEFS if "auto_briefs" not in data else parsed.auto_briefs
     budget = DEFAULT_MAX_TOKENS if "max_tokens" not in data else parsed.max_tokens
     return ProxyConfig(
         max_tokens=budget if budget and budget is not True else None,
@@ -252,6 +267,8 @@ def parse_config(text: str, source: str = "<config>") -> ProxyConfig:
         session=parsed.session,
         companion=parsed.companion,
         name=parsed.name,
+        auto_briefs=briefs if briefs and briefs is not True else None,
+        emit=parsed.emit,
         tools=tuple((name, _options(table)) for name, table in parsed.tools.items()),
         source=source,
     )

@@ -37,9 +37,11 @@ except ImportError as exc:  # pragma: no cover - exercised only without the extr
 
 from slimtools._core.session import session
 from slimtools.adapters.mcp import to_mcp_server
+from slimtools.adapters.mcp_emit import EmitPolicy
 from slimtools.errors import ConfigurationError
 from slimtools.proxy._forward import Plan, Raw, can_page, items_warning, slim
 from slimtools.proxy._screen import Screen
+from slimtools.proxy.autobrief import AutoBriefs, install, prefetched, warn_unmatched
 from slimtools.proxy.config import ProxyConfig, ToolOptions
 from slimtools.proxy.upstream import Upstream
 from slimtools.toolkit import Toolkit, ToolResult
@@ -74,6 +76,7 @@ class Proxy:
     annotations: dict[str, ToolAnnotations]
     plans: dict[str, Plan]
     instructions: str
+    briefs: AutoBriefs = dataclasses.field(default_factory=AutoBriefs)
 
 
 def build_proxy(
@@ -95,6 +98,7 @@ def build_proxy(
         log.warning("slimtools proxy: [tools.%s] matches no upstream tool", pattern)
     kit = Toolkit(config.name, store=config.store, companion_name=config.companion)
     proxy = Proxy(kit, {}, {}, _instructions(config.companion, instructions))
+    proxy.briefs.threshold = config.auto_briefs or 0
     for tool in tools:
         _register(proxy, config, tool, call)
     return proxy
@@ -108,9 +112,14 @@ def _register(proxy: Proxy, config: ProxyConfig, tool: Tool, call: Caller) -> No
     if warning:
         log.warning(warning)
 
-    async def forward(**arguments: Any) -> Any:
-        return proxy.plans[name].shape(raw_of(await call(name, arguments)))
+    async def fetch(arguments: dict[str, Any]) -> Raw:
+        return raw_of(await call(name, arguments))
 
+    def shape(raw: Raw) -> Any:
+        found = proxy.plans[name].shape(raw)  # the plan in force, replaced below
+        return warn_unmatched(name, options, found, proxy.briefs.warned)
+
+    forward = prefetched(fetch, shape)
     forward.__name__ = name
     fn = slim(forward, plan, name=name, paged=can_page(tool.input_schema))
     read_only = _read_only(tool, options.read_only if options else None)
@@ -160,6 +169,17 @@ def _register(proxy: Proxy, config: ProxyConfig, tool: Tool, call: Caller) -> No
         passthrough=partial(_fit_native, listed=listed, upstream=upstream_schema),
         screen_native=screen_result,
     )
+    if options is None and plan.slims and config.auto_briefs:
+        paged, plans = can_page(tool.input_schema), proxy.plans
+        install(
+            proxy.kit,
+            name,
+            fetch=fetch,
+            plan=lambda: plans[name],
+            briefs=proxy.briefs,
+            paged=paged,
+            parameters=tool.input_schema,
+        )
     annotations = tool.annotations.model_copy() if tool.annotations else ToolAnnotations()
     if options is not None and options.read_only is not None:
         annotations.read_only_hint = options.read_only
@@ -310,7 +330,14 @@ def proxy_server(proxy: Proxy, config: ProxyConfig, *, name: str | None = None) 
         middleware=[SessionBinder(config.session)],
         log_level="WARNING",
     )
-    return to_mcp_server(proxy.kit, server, annotations=proxy.annotations)
+    per_tool = {
+        name: found.emit
+        for name in proxy.plans
+        if (found := config.options_for(name)) is not None and found.emit is not None
+    }
+    # The config checked every emit against EMITS; its type is plain str.
+    policy = EmitPolicy(default=config.emit, tools=per_tool)  # type: ignore[arg-type]
+    return to_mcp_server(proxy.kit, server, annotations=proxy.annotations, emit=policy)
 
 
 async def start(config: ProxyConfig, upstream: Upstream) -> Proxy:

@@ -18,8 +18,9 @@ from pathlib import Path
 from typing import Any
 
 from slimtools._core.jsonenc import dumps_str
+from slimtools._core.textpages import line_count
 from slimtools.errors import ConfigurationError
-from slimtools.proxy._forward import Plan, slim
+from slimtools.proxy._forward import PAGE_TOKENS, Plan, slim
 from slimtools.proxy.config import ToolOptions, parse_config
 from slimtools.tokens import count_tokens
 
@@ -28,10 +29,15 @@ __all__ = ["Suggestion", "load_samples", "render", "suggest"]
 _IDS = ("id", "number", "sha", "key", "uuid")
 _NAMES = ("name", "full_name", "login", "title", "path", "ref", "label", "filename")
 _STATES = ("state", "status", "conclusion", "merged", "draft", "locked", "archived", "private")
+_KINDS = ("type", "kind", "category", "entitytype", "relationtype")
+"""Short fields that say what a record is (``directory_tree``'s ``type``, a graph's kinds)."""
+_REFS = ("from", "to", "source", "target", "parent")
+"""Fields that name the records a record links (a graph's relations)."""
 _COUNTS = ("comments", "additions", "deletions", "changed_files", "size", "count")
 _TEXTS = ("description", "message", "body", "summary", "text")
 _SUBNAMES = ("login", "name", "title", "ref", "total_count")
 _ACTORS = ("user", "owner", "actor", "author", "committer", "assignee", "sender", "creator")
+_MAX_LIMIT = 100  # a config's default max_limit
 _CLIP_OVER = 200
 _CLIP_TO = 160
 
@@ -57,10 +63,13 @@ class Suggestion:
         lines = [f"[tools.{_toml_key(self.tool)}]"]
         if self.items:
             lines.append(f"items = {json.dumps(self.items)}")
-        lines.append("fields = [" + ", ".join(json.dumps(f) for f in self.fields) + "]")
+        if self.fields:
+            lines.append("fields = [" + ", ".join(json.dumps(f) for f in self.fields) + "]")
         if self.key:
             lines.append(f"key = {json.dumps(self.key)}")
         lines.append(f"limit = {self.limit}")
+        if self.limit > _MAX_LIMIT:
+            lines.append(f"max_limit = {self.limit}")
         return "\n".join(lines)
 
     def options(self) -> ToolOptions:
@@ -96,9 +105,11 @@ def _list_path(data: Any, prefix: str = "", depth: int = 0) -> tuple[str | None,
     best: tuple[str | None, list[Any]] = (None, [])
     if not isinstance(data, dict) or depth > 2:
         return best
+    if depth == 0 and _several_lists(data):
+        return best  # several lists (a graph's entities and relations): the dict is the record
     for key, value in data.items():
         path = f"{prefix}{key}"
-        if isinstance(value, list) and sum(isinstance(v, dict) for v in value) * 2 > len(value):
+        if _is_record_list(value):
             found: tuple[str | None, list[Any]] = (path, value)
         elif isinstance(value, dict):
             found = _list_path(value, path + ".", depth + 1)
@@ -109,7 +120,15 @@ def _list_path(data: Any, prefix: str = "", depth: int = 0) -> tuple[str | None,
     return best
 
 
-def _verdict(key: str, values: list[Any]) -> tuple[str | None, str]:
+def _several_lists(data: dict[str, Any]) -> bool:
+    return sum(_is_record_list(v) for v in data.values()) > 1
+
+
+def _is_record_list(value: Any) -> bool:
+    return isinstance(value, list) and sum(isinstance(v, dict) for v in value) * 2 > len(value)
+
+
+def _verdict(key: str, values: list[Any], *, expand: bool = False) -> tuple[str | None, str]:
     """The field entry to keep for ``key`` (or None) and the reason."""
     present = [v for v in values if v is not None]
     low = key.lower()
@@ -129,6 +148,8 @@ def _verdict(key: str, values: list[Any]) -> tuple[str | None, str]:
         records = [x for v in present for x in v if isinstance(x, dict)]
         if not any(present):
             return None, "always empty"
+        if records and expand:
+            return _nested_list(key, records)
         if records:
             sub = _name_subfield(records)
             return (f"{key}.{sub}", f"nested lists ({sub} kept)") if sub else (None, "lists")
@@ -145,12 +166,39 @@ def _verdict(key: str, values: list[Any]) -> tuple[str | None, str]:
     return None, "other fields"
 
 
+def _nested_list(key: str, records: list[dict[str, Any]]) -> tuple[str | None, str]:
+    """The fields kept of a list of nested records, as ``key.sub`` entries joined by ``|``.
+
+    Each sub-field is judged as a top-level one would be (renames and deeper nesting
+    aside); with none kept, the name-like sub-field alone.
+    """
+    subs: dict[str, list[Any]] = {}
+    for record in records:
+        for sub, value in record.items():
+            subs.setdefault(sub, []).append(value)
+    kept = []
+    for sub, values in subs.items():
+        entry, _ = _verdict(sub, values)
+        if entry is not None and " = " not in entry and "." not in entry:
+            kept.append(f"{key}.{entry}")
+    if kept:
+        return "|".join(kept), f"nested lists ({', '.join(e.split('.', 1)[1] for e in kept)} kept)"
+    name = _name_subfield(records)
+    return (f"{key}.{name}", f"nested lists ({name} kept)") if name else (None, "lists")
+
+
 def _is_kept(low: str, values: list[Any]) -> bool:
-    if low in _IDS or low in _NAMES or low in _STATES or low in _COUNTS:
+    if low in _IDS or low in _NAMES or low in _STATES or low in _COUNTS or low in _REFS:
+        return True
+    if _is_kind(low) and all(isinstance(v, str) and len(v) <= 40 for v in values):
         return True
     if low.endswith(("_at", "_count", "_date")) or low == "date":
         return True
     return all(isinstance(v, str) and re.match(r"\d{4}-\d\d-\d\dT", v) for v in values)
+
+
+def _is_kind(low: str) -> bool:
+    return low in _KINDS or low.endswith(("_type", "_kind"))
 
 
 def _name_subfield(objects: list[dict[str, Any]]) -> str | None:
@@ -160,12 +208,20 @@ def _name_subfield(objects: list[dict[str, Any]]) -> str | None:
     return None
 
 
-def suggest(samples: Sequence[Any], *, tool: str = "TOOL", limit: int = 10) -> Suggestion:
+def suggest(
+    samples: Sequence[Any], *, tool: str = "TOOL", limit: int = 10, measure: bool = True
+) -> Suggestion:
     """A proposed allowlist for ``tool`` from sample results, with its measured ratio.
 
+    Text samples (every sample a string) get a block that pages them by lines, about
+    ``PAGE_TOKENS`` a page. ``measure=False`` skips running the samples through the
+    decorators (the proxy's automatic briefs need only the fields).
+
     Raises:
-        ConfigurationError: no sample holds a list of records (nothing to allowlist).
+        ConfigurationError: no sample holds a record, a list of records or a text.
     """
+    if samples and all(isinstance(s, str) for s in samples):
+        return _suggest_text(samples, tool, measure=measure)
     items: str | None = None
     records: list[dict[str, Any]] = []
     for sample in samples:
@@ -176,7 +232,7 @@ def suggest(samples: Sequence[Any], *, tool: str = "TOOL", limit: int = 10) -> S
         if isinstance(sample, dict) and not found:
             records.append(sample)
     if not records:
-        raise ConfigurationError("no sample holds a record or a list of records to allowlist")
+        raise ConfigurationError("no sample holds a record, a list of records or a text to page")
     keys: dict[str, list[Any]] = {}
     for record in records:
         for key, value in record.items():
@@ -184,12 +240,15 @@ def suggest(samples: Sequence[Any], *, tool: str = "TOOL", limit: int = 10) -> S
     fields: list[str] = []
     dropped: dict[str, list[str]] = {}
     types: dict[str, str] = {}
+    # A dict of several lists is one record whose lists each keep their own fields; a
+    # list nested in an ordinary record keeps only its name-like field.
+    expand = any(isinstance(s, dict) and _several_lists(s) for s in samples)
     for key, values in keys.items():
-        entry, reason = _verdict(key, values)
+        entry, reason = _verdict(key, values, expand=expand)
         if entry is None:
             dropped.setdefault(reason, []).append(key)
             continue
-        fields.append(entry)
+        fields += entry.split("|")
         if reason != "kept" and not reason.startswith("long texts"):
             dropped.setdefault(reason, []).append(key)
         types[entry] = _type_of(values)
@@ -205,7 +264,19 @@ def suggest(samples: Sequence[Any], *, tool: str = "TOOL", limit: int = 10) -> S
     )
     result = Suggestion(tool, items, fields, handle, limit, dropped, len(records), len(samples))
     result.types = types
-    _measure(result, samples)
+    if measure:
+        _measure(result, samples)
+    return result
+
+
+def _suggest_text(samples: Sequence[str], tool: str, *, measure: bool) -> Suggestion:
+    """Lines per page for a text tool: as many as make a page of about ``PAGE_TOKENS``."""
+    lines = sum(line_count(s) for s in samples)
+    per_line = sum(count_tokens(s) for s in samples) / max(1, lines)
+    limit = min(1_000, max(20, int(PAGE_TOKENS / max(1.0, per_line))))
+    result = Suggestion(tool, None, [], None, limit, records=lines, samples=len(samples))
+    if measure:
+        _measure(result, samples)
     return result
 
 
@@ -229,8 +300,11 @@ def render(result: Suggestion, *, fmt: str = "toml") -> str:
     """The suggestion as a commented TOML block or a Pydantic ``Brief`` model."""
     ratio = result.raw_tokens / result.envelope_tokens if result.envelope_tokens else 0.0
     where = f'at "{result.items}"' if result.items else "at the top level"
+    if not result.fields:
+        where = "of text: paged by lines"
     head = [
-        f"# slimtools suggest: {result.samples} sample(s), {result.records} records {where}",
+        f"# slimtools suggest: {result.samples} sample(s), {result.records} "
+        f"{'lines' if not result.fields else 'records'} {where}",
         f"# on the samples: {result.raw_tokens:,} raw tokens -> {result.envelope_tokens:,} in "
         f"the first page's envelope ({ratio:.1f}x smaller)",
     ]
