@@ -103,11 +103,11 @@ def _wants_tool(body: Any, tool: str) -> bool:
 def create_upstream(fake: FakeUpstream) -> Starlette:
     """The fake model API as a Starlette app."""
 
-    async def record(request: Request) -> tuple[Received, Any]:
+    async def record(request: Request, *, parse: bool = True) -> tuple[Received, Any]:
         raw = await request.body()
         got = Received(request.url.path, request.method, dict(request.headers), raw)
         fake.received.append(got)
-        return got, orjson.loads(raw) if raw else None
+        return got, orjson.loads(raw) if raw and parse else None
 
     async def messages(request: Request) -> Response:
         _, body = await record(request)
@@ -126,7 +126,7 @@ def create_upstream(fake: FakeUpstream) -> Starlette:
         return _responses(fake, body)
 
     async def other(request: Request) -> Response:
-        got, _ = await record(request)
+        got, _ = await record(request, parse=False)
         return JSONResponse(
             {"path": got.path, "method": got.method, "auth": got.headers.get("x-api-key")},
             headers={"x-upstream": "fake"},
@@ -143,8 +143,13 @@ def create_upstream(fake: FakeUpstream) -> Starlette:
     )
 
 
-def _account(fake: FakeUpstream, history: list[Any], output: int) -> tuple[int, int, int]:
+def _account(
+    fake: FakeUpstream, history: list[Any], output: int, *, writes: bool = True
+) -> tuple[int, int, int]:
+    """Bill a request; OpenAI bills no cache writes (what is not read is plain input)."""
     plain, read, write = fake.bill(history)
+    if not writes:
+        plain, write = plain + write, 0
     fake.billed["input"] += plain
     fake.billed["cache_read"] += read
     fake.billed["cache_write"] += write
@@ -231,7 +236,7 @@ def _chat(fake: FakeUpstream, body: Any) -> Response:
     script = fake.script
     calls = _calls_made(body["messages"], script.tool)
     call = _wants_tool(body, script.tool) and calls < script.rounds
-    plain, read, write = _account(fake, body["messages"], 5)
+    plain, read, write = _account(fake, body["messages"], 5, writes=False)
     usage = {
         "prompt_tokens": plain + read + write,
         "completion_tokens": 5,
@@ -279,7 +284,7 @@ def _responses(fake: FakeUpstream, body: Any) -> Response:
     items = body.get("input") if isinstance(body.get("input"), list) else []
     calls = _calls_made(items, script.tool)
     call = _wants_tool(body, script.tool) and calls < script.rounds
-    plain, read, write = _account(fake, items, 3)
+    plain, read, write = _account(fake, items, 3, writes=False)
     usage = {
         "input_tokens": plain + read + write,
         "input_tokens_details": {"cached_tokens": read},
