@@ -181,7 +181,8 @@ def test_anthropic_sdk_run_is_cleared_upstream_only(
     history = anthropic_run(gateway, stream=stream)
     assert_cleared_from_round_after(fake.model_requests("/v1/messages"))
     kept = results_sent({"messages": history})
-    assert len(kept) == 5 and not any(is_placeholder(t) for t in kept)
+    assert len(kept) == 5
+    assert not any(is_placeholder(t) for t in kept)
 
 
 @pytest.mark.parametrize("stream", [False, True], ids=["json", "sse"])
@@ -212,7 +213,8 @@ def test_stats_billed_match_the_upstream_count(
     openai_chat_run(gateway, stream=stream)
     total = httpx.get(gateway + "/slimtools/stats").json()["total"]
     assert total["billed"] == fake.billed
-    assert total["requests"] == 12 and total["cleared"] == 8
+    assert total["requests"] == 12
+    assert total["cleared"] == 8
     assert total["upstream_tokens"] < total["agent_tokens"]
 
 
@@ -220,9 +222,11 @@ def test_stats_model_the_cost_without_clearing(gateway: str) -> None:
     """Each conversation reports the ledger's no-clearing cost above what went upstream."""
     anthropic_run(gateway, stream=False)
     (row,) = httpx.get(gateway + "/slimtools/stats").json()["conversations"]
-    assert row["format"] == "anthropic" and row["requests"] == 6
+    assert row["format"] == "anthropic"
+    assert row["requests"] == 6
     assert row["modelled_read"] + row["modelled_write"] == row["agent_tokens"]
-    assert row["modelled_cost_without_clearing"] > 0 and row["billed_cost"] > 0
+    assert row["modelled_cost_without_clearing"] > 0
+    assert row["billed_cost"] > 0
 
 
 def test_count_tokens_counts_the_cleared_request(gateway: str, fake: FakeUpstream) -> None:
@@ -252,7 +256,8 @@ def test_auth_is_never_logged(
     with caplog.at_level(logging.DEBUG):
         anthropic_run(gateway, stream=True)
         httpx.post(gateway + "/v1/messages", content=b"{not json", headers={"x-api-key": "sk-9"})
-    assert "sk-ant-secret" not in caplog.text and "sk-9" not in caplog.text
+    assert "sk-ant-secret" not in caplog.text
+    assert "sk-9" not in caplog.text
 
 
 def test_unreadable_request_is_forwarded_unchanged_with_one_warning(
@@ -290,7 +295,8 @@ def test_previous_response_id_is_forwarded_and_noted(gateway: str, fake: FakeUps
     httpx.post(gateway + "/v1/responses", content=raw)
     assert fake.received[-1].raw == raw
     (row,) = httpx.get(gateway + "/slimtools/stats").json()["conversations"]
-    assert row["continued"] == 1 and row["requests"] == 0
+    assert row["continued"] == 1
+    assert row["requests"] == 0
 
 
 def test_unknown_fields_and_system_messages_are_kept(gateway: str, fake: FakeUpstream) -> None:
