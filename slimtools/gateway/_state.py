@@ -141,6 +141,9 @@ class ConversationCache:
         ``keep=False`` computes without recording the new state (``count_tokens``).
         """
         normalized = [normalize(m, format) for m in history]
+        if not normalized:  # nothing to clear, nothing worth remembering
+            empty = self._fresh(normalized, format)
+            return Cleared([], False, empty, ClearingReport(), 0, 0)
         prefixes = _prefix_digests(normalized)
         found, length, key = self._find(prefixes, normalized, format)
         if found is not None and length == len(normalized):
@@ -151,7 +154,7 @@ class ConversationCache:
         conversation = found if found is not None and keep else None
         replayed = 0
         if conversation is None:
-            conversation = self._fresh(normalized, prefixes, format)
+            conversation = self._fresh(normalized, format)
         starts = _starts_after(normalized, format, len(conversation.seen))
         for start in starts:
             conversation.call(normalized, start)
@@ -179,7 +182,7 @@ class ConversationCache:
             return found, length, prefixes[length - 1]
         return None, 0, b""
 
-    def _fresh(self, normalized: list[Any], prefixes: list[bytes], format: str) -> Conversation:
+    def _fresh(self, normalized: list[Any], format: str) -> Conversation:
         name = digest(normalized[0]).hex()[:16] if normalized else "empty"
         clearer = Clearer(self.policy, format=format)
         return Conversation(name, clearer)
