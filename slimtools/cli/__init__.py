@@ -4,7 +4,9 @@
 what clearing would change; ``report`` and ``bill`` (:mod:`slimtools.cli.report`) measure
 clearing against its peers and print the closed-form bill; ``clear`` and ``restore``
 (:mod:`slimtools.cli.files`) try a policy on a transcript file; ``proxy`` and ``suggest``
-(:mod:`slimtools.cli.proxy`) slim an MCP server you do not own; ``recall``
+(:mod:`slimtools.cli.proxy`) slim an MCP server you do not own; ``gateway``
+(:mod:`slimtools.cli.gateway`) clears for an agent you do not own, between it and its model
+API; ``recall``
 (:mod:`slimtools.cli.recall`) asks your model about cleared results. Every command exits 0 when
 it did its work, 1 when a file failed and 2 on bad usage.
 """
@@ -16,7 +18,7 @@ import os
 import sys
 from collections.abc import Sequence
 
-from slimtools.cli import analyze, files, proxy, recall, report
+from slimtools.cli import analyze, files, gateway, proxy, recall, report
 from slimtools.errors import ConfigurationError
 
 __all__ = ["main"]
@@ -30,7 +32,7 @@ def parser() -> argparse.ArgumentParser:
         "try clearing policies on transcripts, slim MCP servers you don't own.",
     )
     sub = root.add_subparsers(dest="command", required=True)
-    for module in (analyze, report, files, proxy, recall):
+    for module in (analyze, report, files, proxy, gateway, recall):
         module.add_commands(sub)
     return root
 

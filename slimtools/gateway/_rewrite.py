@@ -53,42 +53,62 @@ def rewrite(
     """The body to send upstream for ``raw``; never raises (unreadable goes unchanged)."""
     try:
         body = orjson.loads(raw)
-        history = history_of(body, endpoint)
-    except (orjson.JSONDecodeError, UnreadableError) as exc:
+    except orjson.JSONDecodeError as exc:
         return _unreadable(raw, stats, exc)
-    streaming = body.get("stream") is True
-    if endpoint.format == OPENAI_RESPONSES and continues_response(body):
-        found = stats.of(conversation_name(history, endpoint.format), endpoint.format)
-        found.continued += 1
-        return Outgoing(raw, found, streaming, "previous-response")
-    if server_clearing(body):
-        found = stats.of(conversation_name(history, endpoint.format), endpoint.format)
-        found.server_cleared += 1
-        return Outgoing(raw, found, streaming, "server-clearing")
+    streaming = isinstance(body, dict) and body.get("stream") is True
     try:
-        cleared = _clear(history, endpoint, cache)
-    except Exception as exc:  # a history the clearer cannot read must not fail the agent
+        cleared, conversation, note = clear_body(body, endpoint, cache, stats)
+    except UnreadableError as exc:
         return _unreadable(raw, stats, exc)
+    if cleared is None:
+        return Outgoing(raw, conversation, streaming, note)
+    return Outgoing(orjson.dumps(cleared), conversation, streaming, note)
+
+
+def clear_body(
+    body: Any, endpoint: Endpoint, cache: ConversationCache, stats: GatewayStats
+) -> tuple[dict[str, Any] | None, ConversationStats, str]:
+    """Clear a parsed request body: ``(new body or None when unchanged, stats, note)``.
+
+    The new body is a shallow copy with only the history replaced; ``body`` is not mutated.
+
+    Raises:
+        UnreadableError: the body or its history cannot be read or cleared.
+    """
+    history = history_of(body, endpoint)
+    name = conversation_name(history, endpoint.format)
+    if endpoint.format == OPENAI_RESPONSES and continues_response(body):
+        found = stats.of(name, endpoint.format)
+        found.continued += 1
+        return None, found, "previous-response"
+    if server_clearing(body):
+        found = stats.of(name, endpoint.format)
+        found.server_cleared += 1
+        return None, found, "server-clearing"
+    try:
+        with session(f"gateway:{name}"):
+            cleared = cache.clear(history, endpoint.format, keep=not endpoint.counts_tokens)
+    except Exception as exc:  # a history the clearer cannot read must not fail the agent
+        raise UnreadableError(
+            f"the history cannot be cleared: {type(exc).__name__}: {exc}"
+        ) from exc
     conversation = stats.of(cleared.conversation.id, endpoint.format)
     if not endpoint.counts_tokens:
-        conversation.record(
-            messages=len(history),
-            cleared=cleared.report.cleared_tool_uses,
-            saved=cleared.report.cleared_input_tokens,
-            agent=cleared.agent_tokens,
-            upstream=cleared.upstream_tokens,
-            replayed=cleared.replayed,
-        )
+        _record(conversation, cleared, len(history))
     if not cleared.changed:
-        return Outgoing(raw, conversation, streaming)
-    body[endpoint.field] = cleared.messages
-    return Outgoing(orjson.dumps(body), conversation, streaming)
+        return None, conversation, ""
+    return {**body, endpoint.field: cleared.messages}, conversation, ""
 
 
-def _clear(history: list[Any], endpoint: Endpoint, cache: ConversationCache) -> Cleared:
-    name = conversation_name(history, endpoint.format)
-    with session(f"gateway:{name}"):
-        return cache.clear(history, endpoint.format, keep=not endpoint.counts_tokens)
+def _record(conversation: ConversationStats, cleared: Cleared, messages: int) -> None:
+    conversation.record(
+        messages=messages,
+        cleared=cleared.report.cleared_tool_uses,
+        saved=cleared.report.cleared_input_tokens,
+        agent=cleared.agent_tokens,
+        upstream=cleared.upstream_tokens,
+        replayed=cleared.replayed,
+    )
 
 
 def _unreadable(raw: bytes, stats: GatewayStats, exc: Exception) -> Outgoing:

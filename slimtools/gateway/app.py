@@ -55,6 +55,7 @@ class Gateway:
     upstream: str
     cache: ConversationCache
     stats: GatewayStats
+    clearing: bool = True
     client: httpx.AsyncClient | None = None
 
     def http(self) -> httpx.AsyncClient:
@@ -68,6 +69,7 @@ def create_app(
     upstream: str,
     policy: ClearingPolicy | None = None,
     *,
+    clear: bool = True,
     max_conversations: int = 1000,
 ) -> Starlette:
     """The gateway app forwarding to ``upstream`` (``https://api.anthropic.com``).
@@ -75,6 +77,8 @@ def create_app(
     Args:
         upstream: the model API's base URL; request paths are appended to it.
         policy: the clearing policy (defaults to ``ClearingPolicy()``).
+        clear: False makes a pass-through of the same stack (nothing cleared, nothing
+            read but the usage): the baseline to compare against.
         max_conversations: conversations kept in memory (least recently used go first).
     """
     policy = policy if policy is not None else ClearingPolicy()
@@ -82,6 +86,7 @@ def create_app(
         upstream.rstrip("/"),
         ConversationCache(policy, max_conversations=max_conversations),
         GatewayStats(pricing_of(policy.cache), max_conversations=max_conversations),
+        clearing=clear,
     )
 
     @contextlib.asynccontextmanager
@@ -96,7 +101,7 @@ def create_app(
         return JSONResponse(gateway.stats.as_dict())
 
     async def forward(request: Request) -> Response:
-        endpoint = _endpoint_of(request)
+        endpoint = _endpoint_of(request) if gateway.clearing else None
         raw = await request.body()
         outgoing = (
             None if endpoint is None else rewrite(raw, endpoint, gateway.cache, gateway.stats)
