@@ -85,7 +85,8 @@ async def test_proxy_hook_clears_the_received_request(hook: SlimtoolsClearing) -
         call = {"id": f"c{n}", "type": "function",
                 "function": {"name": "read_log", "arguments": '{"name": "x"}'}}  # fmt: skip
         history += [{"role": "assistant", "content": None, "tool_calls": [call]},
-                    {"role": "tool", "tool_call_id": f"c{n}", "content": log_text("x")}]  # fmt: skip
+                    {"role": "tool", "tool_call_id": f"c{n}",
+                     "content": log_text("x")}]  # fmt: skip
     data = {"model": "m", "messages": history}
     out = await hook.async_pre_call_hook(None, None, data, "acompletion")
     assert sum(is_placeholder(m["content"]) for m in out["messages"] if m["role"] == "tool") == 3
