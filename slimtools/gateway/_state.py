@@ -5,8 +5,9 @@ The upstream request is a function of the history and the policy only: the
 (each :func:`~slimtools.ledger.round_starts` position) and at the request's end, exactly
 as an agent loop clearing before each call would have. A gateway that saw the earlier
 rounds and one that starts cold therefore send the same bytes. The state after a request
-is kept under the digest of the normalized history it read, so the next round (the same
-history grown) finds it and reads only the new messages; a history that does not extend a
+is found again by the history's content (its first message's digest, then the messages it
+read compared with the request's), so the next round (the same history grown) finds it and
+reads only the new messages; a history that does not extend a
 known one (an edited or branched conversation, another instance served the rounds between)
 is replayed from its start.
 
@@ -30,7 +31,8 @@ from slimtools.clearing.formats.base import starts_turn
 from slimtools.clearing.formats.view import get_codec
 from slimtools.gateway._wire import merge_back, normalize
 
-_EMPTY = b"\x00" * 16
+_PER_FIRST = 8
+"""Conversations kept per first message (branches of one conversation, retries)."""
 
 
 def digest(message: Any) -> bytes:
@@ -43,11 +45,6 @@ def digest(message: Any) -> bytes:
 def conversation_name(history: Sequence[dict[str, Any]], format: str) -> str:
     """A conversation's name in the stats: its first normalized message's digest, in hex."""
     return digest(normalize(history[0], format)).hex()[:16] if history else "empty"
-
-
-def chain(previous: bytes, message_digest: bytes) -> bytes:
-    """The digest of a history prefix from the previous prefix's and the next message's."""
-    return hashlib.blake2b(previous + message_digest, digest_size=16).digest()
 
 
 @dataclass
@@ -128,10 +125,13 @@ class ConversationCache:
             raise ValueError(f"max_conversations must be >= 1, got {max_conversations}")
         self.policy = policy
         self.max_conversations = max_conversations
-        self._by_prefix: OrderedDict[bytes, Conversation] = OrderedDict()
+        # First message's digest -> the conversations that start with it. A request is
+        # matched by comparing its messages with what a candidate read (a C-level list
+        # comparison, cheaper than digesting the whole history again on every request).
+        self._by_first: OrderedDict[bytes, list[Conversation]] = OrderedDict()
 
     def __len__(self) -> int:
-        return len(self._by_prefix)
+        return sum(len(found) for found in self._by_first.values())
 
     def clear(
         self, history: Sequence[dict[str, Any]], format: str, *, keep: bool = True
@@ -144,43 +144,48 @@ class ConversationCache:
         if not normalized:  # nothing to clear, nothing worth remembering
             empty = self._fresh(normalized, format)
             return Cleared([], False, empty, ClearingReport(), 0, 0)
-        prefixes = _prefix_digests(normalized)
-        found, length, key = self._find(prefixes, normalized, format)
+        key = format.encode() + digest(normalized[0])
+        found = self._find(key, normalized, format)
+        length = len(found.seen) if found is not None else 0
         if found is not None and length == len(normalized):
             messages, changed = _outgoing(history, found, format)
             return Cleared(messages, changed, found, found.last, 0, 0)
-        if found is not None and keep:
-            del self._by_prefix[key]
         conversation = found if found is not None and keep else None
-        replayed = 0
         if conversation is None:
             conversation = self._fresh(normalized, format)
-        starts = _starts_after(normalized, format, len(conversation.seen))
-        for start in starts:
+            length = 0
+            if keep:
+                self._remember(key, conversation)
+        replayed = 0
+        for start in _starts_after(normalized, format, len(conversation.seen)):
             conversation.call(normalized, start)
             replayed += 1
         report = conversation.call(normalized, len(normalized))
-        if keep:
-            self._remember(prefixes[-1], conversation)
         messages, changed = _outgoing(history, conversation, format)
         return Cleared(messages, changed, conversation, report, replayed, len(normalized) - length)
 
-    def _find(
-        self, prefixes: list[bytes], normalized: list[Any], format: str
-    ) -> tuple[Conversation | None, int, bytes]:
-        """The state of the longest known prefix whose end is a model call of this history."""
-        codec = get_codec(format)
-        for length in range(len(prefixes), 0, -1):
-            found = self._by_prefix.get(prefixes[length - 1])
-            if found is None:
+    def _find(self, key: bytes, normalized: list[Any], format: str) -> Conversation | None:
+        """The conversation that read the longest prefix of this history, provided that
+        prefix ends where this history records a model call."""
+        candidates = self._by_first.get(key)
+        if not candidates:
+            return None
+        self._by_first.move_to_end(key)
+        best: Conversation | None = None
+        for candidate in candidates:
+            length = len(candidate.seen)
+            if length > len(normalized) or (best is not None and length <= len(best.seen)):
                 continue
-            if length < len(normalized) and not _call_at(codec, normalized, length):
-                # The state was made for a request this history does not record as a model
-                # call (an interrupted one): reusing it would make the output depend on it.
-                return None, 0, b""
-            self._by_prefix.move_to_end(prefixes[length - 1])
-            return found, length, prefixes[length - 1]
-        return None, 0, b""
+            if candidate.seen == normalized[:length]:
+                best = candidate
+        if best is None:
+            return None
+        length = len(best.seen)
+        if length < len(normalized) and not _call_at(get_codec(format), normalized, length):
+            # The state was made for a request this history does not record as a model
+            # call (an interrupted one): reusing it would make the output depend on it.
+            return None
+        return best
 
     def _fresh(self, normalized: list[Any], format: str) -> Conversation:
         name = digest(normalized[0]).hex()[:16] if normalized else "empty"
@@ -188,19 +193,16 @@ class ConversationCache:
         return Conversation(name, clearer)
 
     def _remember(self, key: bytes, conversation: Conversation) -> None:
-        self._by_prefix[key] = conversation
-        self._by_prefix.move_to_end(key)
-        while len(self._by_prefix) > self.max_conversations:
-            self._by_prefix.popitem(last=False)
-
-
-def _prefix_digests(normalized: Sequence[Any]) -> list[bytes]:
-    out: list[bytes] = []
-    previous = _EMPTY
-    for message in normalized:
-        previous = chain(previous, digest(message))
-        out.append(previous)
-    return out
+        found = self._by_first.setdefault(key, [])
+        found.append(conversation)
+        if len(found) > _PER_FIRST:
+            del found[0]
+        self._by_first.move_to_end(key)
+        while len(self) > self.max_conversations:
+            oldest = next(iter(self._by_first))
+            self._by_first[oldest].pop(0)
+            if not self._by_first[oldest]:
+                del self._by_first[oldest]
 
 
 def _call_at(codec: Any, normalized: Sequence[Any], position: int) -> bool:
