@@ -111,8 +111,8 @@ def growth() -> None:
         times.append(time.perf_counter() - start)
     early, late = statistics.mean(times[:100]), statistics.mean(times[-100:])
     print(f"time per request, 1,000 rounds: first 100 {early * 1e3:.3f} ms, last 100 "
-          f"{late * 1e3:.3f} ms (x{late / early:.1f} for a history 10x longer; digesting the "
-          f"history is the part that grows)")  # fmt: skip
+          f"{late * 1e3:.3f} ms (x{late / early:.1f} for a history 10x longer: normalizing and comparing "
+          f"the history is the part that grows)")  # fmt: skip
 
 
 def memory() -> None:

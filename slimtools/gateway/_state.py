@@ -148,7 +148,7 @@ class ConversationCache:
         found = self._find(key, normalized, format)
         length = len(found.seen) if found is not None else 0
         if found is not None and length == len(normalized):
-            messages, changed = _outgoing(history, found, format)
+            messages, changed = _outgoing(history, normalized, found, format)
             return Cleared(messages, changed, found, found.last, 0, 0)
         conversation = found if found is not None and keep else None
         if conversation is None:
@@ -161,7 +161,7 @@ class ConversationCache:
             conversation.call(normalized, start)
             replayed += 1
         report = conversation.call(normalized, len(normalized))
-        messages, changed = _outgoing(history, conversation, format)
+        messages, changed = _outgoing(history, normalized, conversation, format)
         return Cleared(messages, changed, conversation, report, replayed, len(normalized) - length)
 
     def _find(self, key: bytes, normalized: list[Any], format: str) -> Conversation | None:
@@ -223,14 +223,19 @@ def _starts_after(normalized: Sequence[Any], format: str, done: int) -> list[int
 
 
 def _outgoing(
-    history: Sequence[dict[str, Any]], conversation: Conversation, format: str
+    history: Sequence[dict[str, Any]],
+    normalized: Sequence[Any],
+    conversation: Conversation,
+    format: str,
 ) -> tuple[list[Any], bool]:
-    """The agent's messages, with the clearer's rewrites merged in where it made any."""
+    """The agent's messages, with the clearer's rewrites merged in where it made any (a
+    message the agent sent as the clearer read it takes the rewrite as it is)."""
     seen, work = conversation.seen, conversation.work
     out: list[Any] = list(history)
     changed = False
     for i, message in enumerate(work):
         if message is not seen[i]:
-            out[i] = merge_back(history[i], seen[i], message, format)
+            plain = normalized[i] is history[i]
+            out[i] = message if plain else merge_back(history[i], seen[i], message, format)
             changed = True
     return out, changed
