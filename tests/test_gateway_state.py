@@ -40,6 +40,8 @@ def as_claude_code_sends(messages: list[Any]) -> list[Any]:
     """The messages with Claude Code's moving breakpoint: the last message's last block
     carries ``cache_control`` (a string message is folded into one text block for it)."""
     out = copy.deepcopy(messages)
+    if not out:
+        return out
     last = out[-1]
     if isinstance(last["content"], str):
         last["content"] = [{"type": "text", "text": last["content"]}]
@@ -81,6 +83,23 @@ def test_a_cold_cache_sends_what_a_warm_one_sends(fmt: str, script: Any, policy:
         assert orjson.dumps(sent) == orjson.dumps(
             ConversationCache(policy).clear(request, fmt).messages
         )
+
+
+@settings(max_examples=examples(40), deadline=None)
+@given(script=turns(), policy=policies)
+def test_moving_breakpoints_change_nothing_but_the_breakpoints(script: Any, policy: Any) -> None:
+    """With Claude Code's moving breakpoint, what goes upstream is what goes without it
+    (breakpoints aside), warm or cold, and the agent's breakpoint stays where it put it."""
+    history = render("anthropic", script)
+    warm, bare = ConversationCache(policy), ConversationCache(policy)
+    for request in requests_of(history, "anthropic"):
+        marked = as_claude_code_sends(request)
+        sent = warm.clear(marked, "anthropic").messages
+        cold = ConversationCache(policy).clear(marked, "anthropic").messages
+        assert orjson.dumps(sent) == orjson.dumps(cold)
+        assert unmarked(sent) == unmarked(bare.clear(request, "anthropic").messages)
+        if marked and marked[-1]["content"]:
+            assert sent[-1]["content"][-1]["cache_control"] == {"type": "ephemeral"}
 
 
 @pytest.mark.parametrize("fmt", WIRE_FORMATS)
