@@ -313,3 +313,12 @@ def test_unknown_fields_and_system_messages_are_kept(gateway: str, fake: FakeUps
     assert sent["context_management"] == body["context_management"]
     assert sent["messages"][1] == {"role": "system", "content": "be brief"}
     assert any(is_placeholder(t) for t in results_sent(sent))
+
+
+def test_openai_routes_are_cleared_under_any_prefix(gateway: str, fake: FakeUpstream) -> None:
+    """An OpenAI-compatible base URL without ``/v1`` is cleared all the same."""
+    history = openai_chat_run(gateway, stream=False)[:-1]
+    body = orjson.dumps({"model": "m", "messages": history})
+    httpx.post(gateway + "/chat/completions", content=body)
+    assert fake.received[-1].path == "/chat/completions"
+    assert any(is_placeholder(t) for t in results_sent(fake.received[-1].body))

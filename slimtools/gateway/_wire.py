@@ -32,9 +32,11 @@ class Endpoint:
 ENDPOINTS: tuple[Endpoint, ...] = (
     Endpoint("/v1/messages", ANTHROPIC, "messages"),
     Endpoint("/v1/messages/count_tokens", ANTHROPIC, "messages", counts_tokens=True),
-    Endpoint("/v1/chat/completions", OPENAI_CHAT, "messages"),
-    Endpoint("/v1/responses", OPENAI_RESPONSES, "input"),
+    Endpoint("/chat/completions", OPENAI_CHAT, "messages"),
+    Endpoint("/responses", OPENAI_RESPONSES, "input"),
 )
+"""The routes the gateway clears, matched as path suffixes: OpenAI-compatible servers put
+them under ``/v1``, ``/openai/v1`` or nothing; Anthropic's are always under ``/v1``."""
 
 
 class UnreadableError(ValueError):
