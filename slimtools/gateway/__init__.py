@@ -4,16 +4,16 @@ The gateway sits between any agent and its model API (Anthropic Messages, OpenAI
 Completions and Responses): it clears stale tool results in each request before it goes
 upstream, keeps the agent's own history untouched, and measures the bill. ``create_app``
 builds the ASGI app (needs the ``gateway`` extra: starlette, uvicorn, httpx);
-:class:`ConversationCache` and :func:`rewrite` are the I/O-free core that the LiteLLM hook
-shares.
+:class:`ConversationCache`, :func:`rewrite` and :func:`clear_body` are the I/O-free core
+that the LiteLLM hook shares.
 """
 
 from __future__ import annotations
 
-from slimtools.gateway._rewrite import Outgoing, rewrite
-from slimtools.gateway._state import Cleared, Conversation, ConversationCache
-from slimtools.gateway._wire import ENDPOINTS, Endpoint
-from slimtools.gateway.stats import ConversationStats, GatewayStats, Usage
+from slimtools.gateway._rewrite import Outgoing, clear_body, rewrite
+from slimtools.gateway._state import Cleared, Conversation, ConversationCache, conversation_name
+from slimtools.gateway._wire import ENDPOINTS, Endpoint, UnreadableError
+from slimtools.gateway.stats import ConversationStats, GatewayStats, Usage, usage_of
 
 __all__ = [
     "ENDPOINTS",
@@ -24,9 +24,13 @@ __all__ = [
     "Endpoint",
     "GatewayStats",
     "Outgoing",
+    "UnreadableError",
     "Usage",
+    "clear_body",
+    "conversation_name",
     "create_app",
     "rewrite",
+    "usage_of",
 ]
 
 

@@ -29,23 +29,23 @@ except ImportError as exc:  # pragma: no cover - the message names the extra
 
 from slimtools.clearing import ClearingPolicy
 from slimtools.clearing.pricing import pricing_of
-from slimtools.gateway._rewrite import clear_body
-from slimtools.gateway._state import ConversationCache, conversation_name
-from slimtools.gateway._wire import (
-    ANTHROPIC,
+from slimtools.gateway import (
     ENDPOINTS,
-    OPENAI_CHAT,
-    OPENAI_RESPONSES,
+    ConversationCache,
     Endpoint,
+    GatewayStats,
     UnreadableError,
+    clear_body,
+    conversation_name,
+    usage_of,
 )
-from slimtools.gateway.stats import GatewayStats, usage_of
 
 __all__ = ["SlimtoolsClearing", "clearing"]
 
 logger = logging.getLogger("slimtools.gateway")
 
 _BY_FORMAT = {e.format: e for e in ENDPOINTS if not e.counts_tokens}
+ANTHROPIC, OPENAI_CHAT, OPENAI_RESPONSES = "anthropic", "openai_chat", "openai_responses"
 _REMEMBERED = 256
 
 
