@@ -77,8 +77,8 @@ def create_app(
     Args:
         upstream: the model API's base URL; request paths are appended to it.
         policy: the clearing policy (defaults to ``ClearingPolicy()``).
-        clear: False makes a pass-through of the same stack (nothing cleared, nothing
-            read but the usage): the baseline to compare against.
+        clear: False makes a pass-through of the same stack (every request forwarded as
+            it came, nothing read): the baseline to compare against.
         max_conversations: conversations kept in memory (least recently used go first).
     """
     policy = policy if policy is not None else ClearingPolicy()
@@ -101,6 +101,8 @@ def create_app(
         return JSONResponse(gateway.stats.as_dict())
 
     async def forward(request: Request) -> Response:
+        # Clearing runs on the event loop, not in a thread: the conversation cache is not
+        # thread-safe, and a request costs its new messages only once the state is warm.
         endpoint = _endpoint_of(request) if gateway.clearing else None
         raw = await request.body()
         outgoing = (
