@@ -17,6 +17,7 @@ FRAMEWORKS = ("langchain", "langchain_core", "langgraph", "mcp", "openai", "anth
 FRAMEWORKS += ("pydantic_ai", "agents", "redis")
 FRAMEWORKS += ("rich", "matplotlib")  # the cli extra: tables and plots only
 FRAMEWORKS += ("opentelemetry",)  # the otel extra: only slimtools.instrumentation.otel imports it
+FRAMEWORKS += ("starlette", "uvicorn", "httpx", "litellm")  # the gateway and litellm extras
 
 PROBE = """
 import json, sys

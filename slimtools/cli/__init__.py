@@ -4,7 +4,9 @@
 what clearing would change; ``report`` and ``bill`` (:mod:`slimtools.cli.report`) measure
 clearing against its peers and print the closed-form bill; ``clear`` and ``restore``
 (:mod:`slimtools.cli.files`) try a policy on a transcript file; ``proxy`` and ``suggest``
-(:mod:`slimtools.cli.proxy`) slim an MCP server you do not own; ``recall``
+(:mod:`slimtools.cli.proxy`) slim an MCP server you do not own; ``gateway``
+(:mod:`slimtools.cli.gateway`) clears for an agent you do not own, between it and its model
+API; ``recall``
 (:mod:`slimtools.cli.recall`) asks your model about cleared results. Every command exits 0 when
 it did its work, 1 when a file failed and 2 on bad usage; errors are one line on stderr
 unless ``--verbose``.
@@ -18,7 +20,7 @@ import sys
 from collections.abc import Sequence
 
 from slimtools import __version__
-from slimtools.cli import analyze, files, proxy, recall, report
+from slimtools.cli import analyze, files, gateway, proxy, recall, report
 from slimtools.cli._options import Formatter
 from slimtools.cli._output import add_verbose_option, one_line_warnings
 from slimtools.errors import ConfigurationError
@@ -47,7 +49,7 @@ def parser() -> argparse.ArgumentParser:
     )
     root.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     sub = root.add_subparsers(dest="command", required=True)
-    for module in (analyze, report, files, proxy, recall):
+    for module in (analyze, report, files, proxy, gateway, recall):
         module.add_commands(sub)
     for command in sub.choices.values():  # every command, unless it added its own
         if "--verbose" not in command._option_string_actions:

@@ -1,0 +1,89 @@
+"""``slimtools gateway``: clear the tool results of an agent you don't own, on the wire.
+
+``slimtools gateway --upstream https://api.anthropic.com [--listen 127.0.0.1:8787]`` serves
+the Anthropic Messages, Chat Completions and Responses routes, clears each request under
+the policy options every command shares, and forwards everything else unchanged. Point the
+agent at it (``ANTHROPIC_BASE_URL=http://127.0.0.1:8787``, ``OPENAI_BASE_URL=.../v1``);
+``GET /slimtools/stats`` reports what it cleared and what the upstream billed.
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from slimtools.clearing import ClearingPolicy
+from slimtools.cli._policy import add_policy_options, build_policy, count, options_of
+from slimtools.errors import ConfigurationError
+
+__all__ = ["add_commands"]
+
+EXAMPLE = """\
+example:
+  slimtools gateway --upstream https://api.anthropic.com
+  ANTHROPIC_BASE_URL=http://127.0.0.1:8787 claude
+  slimtools gateway --upstream https://api.openai.com --cache openai --listen 127.0.0.1:9000
+  OPENAI_BASE_URL=http://127.0.0.1:9000/v1 your-agent
+
+exit status: 0 served until stopped, 2 bad usage (or the extra is not installed)
+"""
+
+
+def add_commands(sub: Any) -> None:
+    """Add ``gateway`` to the ``slimtools`` command's subparsers."""
+    parser = sub.add_parser(
+        "gateway",
+        help="clear stale tool results between any agent and its model API",
+        description=__doc__,
+        epilog=EXAMPLE,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--upstream", required=True, metavar="URL", help="the model API's base URL")
+    parser.add_argument(
+        "--listen",
+        type=listen_address,
+        default=("127.0.0.1", 8787),
+        metavar="HOST:PORT",
+        help="where to serve (default: 127.0.0.1:8787)",
+    )
+    parser.add_argument(
+        "--max-conversations",
+        type=count(1),
+        default=1000,
+        metavar="N",
+        help="conversations kept in memory, least recently used dropped first (default: 1000)",
+    )
+    add_policy_options(parser)
+    parser.set_defaults(run=run_gateway_command)
+
+
+def listen_address(text: str) -> tuple[str, int]:
+    """An argparse type: ``HOST:PORT``."""
+    host, sep, port = text.rpartition(":")
+    if not sep or not host or not port.isdigit() or not 0 < int(port) < 65536:
+        raise argparse.ArgumentTypeError(f"expected HOST:PORT, got {text!r}")
+    return host, int(port)
+
+
+def gateway_policy(args: argparse.Namespace) -> ClearingPolicy | None:
+    """The policy the options name (None for ``none``: a pass-through, for comparisons)."""
+    return build_policy(args.policy, cache=args.cache, **options_of(args))
+
+
+def run_gateway_command(args: argparse.Namespace) -> int:
+    """Serve until interrupted."""
+    try:
+        import uvicorn
+
+        from slimtools.gateway.app import create_app
+    except ImportError as exc:
+        raise ConfigurationError(
+            f"{exc}; install the extra: pip install 'slimtools[gateway]'"
+        ) from None
+    policy = gateway_policy(args)
+    app = create_app(
+        args.upstream, policy, clear=policy is not None, max_conversations=args.max_conversations
+    )
+    host, port = args.listen
+    uvicorn.run(app, host=host, port=port, log_level="warning")
+    return 0

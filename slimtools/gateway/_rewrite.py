@@ -1,0 +1,117 @@
+"""One request body in, the body to send upstream out: the gateway's decision, free of I/O.
+
+A body the gateway cannot read, or one it must not clear (the server clears it, or the
+history lives upstream behind ``previous_response_id``), goes out as the very bytes that
+came in; so does one whose clearing changed nothing. Otherwise only the history field is
+replaced and the body is serialized again, every other field kept in its order.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from typing import Any
+
+import orjson
+
+from slimtools._core.session import session
+from slimtools.gateway._state import Cleared, ConversationCache, conversation_name
+from slimtools.gateway._wire import (
+    OPENAI_RESPONSES,
+    Endpoint,
+    UnreadableError,
+    continues_response,
+    history_of,
+    server_clearing,
+)
+from slimtools.gateway.stats import ConversationStats, GatewayStats
+
+logger = logging.getLogger("slimtools.gateway")
+
+
+@dataclass(frozen=True, slots=True)
+class Outgoing:
+    """The body to send and whom its response's usage belongs to.
+
+    Attributes:
+        body: the bytes to send upstream.
+        stats: the conversation's figures (None for a body that could not be read).
+        streaming: whether the request asked for a streamed response.
+        note: why the body went unchanged, if it did for a reason (``"server-clearing"``,
+            ``"previous-response"``, ``"unreadable"``).
+    """
+
+    body: bytes
+    stats: ConversationStats | None
+    streaming: bool
+    note: str = ""
+
+
+def rewrite(
+    raw: bytes, endpoint: Endpoint, cache: ConversationCache, stats: GatewayStats
+) -> Outgoing:
+    """The body to send upstream for ``raw``; never raises (unreadable goes unchanged)."""
+    try:
+        body = orjson.loads(raw)
+    except orjson.JSONDecodeError as exc:
+        return _unreadable(raw, stats, exc)
+    streaming = isinstance(body, dict) and body.get("stream") is True
+    try:
+        cleared, conversation, note = clear_body(body, endpoint, cache, stats)
+    except UnreadableError as exc:
+        return _unreadable(raw, stats, exc)
+    if cleared is None:
+        return Outgoing(raw, conversation, streaming, note)
+    return Outgoing(orjson.dumps(cleared), conversation, streaming, note)
+
+
+def clear_body(
+    body: Any, endpoint: Endpoint, cache: ConversationCache, stats: GatewayStats
+) -> tuple[dict[str, Any] | None, ConversationStats, str]:
+    """Clear a parsed request body: ``(new body or None when unchanged, stats, note)``.
+
+    The new body is a shallow copy with only the history replaced; ``body`` is not mutated.
+
+    Raises:
+        UnreadableError: the body or its history cannot be read or cleared.
+    """
+    history = history_of(body, endpoint)
+    name = conversation_name(history, endpoint.format)
+    if endpoint.format == OPENAI_RESPONSES and continues_response(body):
+        found = stats.of(name, endpoint.format)
+        found.continued += 1
+        return None, found, "previous-response"
+    if server_clearing(body):
+        found = stats.of(name, endpoint.format)
+        found.server_cleared += 1
+        return None, found, "server-clearing"
+    try:
+        with session(f"gateway:{name}"):
+            cleared = cache.clear(history, endpoint.format, keep=not endpoint.counts_tokens)
+    except Exception as exc:  # a history the clearer cannot read must not fail the agent
+        raise UnreadableError(
+            f"the history cannot be cleared: {type(exc).__name__}: {exc}"
+        ) from exc
+    conversation = stats.of(cleared.conversation.id, endpoint.format)
+    if not endpoint.counts_tokens:
+        _record(conversation, cleared, len(history))
+    if not cleared.changed:
+        return None, conversation, ""
+    return {**body, endpoint.field: cleared.messages}, conversation, ""
+
+
+def _record(conversation: ConversationStats, cleared: Cleared, messages: int) -> None:
+    conversation.record(
+        messages=messages,
+        cleared=cleared.report.cleared_tool_uses,
+        saved=cleared.report.cleared_input_tokens,
+        agent=cleared.agent_tokens,
+        upstream=cleared.upstream_tokens,
+        replayed=cleared.replayed,
+    )
+
+
+def _unreadable(raw: bytes, stats: GatewayStats, exc: Exception) -> Outgoing:
+    stats.unreadable += 1
+    logger.warning("slimtools gateway: forwarding a request it cannot read unchanged: %s", exc)
+    return Outgoing(raw, None, False, "unreadable")

@@ -1,0 +1,241 @@
+"""Per-conversation clearing state, found again by the history's content.
+
+The upstream request is a function of the history and the policy only: the
+:class:`~slimtools.clearing.Clearer` is called at every model call the history records
+(each :func:`~slimtools.ledger.round_starts` position) and at the request's end, exactly
+as an agent loop clearing before each call would have. A gateway that saw the earlier
+rounds and one that starts cold therefore send the same bytes. The state after a request
+is found again by the history's content (its first message's digest, then the messages it
+read compared with the request's), so the next round (the same history grown) finds it and
+reads only the new messages; a history that does not extend a
+known one (an edited or branched conversation, another instance served the rounds between)
+is replayed from its start.
+
+The rejected simpler designs: a conversation id header (agents do not send one) and one
+clearer per conversation fed whatever arrives (its decisions would then depend on which
+requests this instance happened to see, and two instances would disagree).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections import OrderedDict
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import orjson
+
+from slimtools.clearing import Clearer, ClearingPolicy, ClearingReport
+from slimtools.clearing.formats.base import starts_turn
+from slimtools.clearing.formats.view import get_codec
+from slimtools.gateway._wire import merge_back, normalize
+
+_PER_FIRST = 8
+"""Conversations kept per first message (branches of one conversation, retries)."""
+
+
+def digest(message: Any) -> bytes:
+    """A 16-byte digest of one normalized message (keys sorted, so field order is moot)."""
+    return hashlib.blake2b(
+        orjson.dumps(message, option=orjson.OPT_SORT_KEYS), digest_size=16
+    ).digest()
+
+
+def conversation_name(history: Sequence[dict[str, Any]], format: str) -> str:
+    """A conversation's name in the stats: its first normalized message's digest, in hex."""
+    return digest(normalize(history[0], format)).hex()[:16] if history else "empty"
+
+
+@dataclass
+class Conversation:
+    """One conversation's clearer and what it has read and written.
+
+    Attributes:
+        id: a stable name for the stats (the digest of its first message, hex).
+        clearer: the clearer, called at every model call of the history so far.
+        seen: the normalized messages the clearer read, in order.
+        work: the clearer's own list (``clear_in_place``): ``seen`` with clears applied.
+        saved: tokens saved so far (every call's ``cleared_input_tokens``).
+        cleared_ids: call ids of every result cleared so far.
+        last: the report of the last call (the request's own).
+    """
+
+    id: str
+    clearer: Clearer
+    seen: list[Any] = field(default_factory=list)
+    work: list[Any] = field(default_factory=list)
+    saved: int = 0
+    cleared_ids: list[str] = field(default_factory=list)
+    last: ClearingReport = field(default_factory=ClearingReport)
+
+    def call(self, messages: Sequence[Any], end: int) -> ClearingReport:
+        """Read ``messages[len(seen):end]`` and clear as before a model call at ``end``."""
+        start = len(self.seen)
+        self.seen.extend(messages[start:end])
+        self.work.extend(messages[start:end])
+        report = self.clearer.clear_in_place(self.work)
+        self.saved += report.cleared_input_tokens
+        self.cleared_ids.extend(report.cleared_call_ids)
+        self.last = report
+        return report
+
+
+@dataclass(frozen=True, slots=True)
+class Cleared:
+    """A request's history as sent upstream, and what the clearing did.
+
+    Attributes:
+        messages: the history to send (the agent's own messages where nothing changed).
+        changed: whether any message differs from the agent's.
+        conversation: the conversation's state after this request.
+        report: this request's own clearing call.
+        replayed: model calls replayed from the history because no state extended it.
+        new_messages: messages read for this request.
+    """
+
+    messages: list[Any]
+    changed: bool
+    conversation: Conversation
+    report: ClearingReport
+    replayed: int
+    new_messages: int
+
+    @property
+    def agent_tokens(self) -> int:
+        """The prompt's tokens as the agent sent it (the clearer's count)."""
+        return self.report.tokens_after + self.conversation.saved
+
+    @property
+    def upstream_tokens(self) -> int:
+        """The prompt's tokens as sent upstream."""
+        return self.report.tokens_after
+
+
+class ConversationCache:
+    """Conversations by the digest of the history they have read; least recent goes first.
+
+    Args:
+        policy: the clearing policy of every conversation.
+        max_conversations: how many to keep (each holds about one copy of its history).
+    """
+
+    def __init__(self, policy: ClearingPolicy, *, max_conversations: int = 1000) -> None:
+        if max_conversations < 1:
+            raise ValueError(f"max_conversations must be >= 1, got {max_conversations}")
+        self.policy = policy
+        self.max_conversations = max_conversations
+        # First message's digest -> the conversations that start with it. A request is
+        # matched by comparing its messages with what a candidate read (a C-level list
+        # comparison, cheaper than digesting the whole history again on every request).
+        self._by_first: OrderedDict[bytes, list[Conversation]] = OrderedDict()
+
+    def __len__(self) -> int:
+        return sum(len(found) for found in self._by_first.values())
+
+    def clear(
+        self, history: Sequence[dict[str, Any]], format: str, *, keep: bool = True
+    ) -> Cleared:
+        """The history to send upstream for ``history`` (the agent's, untouched).
+
+        ``keep=False`` computes without recording the new state (``count_tokens``).
+        """
+        normalized = [normalize(m, format) for m in history]
+        if not normalized:  # nothing to clear, nothing worth remembering
+            empty = self._fresh(normalized, format)
+            return Cleared([], False, empty, ClearingReport(), 0, 0)
+        key = format.encode() + digest(normalized[0])
+        found = self._find(key, normalized, format)
+        length = len(found.seen) if found is not None else 0
+        if found is not None and length == len(normalized):
+            messages, changed = _outgoing(history, normalized, found, format)
+            return Cleared(messages, changed, found, found.last, 0, 0)
+        conversation = found if found is not None and keep else None
+        if conversation is None:
+            conversation = self._fresh(normalized, format)
+            length = 0
+            if keep:
+                self._remember(key, conversation)
+        replayed = 0
+        for start in _starts_after(normalized, format, len(conversation.seen)):
+            conversation.call(normalized, start)
+            replayed += 1
+        report = conversation.call(normalized, len(normalized))
+        messages, changed = _outgoing(history, normalized, conversation, format)
+        return Cleared(messages, changed, conversation, report, replayed, len(normalized) - length)
+
+    def _find(self, key: bytes, normalized: list[Any], format: str) -> Conversation | None:
+        """The conversation that read the longest prefix of this history, provided that
+        prefix ends where this history records a model call."""
+        candidates = self._by_first.get(key)
+        if not candidates:
+            return None
+        self._by_first.move_to_end(key)
+        best: Conversation | None = None
+        for candidate in candidates:
+            length = len(candidate.seen)
+            if length > len(normalized) or (best is not None and length <= len(best.seen)):
+                continue
+            if candidate.seen == normalized[:length]:
+                best = candidate
+        if best is None:
+            return None
+        length = len(best.seen)
+        if length < len(normalized) and not _call_at(get_codec(format), normalized, length):
+            # The state was made for a request this history does not record as a model
+            # call (an interrupted one): reusing it would make the output depend on it.
+            return None
+        return best
+
+    def _fresh(self, normalized: list[Any], format: str) -> Conversation:
+        name = digest(normalized[0]).hex()[:16] if normalized else "empty"
+        clearer = Clearer(self.policy, format=format)
+        return Conversation(name, clearer)
+
+    def _remember(self, key: bytes, conversation: Conversation) -> None:
+        found = self._by_first.setdefault(key, [])
+        found.append(conversation)
+        if len(found) > _PER_FIRST:
+            del found[0]
+        self._by_first.move_to_end(key)
+        while len(self) > self.max_conversations:
+            oldest = next(iter(self._by_first))
+            self._by_first[oldest].pop(0)
+            if not self._by_first[oldest]:
+                del self._by_first[oldest]
+
+
+def _call_at(codec: Any, normalized: Sequence[Any], position: int) -> bool:
+    """Whether a model call's output starts at ``position`` of the history."""
+    try:
+        model = codec.decode(normalized[position])[0]
+        previous = codec.decode(normalized[position - 1])[0] if position else False
+    except Exception:
+        return False
+    return starts_turn(codec.run_turns, bool(model), bool(previous))
+
+
+def _starts_after(normalized: Sequence[Any], format: str, done: int) -> list[int]:
+    """The model calls the history records after its first ``done`` messages (the turn
+    rule of :func:`~slimtools.ledger.round_starts`, applied to the new messages only)."""
+    codec = get_codec(format)
+    return [p for p in range(done + 1, len(normalized)) if _call_at(codec, normalized, p)]
+
+
+def _outgoing(
+    history: Sequence[dict[str, Any]],
+    normalized: Sequence[Any],
+    conversation: Conversation,
+    format: str,
+) -> tuple[list[Any], bool]:
+    """The agent's messages, with the clearer's rewrites merged in where it made any (a
+    message the agent sent as the clearer read it takes the rewrite as it is)."""
+    seen, work = conversation.seen, conversation.work
+    out: list[Any] = list(history)
+    changed = False
+    for i, message in enumerate(work):
+        if message is not seen[i]:
+            plain = normalized[i] is history[i]
+            out[i] = message if plain else merge_back(history[i], seen[i], message, format)
+            changed = True
+    return out, changed

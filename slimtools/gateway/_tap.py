@@ -1,0 +1,71 @@
+"""Read the billed ``usage`` out of an upstream response while relaying it untouched.
+
+A streamed response (``text/event-stream``) is read line by line as its chunks pass: only a
+``data:`` line that mentions ``usage`` is parsed. A plain JSON response is kept (up to
+:data:`MAX_JSON_BYTES`) and parsed once it has passed. The relayed bytes are never changed.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+import orjson
+
+from slimtools.gateway.stats import Usage, raw_usage_in_event, usage_of
+
+MAX_JSON_BYTES = 8 * 1024 * 1024
+"""A JSON response larger than this is relayed without reading its usage."""
+
+logger = logging.getLogger("slimtools.gateway")
+
+
+class UsageTap:
+    """Fed each relayed chunk; :attr:`usage` is what the response billed (None: unknown)."""
+
+    def __init__(self, content_type: str) -> None:
+        self.streaming = content_type.startswith("text/event-stream")
+        self.usage: Usage | None = None
+        self._buffer = bytearray()
+        self._overflow = False
+        self._fields: dict[str, Any] = {}
+
+    def feed(self, chunk: bytes) -> None:
+        """Note one chunk of the response as it passes."""
+        if not self.streaming:
+            if not self._overflow:
+                self._buffer += chunk
+                self._overflow = len(self._buffer) > MAX_JSON_BYTES
+            return
+        self._buffer += chunk
+        if b"\n" not in chunk:
+            return
+        *lines, rest = bytes(self._buffer).split(b"\n")
+        self._buffer = bytearray(rest)
+        for line in lines:
+            if line.startswith(b"data:") and b'"usage"' in line:
+                self._event(line[5:].strip())
+
+    def close(self) -> Usage | None:
+        """The response has passed: read what is left and return the usage."""
+        if self.streaming:
+            self.feed(b"\n")
+            if self._fields:
+                self.usage = usage_of(self._fields)
+        elif not self._overflow and self._buffer:
+            try:
+                self.usage = usage_of(orjson.loads(self._buffer).get("usage"))
+            except (orjson.JSONDecodeError, AttributeError):
+                logger.debug("response body is not a JSON object; usage unknown")
+        self._buffer = bytearray()
+        return self.usage
+
+    def _event(self, data: bytes) -> None:
+        try:
+            found = raw_usage_in_event(orjson.loads(data))
+        except orjson.JSONDecodeError:
+            return
+        if found is not None:
+            # Anthropic's message_start has a stand-in output count that message_delta
+            # replaces; its other figures repeat or refine earlier ones: the last one wins.
+            self._fields.update({k: v for k, v in found.items() if v is not None})

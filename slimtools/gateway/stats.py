@@ -1,0 +1,176 @@
+"""What the gateway did and what it cost: per conversation and in total.
+
+Each cleared request adds what the clearer counted (the prompt's tokens as the agent sent
+it and as it went upstream, results cleared); each upstream response adds the ``usage`` it
+reports (uncached input, cache reads and writes, output). Beside them stands the ledger's
+model of the same requests *without* clearing: each request reads the previous prompt from
+the cache and writes the rest (:class:`~slimtools.ledger.TokenLedger`'s rule), priced by the
+gateway's :class:`~slimtools.clearing.CachePricing`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from slimtools.clearing import CachePricing
+
+
+@dataclass(slots=True)
+class Usage:
+    """Tokens an upstream response says it billed, in one shape for every API.
+
+    Attributes:
+        input: input tokens billed at the plain price (neither read nor written to a cache).
+        cache_read: input tokens read from the cache.
+        cache_write: input tokens written to the cache (Anthropic only; OpenAI does not bill
+            writes separately).
+        output: output tokens.
+    """
+
+    input: int = 0
+    cache_read: int = 0
+    cache_write: int = 0
+    output: int = 0
+
+    def add(self, other: Usage) -> None:
+        """Add another response's usage."""
+        self.input += other.input
+        self.cache_read += other.cache_read
+        self.cache_write += other.cache_write
+        self.output += other.output
+
+
+def _int(value: Any) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
+
+
+def usage_of(usage: Any) -> Usage | None:
+    """Read a ``usage`` object of Anthropic Messages, Chat Completions or Responses."""
+    if not isinstance(usage, Mapping):
+        return None
+    if "cache_read_input_tokens" in usage or "cache_creation_input_tokens" in usage:
+        return Usage(
+            _int(usage.get("input_tokens")),
+            _int(usage.get("cache_read_input_tokens")),
+            _int(usage.get("cache_creation_input_tokens")),
+            _int(usage.get("output_tokens")),
+        )
+    details = usage.get("prompt_tokens_details") or usage.get("input_tokens_details") or {}
+    cached = _int(details.get("cached_tokens")) if isinstance(details, Mapping) else 0
+    if "prompt_tokens" in usage:  # Chat Completions: prompt_tokens includes the cached ones
+        total, output = _int(usage.get("prompt_tokens")), _int(usage.get("completion_tokens"))
+    else:  # Anthropic without cache fields, or Responses (input_tokens includes cached)
+        total, output = _int(usage.get("input_tokens")), _int(usage.get("output_tokens"))
+        if "input_tokens_details" not in usage:
+            cached = 0
+    return Usage(max(total - cached, 0), cached, 0, output)
+
+
+def raw_usage_in_event(event: Any) -> Mapping[str, Any] | None:
+    """The ``usage`` object one streamed event carries: Anthropic's ``message_start`` and
+    ``message_delta`` (whose figures are cumulative: later ones replace earlier ones), a
+    Chat Completions chunk with ``usage``, a Responses ``response.completed``."""
+    if not isinstance(event, Mapping):
+        return None
+    found: Any = event.get("usage")
+    if isinstance(event.get("message"), Mapping):  # message_start
+        found = event["message"].get("usage")
+    elif isinstance(event.get("response"), Mapping):
+        found = (
+            event["response"].get("usage") if event.get("type") == "response.completed" else None
+        )
+    return found if isinstance(found, Mapping) else None
+
+
+@dataclass(slots=True)
+class ConversationStats:
+    """One conversation's figures (:meth:`as_dict` is its JSON in ``/slimtools/stats``)."""
+
+    id: str
+    format: str
+    requests: int = 0
+    messages: int = 0
+    cleared: int = 0
+    tokens_saved: int = 0
+    agent_tokens: int = 0
+    upstream_tokens: int = 0
+    replayed_calls: int = 0
+    server_cleared: int = 0
+    continued: int = 0
+    unreadable: int = 0
+    billed: Usage = field(default_factory=Usage)
+    modelled_read: int = 0
+    modelled_write: int = 0
+    _previous_agent: int = 0
+
+    def record(
+        self, *, messages: int, cleared: int, saved: int, agent: int, upstream: int, replayed: int
+    ) -> None:
+        """Add one cleared request (and the ledger's no-clearing model of it)."""
+        self.requests += 1
+        self.messages = messages
+        self.cleared += cleared
+        self.tokens_saved += saved
+        self.agent_tokens += agent
+        self.upstream_tokens += upstream
+        self.replayed_calls += replayed
+        read = min(self._previous_agent, agent)
+        self.modelled_read += read
+        self.modelled_write += agent - read
+        self._previous_agent = agent
+
+    def as_dict(self, pricing: CachePricing | None) -> dict[str, Any]:
+        """The JSON figures; costs are in plain-input-token equivalents under ``pricing``."""
+        out = {k: v for k, v in asdict(self).items() if not k.startswith("_")}
+        out["billed_cost"] = round(_cost(self.billed.input, self.billed, pricing), 1)
+        modelled = Usage(cache_read=self.modelled_read, cache_write=self.modelled_write)
+        out["modelled_cost_without_clearing"] = round(_cost(0, modelled, pricing), 1)
+        return out
+
+
+def _cost(plain: int, usage: Usage, pricing: CachePricing | None) -> float:
+    if pricing is None:
+        return float(plain + usage.cache_read + usage.cache_write)
+    return plain + pricing.cost(usage.cache_read, usage.cache_write)
+
+
+class GatewayStats:
+    """Every conversation's figures and their total; one per gateway app."""
+
+    def __init__(self, pricing: CachePricing | None, *, max_conversations: int = 1000) -> None:
+        self.pricing = pricing
+        self.max_conversations = max_conversations
+        self.conversations: dict[str, ConversationStats] = {}
+        self.forwarded = 0
+        self.unreadable = 0
+
+    def of(self, conversation: str, format: str) -> ConversationStats:
+        """The figures of one conversation (created on first use; the oldest go first)."""
+        found = self.conversations.get(conversation)
+        if found is None:
+            if len(self.conversations) >= self.max_conversations:
+                del self.conversations[next(iter(self.conversations))]
+            found = self.conversations[conversation] = ConversationStats(conversation, format)
+        return found
+
+    def as_dict(self) -> dict[str, Any]:
+        """``{"total": {...}, "conversations": [...], "forwarded": N, "unreadable": N}``."""
+        rows = [c.as_dict(self.pricing) for c in self.conversations.values()]
+        total: dict[str, Any] = {}
+        for row in rows:
+            for key, value in row.items():
+                if isinstance(value, (int, float)) and not isinstance(value, bool):
+                    total[key] = total.get(key, 0) + value
+                elif isinstance(value, dict):
+                    inner = total.setdefault(key, {})
+                    for k, v in value.items():
+                        inner[k] = inner.get(k, 0) + v
+        total["conversations"] = len(rows)
+        return {
+            "total": total,
+            "conversations": rows,
+            "forwarded": self.forwarded,
+            "unreadable": self.unreadable,
+        }
