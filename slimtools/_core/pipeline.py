@@ -10,6 +10,7 @@ envelope: projection never runs over 10,000 rows to return 3.
 from __future__ import annotations
 
 import dataclasses
+import logging
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
@@ -20,6 +21,8 @@ from slimtools._core.drive import INVOKE, UNAVAILABLE, Engine, Load, Save
 from slimtools._core.fit import Out, Req, fit, note_unkept
 from slimtools._core.jsonenc import dumps_str, to_jsonable
 from slimtools._core.keys import make_handle, normalize_handle, record_key, text_key
+from slimtools._core.readable import Unreadable, read
+from slimtools._core.scrub import Secrets, denied_values, scrub_exception, scrub_pairs
 from slimtools._core.paging import (
     format_call,
     handle_call,
@@ -46,6 +49,9 @@ class FinalResult:
 
 Step = Engine[Envelope[Any]]
 
+log = logging.getLogger("slimtools")
+_WARNED: set[str] = set()  # tools whose withheld results were logged (once per tool)
+
 
 def records_at(result: Any, path: str) -> tuple[Any, list[str]]:
     """The records at dotted ``path`` inside a dict result, or none and a note saying so."""
@@ -69,6 +75,8 @@ def classify(result: Any) -> tuple[str, Any]:
         return "text", bytes(result).decode("utf-8", "replace")
     if isinstance(result, (Envelope, FinalResult)):
         return "envelope", result  # already final: returned as it is
+    if isinstance(result, Unreadable):
+        return "unreadable", result
     if isinstance(result, (list, tuple)):
         # Kept by reference, not copied: a backend that mutates a list after returning it
         # must return a copy for later pages to stay consistent.
@@ -107,12 +115,23 @@ def run(cfg: SlimConfig, call: Call) -> Step:
             kind, data = _from_snapshot(cfg, found[snap])
         missed = kind is None
     fresh = kind is None
+    secrets: Secrets | None = None
     if fresh:
-        result = yield INVOKE
+        try:
+            result = yield INVOKE
+        except Exception as exc:
+            scrub_exception(exc, cfg.denied_names)
+            raise
+        if cfg.guarded:
+            result = read(result)
         if cfg.items is not None:
             result, note = records_at(result, cfg.items)
             notes.extend(note)
         kind, data = classify(result)
+        if kind == "unreadable":
+            kind, data = _unreadable(cfg, call, data)
+        if cfg.deny is not None and kind == "records":
+            secrets = denied_values(data, cfg.deny) or None
     if kind == "envelope":
         return data  # type: ignore[no-any-return]
     if kind == "other" and cfg.projection is not None and _has_attributes(data):
@@ -136,6 +155,8 @@ def run(cfg: SlimConfig, call: Call) -> Step:
     else:
         out, tail = _text(cfg, call, data, req, saves)
     out.notes[:0] = notes
+    if secrets is not None:
+        _scrub(secrets, out, tail)
     env, resumes = fit(cfg, call, out, tail, req)
     if resumes and fresh and snapshot is None:
         # The budget cut this page and the hint resumes after it: that call must read the
@@ -143,12 +164,41 @@ def run(cfg: SlimConfig, call: Call) -> Step:
         kind, data = _snapshot_form(cfg, kind, data)
         saves[call.snapshot_key()] = {"views": data} if kind == "views" else data
     if saves:
+        if secrets is not None:
+            saves = {key: secrets.data(value) for key, value in saves.items()}
         # After a failed read the store is not tried again in this call: one timeout per
         # call at worst when the store hangs.
         refused = UNAVAILABLE if found is UNAVAILABLE else (yield Save(saves))
         if refused and note_unkept(call, out, tail, None if refused is UNAVAILABLE else refused):
             env, _ = fit(cfg, call, out, tail, req)
     return env
+
+
+def _unreadable(cfg: SlimConfig, call: Call, found: Unreadable) -> tuple[str, Any]:
+    """A result the tool cannot read as records: withheld, or its text under the opt-in."""
+    if cfg.on_unreadable == "text" and found.text is not None:
+        return "text", scrub_pairs(found.text, cfg.denied_names)
+    if call.tool not in _WARNED:
+        _WARNED.add(call.tool)
+        log.warning(
+            "slimtools: tool %r returned a result that cannot be read as records (%s, %d "
+            "characters: %s); it was withheld. Return records, or pass "
+            'on_unreadable="text" to project_fields to show such results as text.',
+            call.tool,
+            found.kind,
+            found.size,
+            found.reason,
+        )
+    return "envelope", Out(total=0, notes=[found.describe()]).build()
+
+
+def _scrub(secrets: Secrets, out: Out, tail: list[str]) -> None:
+    """Mask the call's denied values in everything the envelope shows."""
+    out.briefs = secrets.data(out.briefs)
+    if out.text is not None:
+        out.text = secrets.text(out.text)
+    out.notes[:] = [secrets.text(n) for n in out.notes]
+    tail[:] = [secrets.text(t) for t in tail]
 
 
 def _missed(cfg: SlimConfig, call: Call, req: Req, *, store_down: bool) -> str:

@@ -1,0 +1,280 @@
+"""Keeping denied values out of text: values seen in records, and ``key: value`` pairs (pure).
+
+Removing denied paths from records is not enough when the same secret also sits in a field
+the allowlist shows (``"note": "ssn is 123-45-6789"``) or in an exception's message
+(``ValueError(f"bad row {row}")``). Two tools close that:
+
+- :class:`Secrets` holds the values of denied paths a call's records carry and replaces
+  every occurrence of them in the strings of what is shown or stored. Values too short to
+  be specific are exempt (see :data:`MIN_CHARS`): masking every ``"yes"`` or ``42`` in a
+  result would shred it and protect nothing.
+- :func:`scrub_pairs` masks the value of each ``key: value``, ``"key": "value"``,
+  ``'key': value`` and ``key=value`` pair of a text whose key is denied: what an exception
+  quoting a dict, a JSON body or a dataclass shows.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from collections.abc import Collection, Iterable, Mapping
+from typing import Any
+
+from pydantic import BaseModel
+
+from slimtools._core.deny import DenyTree, strip_anywhere
+from slimtools.redaction import MASK
+
+MIN_CHARS = 5
+"""A denied value is masked elsewhere only when its text has at least this many characters.
+
+Strings shorter than that and numbers written with fewer characters (``1234``, ``0.5``),
+booleans and ``None`` are exempt: they are not specific enough to identify anything."""
+
+_LONG = 200  # longer values are replaced one by one rather than through the trie pattern
+
+
+def denied_values(records: Iterable[Any], tree: DenyTree | None) -> Secrets:
+    """The specific values found at the denied paths of ``records``."""
+    found: set[str] = set()
+    if tree:
+        for record in records:
+            _collect(record, tree, found)
+    return Secrets(found)
+
+
+def _collect(value: Any, tree: DenyTree | None, found: set[str]) -> None:
+    """Add the values below ``value``'s denied paths (all of it when ``tree`` is None)."""
+    if isinstance(value, (list, tuple, set, frozenset)):
+        for item in value:
+            _collect(item, tree, found)
+        return
+    if tree is None:
+        if isinstance(value, (Mapping, BaseModel)) or _is_object(value):
+            for item in _as_mapping(value).values():
+                _collect(item, None, found)
+        elif not isinstance(value, bool) and isinstance(value, (str, int, float)):
+            text = value if isinstance(value, str) else repr(value)
+            if len(text.strip()) >= MIN_CHARS:
+                found.add(text.strip() if isinstance(value, str) else text)
+        return
+    if not isinstance(value, (Mapping, BaseModel)) and not _is_object(value):
+        return
+    mapping = _as_mapping(value)
+    for key, sub in tree.items():
+        if key in mapping:
+            _collect(mapping[key], sub, found)
+
+
+def _is_object(value: Any) -> bool:
+    if isinstance(value, (str, bytes, type)):
+        return False
+    return dataclasses.is_dataclass(value) or isinstance(getattr(value, "__dict__", None), dict)
+
+
+def _as_mapping(value: Any) -> Mapping[Any, Any]:
+    if isinstance(value, Mapping):
+        return value
+    if isinstance(value, BaseModel):
+        return {k: getattr(value, k, None) for k in type(value).model_fields}
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {f.name: getattr(value, f.name, None) for f in dataclasses.fields(value)}
+    return {k: v for k, v in vars(value).items() if not k.startswith("_")}
+
+
+class Secrets:
+    """Denied values to mask wherever they appear in a call's text."""
+
+    __slots__ = ("_long", "_pattern")
+
+    def __init__(self, values: Collection[str]) -> None:
+        words = [v for v in values if not _is_number(v) and len(v) <= _LONG]
+        numbers = [v for v in values if _is_number(v)]
+        self._long = sorted((v for v in values if len(v) > _LONG), key=len, reverse=True)
+        parts = []
+        if words:
+            parts.append(_trie(words))
+        if numbers:
+            parts.append(rf"(?<![0-9.]){_trie(numbers)}(?![0-9])")
+        self._pattern = re.compile("|".join(parts)) if parts else None
+
+    def __bool__(self) -> bool:
+        return self._pattern is not None or bool(self._long)
+
+    def text(self, text: str) -> str:
+        """``text`` with every secret replaced by the mask."""
+        for value in self._long:
+            text = text.replace(value, MASK)
+        if self._pattern is not None:
+            text = self._pattern.sub(MASK, text)
+        return text
+
+    def data(self, value: Any) -> Any:
+        """Plain data (as briefs and stored views are) with every string scrubbed."""
+        if isinstance(value, str):
+            return self.text(value)
+        if isinstance(value, dict):
+            return {
+                (self.text(k) if isinstance(k, str) else k): self.data(v) for k, v in value.items()
+            }
+        if isinstance(value, (list, tuple)):
+            return [self.data(v) for v in value]
+        return value
+
+
+def _is_number(text: str) -> bool:
+    return bool(re.fullmatch(r"-?[0-9][0-9.e+\-]*", text))
+
+
+def _trie(words: Iterable[str]) -> str:
+    """One regular expression matching any of ``words``, as a trie (fast for thousands)."""
+    root: dict[str, Any] = {}
+    for word in words:
+        node = root
+        for ch in word:
+            node = node.setdefault(ch, {})
+        node[""] = {}
+    return _emit(root)
+
+
+def _emit(node: dict[str, Any]) -> str:
+    branches = [re.escape(ch) + _emit(child) for ch, child in sorted(node.items()) if ch]
+    if not branches:
+        return ""
+    body = branches[0] if len(branches) == 1 else "(?:" + "|".join(branches) + ")"
+    if "" in node:
+        return f"(?:{body})?"
+    return body
+
+
+_PAIR = re.compile(
+    r"""(?P<q>["']?)(?P<key>[A-Za-z_][\w\-]*)(?P=q)[ \t]*(?P<sep>:|=)(?!=)[ \t]*""",
+)
+_CLOSE = {"{": "}", "[": "]", "(": ")"}
+_BARE = re.compile(r"[^\s,;&}\])]+")
+
+
+def scrub_pairs(text: str, denied: Collection[str]) -> str:
+    """``text`` with the value of every pair whose key is in ``denied`` masked.
+
+    Pairs are ``key: value``, ``key=value`` and their quoted-key forms (JSON, dict reprs);
+    a value is a quoted string, a bracketed structure or a bare token. A masked value that
+    is specific (:data:`MIN_CHARS`) is masked wherever else it appears in ``text`` too.
+    """
+    if not denied:
+        return text
+    out: list[str] = []
+    seen: set[str] = set()
+    pos = 0
+    for match in _PAIR.finditer(text):
+        if match.start() < pos or match["key"] not in denied:
+            continue
+        end = _value_end(text, match.end())
+        if end == match.end():
+            continue
+        value = text[match.end() : end]
+        quoted = value[0] in "\"'"
+        inner = value[1:-1] if quoted else value
+        if inner[:1] not in _CLOSE and len(inner.strip()) >= MIN_CHARS:
+            seen.add(inner.strip())
+        out.append(text[pos : match.end()])
+        out.append(f"{value[0]}{MASK}{value[0]}" if quoted else MASK)
+        pos = end
+    if not out:
+        return text
+    out.append(text[pos:])
+    masked = "".join(out)
+    return Secrets(seen).text(masked) if seen else masked
+
+
+def denied_names(tree: DenyTree | None) -> frozenset[str]:
+    """The keys ``tree`` denies whole, at any depth: what :func:`scrub_pairs` masks."""
+    names: set[str] = set()
+    stack = [tree] if tree else []
+    while stack:
+        node = stack.pop()
+        for key, sub in node.items():
+            if sub is None:
+                names.add(key)
+            else:
+                stack.append(sub)
+    return frozenset(names)
+
+
+def scrub_exception(exc: BaseException, denied: Collection[str]) -> None:
+    """Mask denied pairs in ``exc``'s string arguments, in place (its type and traceback stay).
+
+    So a framework that shows ``str(exc)`` to the model (LangChain's ``handle_tool_error``)
+    shows the masked message too.
+    """
+    if not denied:
+        return
+    try:
+        args = tuple(scrub_pairs(a, denied) if isinstance(a, str) else a for a in exc.args)
+        if args != exc.args:
+            exc.args = args
+    except Exception:  # an exception type with unusual args is left as it is
+        return
+
+
+def _value_end(text: str, i: int) -> int:
+    """Where the value starting at ``text[i]`` ends: a quoted string, a bracketed structure,
+    or a bare token."""
+    if i >= len(text):
+        return i
+    ch = text[i]
+    if ch in "\"'":
+        j = i + 1
+        while j < len(text):
+            if text[j] == "\\":
+                j += 2
+                continue
+            if text[j] == ch:
+                return j + 1
+            j += 1
+        return len(text)
+    if ch in _CLOSE:
+        depth, j, quote = 0, i, ""
+        while j < len(text):
+            c = text[j]
+            if quote:
+                if c == "\\":
+                    j += 1
+                elif c == quote:
+                    quote = ""
+            elif c in "\"'":
+                quote = c
+            elif c in _CLOSE:
+                depth += 1
+            elif c in _CLOSE.values():
+                depth -= 1
+                if depth == 0:
+                    return j + 1
+            j += 1
+        return len(text)
+    match = _BARE.match(text, i)
+    return match.end() if match else i
+
+
+def deny_anywhere(data: Any, tree: DenyTree | None) -> Any:
+    """Plain ``data`` without denied paths matched at every depth, and with the values found
+    there masked wherever else they appear (for results whose records sit at no known path)."""
+    if not tree:
+        return data
+    found: set[str] = set()
+    _collect_anywhere(data, tree, found, 0)
+    clean = strip_anywhere(data, tree)
+    secrets = Secrets(found)
+    return secrets.data(clean) if secrets else clean
+
+
+def _collect_anywhere(value: Any, tree: DenyTree, found: set[str], depth: int) -> None:
+    if depth > 200:
+        return
+    if isinstance(value, Mapping):
+        _collect(value, tree, found)
+        for item in value.values():
+            _collect_anywhere(item, tree, found, depth + 1)
+    elif isinstance(value, (list, tuple)):
+        for item in value:
+            _collect_anywhere(item, tree, found, depth + 1)
