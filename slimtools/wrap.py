@@ -20,9 +20,9 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from slimtools._core.deny import DenyTree, strip_anywhere
 from slimtools.errors import ConfigurationError
 from slimtools.proxy._forward import Plan, slim
+from slimtools.proxy._payload import guard_value
 from slimtools.proxy.config import DEFAULT_MAX_TOKENS, ToolOptions, tool_options
 from slimtools.toolkit import Toolkit, default_toolkit
 
@@ -80,7 +80,7 @@ def wrap(
                 "wrap() takes a LangChain BaseTool, an Agents SDK FunctionTool, a Pydantic AI "
                 f"Tool or a plain function, got {type(tool).__name__}"
             )
-        fn = _denying(tool, parsed.deny_tree) if parsed and parsed.deny else tool
+        fn = _guarding(tool, parsed) if parsed and parsed.guards else tool
         slimmed = slim(fn, plan, name=name)
         return kit.tool(slimmed, name=name, description=description, category=category)
     name = tool.name
@@ -139,18 +139,20 @@ def _adapter(tool: Any) -> ModuleType | None:
     return None
 
 
-def _denying(fn: Any, tree: DenyTree | None) -> Any:
-    """``fn`` whose results lose the denied paths (the caller's data is never changed)."""
+def _guarding(fn: Any, options: ToolOptions) -> Any:
+    """``fn`` whose results are read as records, withheld when they cannot be, and lose the
+    denied paths (the caller's data is never changed): ``_payload.guard_value``."""
+    tree, mode = options.deny_tree, options.on_unreadable
     if inspect.iscoroutinefunction(fn):
 
         @functools.wraps(fn)
-        async def denying_async(*args: Any, **kwargs: Any) -> Any:
-            return strip_anywhere(await fn(*args, **kwargs), tree)
+        async def guarding_async(*args: Any, **kwargs: Any) -> Any:
+            return guard_value(await fn(*args, **kwargs), tree, on_unreadable=mode)
 
-        return denying_async
+        return guarding_async
 
     @functools.wraps(fn)
-    def denying(*args: Any, **kwargs: Any) -> Any:
-        return strip_anywhere(fn(*args, **kwargs), tree)
+    def guarding(*args: Any, **kwargs: Any) -> Any:
+        return guard_value(fn(*args, **kwargs), tree, on_unreadable=mode)
 
-    return denying
+    return guarding

@@ -129,6 +129,7 @@ def _answer(
     readers = " or ".join(t for t in tools if t in sources.repeatable)
     # Only tools that only read are named: "call delete_entities again" would repeat a change.
     again = f"call {readers} again" if readers else "repeat the search or read that showed it"
+    again_ = again[0].upper() + again[1:]
     if not found:
         if unavailable:
             return (
@@ -137,10 +138,13 @@ def _answer(
             ), True
         if errors:
             detail = "; ".join(f"{t}: {e}" for t, e in errors.items())
-            return f"Fetching handle {shown} failed ({detail}). {again[0].upper()}{again[1:]}.", True
+            return (
+                f"Fetching handle {shown} failed ({detail}). {again[0].upper()}{again[1:]}.",
+                True,
+            )
         return (
             f"No record for handle {shown} in this session: it is unknown or has expired. "
-            f"{again[0].upper()}{again[1:]} to get fresh handles."
+            f"{again_} to get fresh handles."
         ), True
     by_tool: dict[str, tuple[bool, Any]] = {}
     for tool, is_text, stored in found:

@@ -21,8 +21,6 @@ from slimtools._core.drive import INVOKE, UNAVAILABLE, Engine, Load, Save
 from slimtools._core.fit import Out, Req, fit, note_unkept
 from slimtools._core.jsonenc import dumps_str, to_jsonable
 from slimtools._core.keys import make_handle, normalize_handle, record_key, text_key
-from slimtools._core.readable import Unreadable, read
-from slimtools._core.scrub import Secrets, denied_values, scrub_exception, scrub_pairs
 from slimtools._core.paging import (
     format_call,
     handle_call,
@@ -33,6 +31,8 @@ from slimtools._core.paging import (
     text_page,
     tool_call,
 )
+from slimtools._core.readable import Unreadable, read
+from slimtools._core.scrub import Secrets, denied_values, scrub_exception, scrub_pairs
 from slimtools.envelope import Envelope
 from slimtools.projection import record_to_plain
 
@@ -117,21 +117,7 @@ def run(cfg: SlimConfig, call: Call) -> Step:
     fresh = kind is None
     secrets: Secrets | None = None
     if fresh:
-        try:
-            result = yield INVOKE
-        except Exception as exc:
-            scrub_exception(exc, cfg.denied_names)
-            raise
-        if cfg.guarded:
-            result = read(result)
-        if cfg.items is not None:
-            result, note = records_at(result, cfg.items)
-            notes.extend(note)
-        kind, data = classify(result)
-        if kind == "unreadable":
-            kind, data = _unreadable(cfg, call, data)
-        if cfg.deny is not None and kind == "records":
-            secrets = denied_values(data, cfg.deny) or None
+        kind, data, secrets = yield from _invoke(cfg, call, notes)
     if kind == "envelope":
         return data  # type: ignore[no-any-return]
     if kind == "other" and cfg.projection is not None and _has_attributes(data):
@@ -155,8 +141,7 @@ def run(cfg: SlimConfig, call: Call) -> Step:
     else:
         out, tail = _text(cfg, call, data, req, saves)
     out.notes[:0] = notes
-    if secrets is not None:
-        _scrub(secrets, out, tail)
+    _scrub(secrets, out, tail)
     env, resumes = fit(cfg, call, out, tail, req)
     if resumes and fresh and snapshot is None:
         # The budget cut this page and the hint resumes after it: that call must read the
@@ -164,14 +149,38 @@ def run(cfg: SlimConfig, call: Call) -> Step:
         kind, data = _snapshot_form(cfg, kind, data)
         saves[call.snapshot_key()] = {"views": data} if kind == "views" else data
     if saves:
-        if secrets is not None:
-            saves = {key: secrets.data(value) for key, value in saves.items()}
         # After a failed read the store is not tried again in this call: one timeout per
         # call at worst when the store hangs.
-        refused = UNAVAILABLE if found is UNAVAILABLE else (yield Save(saves))
+        refused = UNAVAILABLE if found is UNAVAILABLE else (yield Save(_masked(secrets, saves)))
         if refused and note_unkept(call, out, tail, None if refused is UNAVAILABLE else refused):
             env, _ = fit(cfg, call, out, tail, req)
     return env
+
+
+def _invoke(
+    cfg: SlimConfig, call: Call, notes: list[str]
+) -> Engine[tuple[str, Any, Secrets | None]]:
+    """Run the tool and sort its result (read first when the tool is guarded), with the
+    denied values its records carry.
+
+    A guarded tool's exception loses its denied ``key: value`` pairs before it propagates.
+    """
+    try:
+        result = yield INVOKE
+    except Exception as exc:
+        scrub_exception(exc, cfg.denied_names)
+        raise
+    if cfg.guarded:
+        result = read(result)
+    if cfg.items is not None:
+        result, note = records_at(result, cfg.items)
+        notes.extend(note)
+    kind, data = classify(result)
+    if kind == "unreadable":
+        return (*_unreadable(cfg, call, data), None)
+    if cfg.deny is not None and kind == "records":
+        return kind, data, denied_values(data, cfg.deny) or None
+    return kind, data, None
 
 
 def _unreadable(cfg: SlimConfig, call: Call, found: Unreadable) -> tuple[str, Any]:
@@ -192,13 +201,22 @@ def _unreadable(cfg: SlimConfig, call: Call, found: Unreadable) -> tuple[str, An
     return "envelope", Out(total=0, notes=[found.describe()]).build()
 
 
-def _scrub(secrets: Secrets, out: Out, tail: list[str]) -> None:
+def _scrub(secrets: Secrets | None, out: Out, tail: list[str]) -> None:
     """Mask the call's denied values in everything the envelope shows."""
+    if secrets is None:
+        return
     out.briefs = secrets.data(out.briefs)
     if out.text is not None:
         out.text = secrets.text(out.text)
     out.notes[:] = [secrets.text(n) for n in out.notes]
     tail[:] = [secrets.text(t) for t in tail]
+
+
+def _masked(secrets: Secrets | None, saves: dict[str, Any]) -> dict[str, Any]:
+    """What the store keeps, the call's denied values masked in it."""
+    if secrets is None:
+        return saves
+    return {key: secrets.data(value) for key, value in saves.items()}
 
 
 def _missed(cfg: SlimConfig, call: Call, req: Req, *, store_down: bool) -> str:

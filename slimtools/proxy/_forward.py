@@ -14,9 +14,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from slimtools._core.deny import strip_anywhere
 from slimtools.decorators import paginate, project_fields, summarize_with_handle
-from slimtools.proxy._payload import extract, raw_tokens, reshape_oversized
+from slimtools.proxy._payload import extract, guard, raw_tokens, reshape_oversized
 from slimtools.proxy.config import ToolOptions
 from slimtools.tokens import count_tokens
 from slimtools.toolkit import ToolResult
@@ -66,7 +65,12 @@ class Plan:
             if raw_tokens(raw.texts, raw.structured, self.counter) <= self.budget:
                 return self._untouched(raw)
             return reshape_oversized(extract(raw.texts, raw.structured), self.budget, self.counter)
-        return strip_anywhere(extract(raw.texts, raw.structured), self.options.deny_tree)
+        options = self.options
+        if options.guards:  # what cannot be projected is withheld (slimtools._core.readable)
+            return guard(
+                raw.texts, raw.structured, options.deny_tree, on_unreadable=options.on_unreadable
+            )
+        return extract(raw.texts, raw.structured)
 
     def _untouched(self, raw: Raw) -> ToolResult:
         return ToolResult("\n".join(raw.texts), is_error=raw.is_error, value=self.passthrough(raw))

@@ -101,6 +101,14 @@ class ToolOptions:
     """Add a ``response_format`` parameter: "detailed" shows whole records instead of briefs."""
     model: type[BaseModel] | None = None
     """An allowlist model given in code (``slimtools.wrap(tool, fields=Brief)``)."""
+    on_unreadable: str = "withhold"
+    """With ``fields`` or ``deny``: ``"text"`` shows a result that cannot be read as records
+    as text (an explicit opt-in; see ``project_fields``); by default it is withheld."""
+
+    @property
+    def guards(self) -> bool:
+        """Whether the tool shows only what it can project (it has an allowlist or a deny)."""
+        return bool(self.fields or self.model is not None or self.deny)
 
     def brief_model(self, name: str = "Brief") -> type[BaseModel] | list[str] | None:
         """The allowlist for ``project_fields``: a list of paths, or a model when renaming.
@@ -198,6 +206,7 @@ _TOOL_KEYS = {
     "tail",
     "description",
     "response_format",
+    "on_unreadable",
 }
 
 
@@ -355,6 +364,8 @@ def _tool(where: _Where, name: str, table: Any) -> ToolOptions:
                 f"must be true or false, got {table['read_only']!r}", *at, "read_only"
             )
         opts["read_only"] = table["read_only"]
+    if "on_unreadable" in table:
+        opts["on_unreadable"] = _on_unreadable(where, at, table["on_unreadable"])
     if "deny" in table:
         deny = table["deny"]
         if not isinstance(deny, list) or not all(isinstance(d, str) and d.strip(".") for d in deny):
@@ -371,6 +382,12 @@ def _tool(where: _Where, name: str, table: Any) -> ToolOptions:
                 "key",
             )
     return ToolOptions(**opts)
+
+
+def _on_unreadable(where: _Where, at: tuple[str, str], value: Any) -> str:
+    if value not in ("withhold", "text"):
+        raise where.error(f'must be "withhold" or "text", got {value!r}', *at, "on_unreadable")
+    return str(value)
 
 
 def _fields(where: _Where, at: tuple[str, str], value: Any) -> tuple[FieldSpec, ...]:
