@@ -180,8 +180,10 @@ def _read_blocks(items: Sequence[Any]) -> Any:
     Blocks whose texts cannot be read stay the list they are: projected as records, they
     show no more than the allowlist names.
     """
+    if not items or _block_text(items[0]) is None:  # the usual list of records: one check
+        return items
     texts = [_block_text(item) for item in items]
-    if not items or any(t is None for t in texts):
+    if any(t is None for t in texts):
         return items
     joined = [t for t in texts if t is not None]
     if len(joined) > 1:
