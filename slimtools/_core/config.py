@@ -96,11 +96,18 @@ class SlimConfig:
     (``slimtools._core.readable``); derived when the config is made."""
     denied_names: frozenset[str] = field(init=False, default=frozenset())
     """The keys ``deny`` removes whole, masked in exception messages (``_core.scrub``)."""
+    allowed_names: frozenset[str] | None = field(init=False, default=None)
+    """The names the allowlists show or read; in an exception message, a quoted or keyword
+    pair under any other key is masked (``None``: no allowlist)."""
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "reduces", self.detail is not None or self.deny is not None)
         object.__setattr__(self, "guarded", self.projection is not None or self.deny is not None)
         object.__setattr__(self, "denied_names", denied_names(self.deny))
+        views = [v for v in (self.projection, self.detail) if v is not None]
+        if views:
+            allowed = frozenset().union(*(v.names for v in views)) - self.denied_names
+            object.__setattr__(self, "allowed_names", allowed)
 
     def keep(self, record: Any) -> Any:
         """What a handle keeps of ``record``: its detail view, else the record minus deny."""

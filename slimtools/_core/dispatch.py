@@ -174,7 +174,9 @@ def _failure(table: Table, spec: ToolSpec, exc: Exception) -> str:
     """
     text = table.describe(exc, spec.name)
     state = slim_state(spec.function)
-    return scrub_pairs(text, state.cfg.denied_names) if state is not None else text
+    if state is None:
+        return text
+    return scrub_pairs(text, state.cfg.denied_names, state.cfg.allowed_names)
 
 
 Prepared = tuple[ToolSpec, dict[str, Any]]

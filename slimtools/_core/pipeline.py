@@ -163,12 +163,13 @@ def _invoke(
     """Run the tool and sort its result (read first when the tool is guarded), with the
     denied values its records carry.
 
-    A guarded tool's exception loses its denied ``key: value`` pairs before it propagates.
+    A guarded tool's exception loses its denied ``key: value`` pairs (and, under an
+    allowlist, the values of quoted pairs it does not name) before it propagates.
     """
     try:
         result = yield INVOKE
     except Exception as exc:
-        scrub_exception(exc, cfg.denied_names)
+        scrub_exception(exc, cfg.denied_names, cfg.allowed_names)
         raise
     if cfg.guarded:
         result = read(result)

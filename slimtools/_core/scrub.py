@@ -154,20 +154,23 @@ _CLOSE = {"{": "}", "[": "]", "(": ")"}
 _BARE = re.compile(r"[^\s,;&}\])]+")
 
 
-def scrub_pairs(text: str, denied: Collection[str]) -> str:
+def scrub_pairs(text: str, denied: Collection[str], allowed: Collection[str] | None = None) -> str:
     """``text`` with the value of every pair whose key is in ``denied`` masked.
 
     Pairs are ``key: value``, ``key=value`` and their quoted-key forms (JSON, dict reprs);
-    a value is a quoted string, a bracketed structure or a bare token. A masked value that
-    is specific (:data:`MIN_CHARS`) is masked wherever else it appears in ``text`` too.
+    a value is a quoted string, a bracketed structure or a bare token. Given ``allowed``
+    (an allowlist's names), a quoted pair (``"key": v``, ``'key': v``) or a keyword pair
+    of a repr (``Row(key=v)``) whose key is not allowed is masked too; prose such as
+    ``timeout: 30s`` is left alone. A masked value that is specific (:data:`MIN_CHARS`) is
+    masked wherever else it appears in ``text`` too.
     """
-    if not denied:
+    if not denied and allowed is None:
         return text
     out: list[str] = []
     seen: set[str] = set()
     pos = 0
     for match in _PAIR.finditer(text):
-        if match.start() < pos or match["key"] not in denied:
+        if match.start() < pos or not _masks(text, match, denied, allowed):
             continue
         end = _value_end(text, match.end())
         if end == match.end():
@@ -187,6 +190,21 @@ def scrub_pairs(text: str, denied: Collection[str]) -> str:
     return Secrets(seen).text(masked) if seen else masked
 
 
+def _masks(
+    text: str, match: re.Match[str], denied: Collection[str], allowed: Collection[str] | None
+) -> bool:
+    """Whether the pair ``match`` found in ``text`` has its value masked."""
+    key = match["key"]
+    if key in denied:
+        return True
+    if allowed is None or key in allowed:
+        return False
+    if match["q"]:
+        return True
+    before = text[: match.start()].rstrip(" \t")[-1:]
+    return match["sep"] == "=" and before in ("(", ",")
+
+
 def denied_names(tree: DenyTree | None) -> frozenset[str]:
     """The keys ``tree`` denies whole, at any depth: what :func:`scrub_pairs` masks."""
     names: set[str] = set()
@@ -201,16 +219,19 @@ def denied_names(tree: DenyTree | None) -> frozenset[str]:
     return frozenset(names)
 
 
-def scrub_exception(exc: BaseException, denied: Collection[str]) -> None:
-    """Mask denied pairs in ``exc``'s string arguments, in place (its type and traceback stay).
+def scrub_exception(
+    exc: BaseException, denied: Collection[str], allowed: Collection[str] | None = None
+) -> None:
+    """Mask pairs in ``exc``'s string arguments as :func:`scrub_pairs` does, in place (its
+    type and traceback stay).
 
     So a framework that shows ``str(exc)`` to the model (LangChain's ``handle_tool_error``)
     shows the masked message too.
     """
-    if not denied:
+    if not denied and allowed is None:
         return
     try:
-        args = tuple(scrub_pairs(a, denied) if isinstance(a, str) else a for a in exc.args)
+        args = tuple(scrub_pairs(a, denied, allowed) if isinstance(a, str) else a for a in exc.args)
         if args != exc.args:
             exc.args = args
     except Exception:  # an exception type with unusual args is left as it is
