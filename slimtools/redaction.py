@@ -59,7 +59,10 @@ SECRET_PATTERNS: tuple[SecretPattern, ...] = (
     ),
     SecretPattern(
         "cookie header",
-        re.compile(r"(?im)\b((?:set-)?cookie[\"']?\s*[:=]\s*[\"']?)(?!\[redacted\])[^\r\n\"']+"),
+        re.compile(
+            r"(?im)\b((?:set-)?cookie[\"']?\s*[:=]\s*[\"']?)(?!\[redacted\])(?=[^\s\"'])"
+            r"[^\r\n\"']+"
+        ),
         rf"\1{MASK}",
     ),
     # scheme://user:password@host -> scheme://[redacted]@host (database DSNs, broker URLs)

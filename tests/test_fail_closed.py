@@ -22,6 +22,7 @@ import slimtools
 from slimtools import Toolkit, paginate, project_fields, summarize_with_handle
 from slimtools.proxy._forward import Plan, Raw, slim
 from slimtools.proxy.config import tool_options
+from tests._profile import examples
 from tests.strategies_fail_closed import (
     ALLOW,
     DENY,
@@ -35,7 +36,9 @@ from tests.strategies_fail_closed import (
 )
 
 _names = (f"tool{n}" for n in itertools.count())
-_PROPERTY = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+_PROPERTY = settings(
+    max_examples=examples(200), deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
 
 
 def _leaks(kit: Toolkit, name: str) -> list[tuple[str, str]]:
