@@ -45,8 +45,10 @@ def test_a_text_result_that_is_not_records_is_withheld():
         return "user 0 has ssn SECRET-0 and lives at 1 Main St"
 
     shown = json.loads(str(describe_user()))
-    assert shown["total"] == 0 and shown["briefs"] == []
-    assert "SECRET" not in shown["hint"] and "Main St" not in shown["hint"]
+    assert shown["total"] == 0
+    assert shown["briefs"] == []
+    assert "SECRET" not in shown["hint"]
+    assert "Main St" not in shown["hint"]
     assert "could not be read as records" in shown["hint"]
 
 
@@ -108,7 +110,8 @@ def test_a_tool_error_quoting_a_row_does_not_show_its_denied_fields():
     result = kit.call("list_users", {})
     assert result.is_error
     assert "SECRET" not in result.text
-    assert "bad row" in result.text and "'id': 1" in result.text
+    assert "bad row" in result.text
+    assert "'id': 1" in result.text
 
 
 def test_a_denied_exception_is_masked_for_frameworks_that_show_it_themselves():
@@ -154,7 +157,8 @@ def test_the_unknown_handle_message_names_only_tools_that_read():
     for name in ("git_reset", "delete_entities", "list_entities"):
         kit.tool(summarize_with_handle(key="id")(lambda: [{"id": 1}]), name=name)
     message = kit.get_record(99)
-    assert "git_reset" not in message and "delete_entities" not in message
+    assert "git_reset" not in message
+    assert "delete_entities" not in message
     assert "Call list_entities again to get fresh handles." in message
 
 

@@ -48,7 +48,8 @@ def test_text_shapes_are_read_as_records(text):
 def test_nan_and_infinity_are_read():
     """``NaN``/``Infinity`` from Python's ``json.dumps`` (orjson refuses them) are read."""
     found = read_text('[{"id": 1, "score": NaN, "max": Infinity}]')
-    assert found[0]["id"] == 1 and found[0]["score"] != found[0]["score"]
+    assert found[0]["id"] == 1
+    assert found[0]["score"] != found[0]["score"]
 
 
 def test_an_escaped_lone_surrogate_is_read():
@@ -78,8 +79,10 @@ def test_prose_is_unreadable_with_its_kind_size_and_reason():
     found = read_text("the backend says: all good")
     assert isinstance(found, Unreadable)
     assert (found.kind, found.size) == ("text", 26)
-    assert "\n" not in found.reason and found.text == "the backend says: all good"
-    assert "26 characters" in found.describe() and "withheld" in found.describe()
+    assert "\n" not in found.reason
+    assert found.text == "the backend says: all good"
+    assert "26 characters" in found.describe()
+    assert "withheld" in found.describe()
 
 
 def test_empty_text_is_no_result():
@@ -91,7 +94,9 @@ def test_bytes_are_read_as_utf8_text():
     """UTF-8 bytes are read like text; other bytes are a verdict of kind bytes."""
     assert read(json.dumps(ROWS).encode()) == ROWS
     found = read(b"\xff\xfe\x00")
-    assert isinstance(found, Unreadable) and found.kind == "bytes" and found.size == 3
+    assert isinstance(found, Unreadable)
+    assert found.kind == "bytes"
+    assert found.size == 3
 
 
 def test_content_blocks_are_unwrapped():
@@ -120,9 +125,7 @@ def test_tool_message_like_objects_give_their_artifact_else_their_content():
 
 def test_call_tool_result_like_objects_give_their_structured_content_else_text():
     """An MCP ``CallToolResult``-like object reads as structured content, else its text."""
-    assert read(CallToolResultLike(content=[], structuredContent={"rows": ROWS})) == {
-        "rows": ROWS
-    }
+    assert read(CallToolResultLike(content=[], structuredContent={"rows": ROWS})) == {"rows": ROWS}
     assert read(CallToolResultLike(content=[TextBlock(json.dumps(ROWS))])) == ROWS
 
 
@@ -149,4 +152,6 @@ def test_an_object_without_fields_is_unreadable():
             return "secret-ish"
 
     found = read(Opaque())
-    assert isinstance(found, Unreadable) and found.kind == "Opaque" and found.size == 10
+    assert isinstance(found, Unreadable)
+    assert found.kind == "Opaque"
+    assert found.size == 10

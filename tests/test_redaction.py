@@ -115,5 +115,6 @@ def test_a_tool_error_is_redacted_before_the_model_reads_it():
         raise RuntimeError('auth failed {"password": "hunter2"}; Cookie: sid=abcdef123')
 
     text = kit.call("login", {"user": "bob"}).text
-    assert "hunter2" not in text and "abcdef123" not in text
+    assert "hunter2" not in text
+    assert "abcdef123" not in text
     assert text.startswith("login failed: RuntimeError: auth failed")

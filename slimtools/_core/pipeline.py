@@ -10,7 +10,6 @@ envelope: projection never runs over 10,000 rows to return 3.
 from __future__ import annotations
 
 import dataclasses
-import logging
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
@@ -32,7 +31,8 @@ from slimtools._core.paging import (
     tool_call,
 )
 from slimtools._core.readable import Unreadable, read
-from slimtools._core.scrub import Secrets, denied_values, scrub_exception, scrub_pairs
+from slimtools._core.scrub import Secrets, denied_values, scrub_exception
+from slimtools._core.withhold import mask_out, masked, unreadable
 from slimtools.envelope import Envelope
 from slimtools.projection import record_to_plain
 
@@ -48,9 +48,6 @@ class FinalResult:
 
 
 Step = Engine[Envelope[Any]]
-
-log = logging.getLogger("slimtools")
-_WARNED: set[str] = set()  # tools whose withheld results were logged (once per tool)
 
 
 def records_at(result: Any, path: str) -> tuple[Any, list[str]]:
@@ -141,7 +138,7 @@ def run(cfg: SlimConfig, call: Call) -> Step:
     else:
         out, tail = _text(cfg, call, data, req, saves)
     out.notes[:0] = notes
-    _scrub(secrets, out, tail)
+    mask_out(secrets, out, tail)
     env, resumes = fit(cfg, call, out, tail, req)
     if resumes and fresh and snapshot is None:
         # The budget cut this page and the hint resumes after it: that call must read the
@@ -151,7 +148,7 @@ def run(cfg: SlimConfig, call: Call) -> Step:
     if saves:
         # After a failed read the store is not tried again in this call: one timeout per
         # call at worst when the store hangs.
-        refused = UNAVAILABLE if found is UNAVAILABLE else (yield Save(_masked(secrets, saves)))
+        refused = UNAVAILABLE if found is UNAVAILABLE else (yield Save(masked(secrets, saves)))
         if refused and note_unkept(call, out, tail, None if refused is UNAVAILABLE else refused):
             env, _ = fit(cfg, call, out, tail, req)
     return env
@@ -178,46 +175,10 @@ def _invoke(
         notes.extend(note)
     kind, data = classify(result)
     if kind == "unreadable":
-        return (*_unreadable(cfg, call, data), None)
+        return (*unreadable(cfg, call, data), None)
     if cfg.deny is not None and kind == "records":
         return kind, data, denied_values(data, cfg.deny) or None
     return kind, data, None
-
-
-def _unreadable(cfg: SlimConfig, call: Call, found: Unreadable) -> tuple[str, Any]:
-    """A result the tool cannot read as records: withheld, or its text under the opt-in."""
-    if cfg.on_unreadable == "text" and found.text is not None:
-        return "text", scrub_pairs(found.text, cfg.denied_names)
-    if call.tool not in _WARNED:
-        _WARNED.add(call.tool)
-        log.warning(
-            "slimtools: tool %r returned a result that cannot be read as records (%s, %d "
-            "characters: %s); it was withheld. Return records, or pass "
-            'on_unreadable="text" to project_fields to show such results as text.',
-            call.tool,
-            found.kind,
-            found.size,
-            found.reason,
-        )
-    return "envelope", Out(total=0, notes=[found.describe()]).build()
-
-
-def _scrub(secrets: Secrets | None, out: Out, tail: list[str]) -> None:
-    """Mask the call's denied values in everything the envelope shows."""
-    if secrets is None:
-        return
-    out.briefs = secrets.data(out.briefs)
-    if out.text is not None:
-        out.text = secrets.text(out.text)
-    out.notes[:] = [secrets.text(n) for n in out.notes]
-    tail[:] = [secrets.text(t) for t in tail]
-
-
-def _masked(secrets: Secrets | None, saves: dict[str, Any]) -> dict[str, Any]:
-    """What the store keeps, the call's denied values masked in it."""
-    if secrets is None:
-        return saves
-    return {key: secrets.data(value) for key, value in saves.items()}
 
 
 def _missed(cfg: SlimConfig, call: Call, req: Req, *, store_down: bool) -> str:
