@@ -15,11 +15,12 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import slimtools
-from slimtools import Toolkit, paginate, project_fields, summarize_with_handle
+from slimtools import ConfigurationError, Toolkit, paginate, project_fields, summarize_with_handle
 from slimtools.proxy._forward import Plan, Raw, slim
 from slimtools.proxy.config import tool_options
 from tests._profile import examples
@@ -171,3 +172,73 @@ def test_a_withheld_result_is_logged_once_per_tool(caplog):
     warnings = [r for r in caplog.records if "withheld" in r.getMessage()]
     assert len(warnings) == 1
     assert 'on_unreadable="text"' in warnings[0].getMessage()
+
+
+def test_the_text_opt_in_shows_unreadable_text_with_denied_pairs_masked():
+    """``on_unreadable="text"`` shows prose as text, values of denied ``key: value`` masked."""
+
+    @project_fields(["id"], deny=["ssn"], on_unreadable="text")
+    def status() -> str:
+        return "user 1 ok\nssn: 123-45-6789"
+
+    env = status()
+    assert env.text == "user 1 ok\nssn: [redacted]"
+
+
+def test_the_opt_in_must_be_withhold_or_text():
+    """Any other ``on_unreadable`` is a configuration error at decoration time."""
+    with pytest.raises(ConfigurationError, match="on_unreadable"):
+        project_fields(["id"], on_unreadable="raw")  # type: ignore[arg-type]
+
+
+def test_the_proxy_config_takes_the_same_opt_in():
+    """``on_unreadable`` in a ``[tools.NAME]`` table is validated and kept."""
+    assert tool_options({"fields": ["id"], "on_unreadable": "text"}).on_unreadable == "text"
+    with pytest.raises(ConfigurationError, match="on_unreadable"):
+        tool_options({"fields": ["id"], "on_unreadable": True})
+
+
+def test_values_too_short_to_be_specific_are_not_masked_elsewhere():
+    """Denied values under five characters (``"no"``, ``42``) stay in other fields."""
+    rows = [{"id": 1, "note": "answer no, code 42, pin 98765", "flag": "no", "code": 42}]
+    rows[0]["pin"] = 98765
+    env = project_fields(["id", "note"], deny=["flag", "code", "pin"])(lambda: rows)()
+    assert env.briefs[0]["note"] == "answer no, code 42, pin [redacted]"
+
+
+def test_a_denied_number_is_masked_only_as_a_whole_number():
+    """A denied number is masked where it stands alone, not inside a longer number."""
+    rows = [{"id": 1, "note": "acct 123456 and 91234567", "acct": 123456}]
+    env = project_fields(["id", "note"], deny=["acct"])(lambda: rows)()
+    assert env.briefs[0]["note"] == "acct [redacted] and 91234567"
+
+
+def test_what_a_handle_keeps_is_masked_too():
+    """The record ``get_record`` shows has the call's denied values masked in its strings."""
+    kit = Toolkit("fail-closed-kept")
+    rows = [{"id": 1, "note": "ssn is 123-45-6789", "ssn": "123-45-6789", "extra": "x"}]
+    kit.tool(
+        summarize_with_handle(key="id")(project_fields(["id"], deny=["ssn"])(lambda: rows)),
+        name="people",
+    )
+    kit.call("people", {})
+    assert json.loads(kit.get_record(1)) == {"id": 1, "note": "ssn is [redacted]", "extra": "x"}
+
+
+def test_wrap_with_only_a_deny_withholds_prose():
+    """``wrap(fn, deny=[...])`` without fields still withholds what it cannot read."""
+    kit = Toolkit("fail-closed-deny-only")
+
+    def lookup() -> str:
+        return "ssn 123-45-6789 belongs to Ann"
+
+    slimtools.wrap(lookup, toolkit=kit, deny=["ssn"])
+    text = kit.call("lookup", {}).text
+    assert "123-45-6789" not in text
+    assert "could not be read as records" in text
+
+
+def test_tools_without_an_allowlist_keep_showing_text():
+    """A tool with neither an allowlist nor a deny pages its text as before."""
+    env = paginate(lambda: "a\nb")()
+    assert env.text == "a\nb"
