@@ -23,6 +23,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from slimtools._core.deny import DenyTree, strip_anywhere
+from slimtools._core.jsonenc import dumps_str
 from slimtools.redaction import MASK
 
 MIN_CHARS = 5
@@ -31,15 +32,31 @@ MIN_CHARS = 5
 Strings shorter than that and numbers written with fewer characters (``1234``, ``0.5``),
 booleans and ``None`` are exempt: they are not specific enough to identify anything."""
 
-_LONG = 200  # longer values are replaced one by one rather than through the trie pattern
+EXACT_MAX = 128
+"""Up to this many denied values per call are looked for as exact substrings; beyond, as words."""
+
+_WORD = re.compile(r"[\w@+\-]+(?:\.[\w@+\-]+)*")
+"""A word as secrets are looked up: letters, digits and ``@ _ + -``, with inner dots (an
+e-mail address, a decimal, ``123-45-6789``), so ``"SSN 123-45-6789."`` holds ``123-45-6789``."""
 
 
 def denied_values(records: Iterable[Any], tree: DenyTree | None) -> Secrets:
     """The specific values found at the denied paths of ``records``."""
     found: set[str] = set()
     if tree:
+        leaves = [key for key, sub in tree.items() if sub is None]
+        flat = len(leaves) == len(tree)
         for record in records:
-            _collect(record, tree, found)
+            if flat and type(record) is dict:  # the usual record: its denied keys, read at once
+                for key in leaves:
+                    value = record.get(key)
+                    if type(value) is str:
+                        if len(value) >= MIN_CHARS:
+                            found.add(value.strip())
+                    elif value is not None:
+                        _collect(value, None, found)
+            else:
+                _collect(record, tree, found)
     return Secrets(found)
 
 
@@ -83,34 +100,79 @@ def _as_mapping(value: Any) -> Mapping[Any, Any]:
 
 
 class Secrets:
-    """Denied values to mask wherever they appear in a call's text."""
+    """Denied values to mask wherever they appear in a call's text.
 
-    __slots__ = ("_long", "_pattern")
+    Up to :data:`EXACT_MAX` values are looked for as substrings (one fast ``in`` per value);
+    more (a long result's) are looked up by words: the text's words meet the values in a set
+    intersection, one scan whatever their number, so there a value is found where it stands
+    as a word (:data:`_WORD`; a value of several words when all its words are there and it
+    is too). Only the values found are then replaced (:class:`Masker`).
+    """
+
+    __slots__ = ("_values",)
 
     def __init__(self, values: Collection[str]) -> None:
-        words = [v for v in values if not _is_number(v) and len(v) <= _LONG]
-        numbers = [v for v in values if _is_number(v)]
-        self._long = sorted((v for v in values if len(v) > _LONG), key=len, reverse=True)
-        parts = []
-        if words:
-            parts.append(_trie(words))
-        if numbers:
-            parts.append(rf"(?<![0-9.]){_trie(numbers)}(?![0-9])")
-        self._pattern = re.compile("|".join(parts)) if parts else None
+        self._values = frozenset(v for v in values if v)
 
     def __bool__(self) -> bool:
-        return self._pattern is not None or bool(self._long)
+        return bool(self._values)
+
+    def found_in(self, value: Any) -> Masker | None:
+        """A masker of the secrets ``value`` (text or plain data) holds, ``None`` if none."""
+        blob = value if isinstance(value, str) else dumps_str(value)
+        if len(self._values) <= EXACT_MAX:
+            hits = {v for v in self._values if v in blob or _escaped(v) in blob}
+        else:
+            hits = self._by_words(blob)
+        return Masker(hits) if hits else None
+
+    def _by_words(self, blob: str) -> set[str]:
+        words = set(_WORD.findall(blob))
+        mine = set(_WORD.findall("\n".join(self._values)))
+        singles = self._values & mine  # a value that is one word
+        hits = set(singles & words)
+        for phrase in self._values - singles:
+            parts = _WORD.findall(phrase)
+            if all(p in words for p in parts) and (phrase in blob or _escaped(phrase) in blob):
+                hits.add(phrase)
+        return hits
 
     def text(self, text: str) -> str:
-        """``text`` with every secret replaced by the mask."""
-        for value in self._long:
-            text = text.replace(value, MASK)
-        if self._pattern is not None:
-            text = self._pattern.sub(MASK, text)
-        return text
+        """``text`` with every secret it holds masked."""
+        masker = self.found_in(text)
+        return masker.text(text) if masker is not None else text
 
     def data(self, value: Any) -> Any:
-        """Plain data (as briefs and stored views are) with every string scrubbed."""
+        """Plain data with every secret it holds masked (the same object when none)."""
+        masker = self.found_in(value)
+        return masker.data(value) if masker is not None else value
+
+
+def _escaped(value: str) -> str:
+    """``value`` as it reads inside a JSON string (quotes and backslashes escaped)."""
+    return dumps_str(value)[1:-1]
+
+
+class Masker:
+    """Replaces given values by the mask: anywhere for words, as whole numbers for numbers."""
+
+    __slots__ = ("_pattern",)
+
+    def __init__(self, values: Collection[str]) -> None:
+        ordered = sorted(values, key=len, reverse=True)
+        words = [re.escape(v) for v in ordered if not _is_number(v)]
+        numbers = [re.escape(v) for v in ordered if _is_number(v)]
+        parts = ["|".join(words)] if words else []
+        if numbers:
+            parts.append(rf"(?<![0-9.])(?:{'|'.join(numbers)})(?![0-9])")
+        self._pattern = re.compile("|".join(parts))
+
+    def text(self, text: str) -> str:
+        """``text`` with every value replaced by the mask."""
+        return self._pattern.sub(MASK, text)
+
+    def data(self, value: Any) -> Any:
+        """Plain data (as briefs and stored views are) with every string masked."""
         if isinstance(value, str):
             return self.text(value)
         if isinstance(value, dict):
@@ -124,27 +186,6 @@ class Secrets:
 
 def _is_number(text: str) -> bool:
     return bool(re.fullmatch(r"-?[0-9][0-9.e+\-]*", text))
-
-
-def _trie(words: Iterable[str]) -> str:
-    """One regular expression matching any of ``words``, as a trie (fast for thousands)."""
-    root: dict[str, Any] = {}
-    for word in words:
-        node = root
-        for ch in word:
-            node = node.setdefault(ch, {})
-        node[""] = {}
-    return _emit(root)
-
-
-def _emit(node: dict[str, Any]) -> str:
-    branches = [re.escape(ch) + _emit(child) for ch, child in sorted(node.items()) if ch]
-    if not branches:
-        return ""
-    body = branches[0] if len(branches) == 1 else "(?:" + "|".join(branches) + ")"
-    if "" in node:
-        return f"(?:{body})?"
-    return body
 
 
 _PAIR = re.compile(
@@ -187,7 +228,7 @@ def scrub_pairs(text: str, denied: Collection[str], allowed: Collection[str] | N
         return text
     out.append(text[pos:])
     masked = "".join(out)
-    return Secrets(seen).text(masked) if seen else masked
+    return Masker(seen).text(masked) if seen else masked
 
 
 def _masks(
@@ -285,8 +326,7 @@ def deny_anywhere(data: Any, tree: DenyTree | None) -> Any:
     found: set[str] = set()
     _collect_anywhere(data, tree, found, 0)
     clean = strip_anywhere(data, tree)
-    secrets = Secrets(found)
-    return secrets.data(clean) if secrets else clean
+    return Secrets(found).data(clean) if found else clean
 
 
 def _collect_anywhere(value: Any, tree: DenyTree, found: set[str], depth: int) -> None:

@@ -43,15 +43,21 @@ def mask_out(secrets: Secrets | None, out: Out, tail: list[str]) -> None:
     """Mask the call's denied values in everything the envelope shows."""
     if secrets is None:
         return
-    out.briefs = secrets.data(out.briefs)
+    masker = secrets.found_in([out.briefs, out.text, out.notes, tail])
+    if masker is None:  # the usual call: no denied value anywhere else
+        return
+    out.briefs = masker.data(out.briefs)
     if out.text is not None:
-        out.text = secrets.text(out.text)
-    out.notes[:] = [secrets.text(n) for n in out.notes]
-    tail[:] = [secrets.text(t) for t in tail]
+        out.text = masker.text(out.text)
+    out.notes[:] = [masker.text(n) for n in out.notes]
+    tail[:] = [masker.text(t) for t in tail]
 
 
 def masked(secrets: Secrets | None, saves: dict[str, Any]) -> dict[str, Any]:
     """What the store keeps, the call's denied values masked in it."""
     if secrets is None:
         return saves
-    return {key: secrets.data(value) for key, value in saves.items()}
+    masker = secrets.found_in(saves)
+    if masker is None:
+        return saves
+    return {key: masker.data(value) for key, value in saves.items()}
