@@ -56,7 +56,10 @@ def wrap(
             envelope; ``None`` leaves an unconfigured tool's results as they are.
         **options: the same options by keyword: ``fields`` (a list of paths, or a Pydantic
             allowlist model), ``items``, ``deny``, ``key``, ``limit``, ``max_limit``,
-            ``max_tokens``, ``category``, ``head``, ``tail``, ``description``.
+            ``max_tokens``, ``category``, ``head``, ``tail``, ``description``,
+            ``on_unreadable``. With ``fields`` or ``deny``, a result that cannot be read as
+            records is withheld (``on_unreadable="text"`` opts in to showing it; see
+            ``project_fields``).
 
     Raises:
         ConfigurationError: an unknown option, a bad value, or both ``config`` and options.
