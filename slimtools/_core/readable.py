@@ -73,6 +73,8 @@ def read(value: Any) -> Any:
 
     Never raises. ``None`` (and empty text) stays ``None``: the tool returned nothing.
     """
+    if type(value) is list:  # the usual result, with one check
+        return _read_blocks(value)
     if isinstance(value, str):
         return read_text(value)
     if isinstance(value, Unreadable):
@@ -196,6 +198,8 @@ def _read_blocks(items: Sequence[Any]) -> Any:
 
 def _block_text(item: Any) -> str | None:
     """The text of a text content block (a dict, or an object such as MCP's ``TextContent``)."""
+    if type(item) is dict and item.get("type") != "text":  # the usual record, at a glance
+        return None
     if isinstance(item, Mapping):
         text = item.get("text")
         if item.get("type") == "text" and isinstance(text, str) and item.keys() <= _BLOCK_KEYS:
