@@ -29,9 +29,9 @@ class SecretPattern:
 
 
 _KEYWORDS = (
-    r"passw(?:or)?d|pwd|pass|secret|token|api[_\-]?key|apikey|access[_\-]?key|"
+    r"passw(?:or)?d|pwd|secret|token|api[_\-]?key|apikey|access[_\-]?key|"
     r"secret[_\-]?key|private[_\-]?key|account[_\-]?key|shared[_\-]?access[_\-]?key|"
-    r"credentials?|session[_\-]?id|sessionid|auth[_\-]?token|client[_\-]?secret|signature"
+    r"credentials?|session[_\-]?id|sessionid|auth[_\-]?token|client[_\-]?secret"
 )
 _QUOTED = r"\"(?:[^\"\\\n]|\\.)*\"|'(?:[^'\\\n]|\\.)*'"
 

@@ -20,6 +20,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from slimtools._core.scrub import denied_names, scrub_exception
 from slimtools.errors import ConfigurationError
 from slimtools.proxy._forward import Plan, slim
 from slimtools.proxy._payload import guard_value
@@ -144,18 +145,30 @@ def _adapter(tool: Any) -> ModuleType | None:
 
 def _guarding(fn: Any, options: ToolOptions) -> Any:
     """``fn`` whose results are read as records, withheld when they cannot be, and lose the
-    denied paths (the caller's data is never changed): ``_payload.guard_value``."""
+    denied paths (the caller's data is never changed): ``_payload.guard_value``. Its
+    exceptions lose the values of denied ``key: value`` pairs (``_core.scrub``)."""
     tree, mode = options.deny_tree, options.on_unreadable
+    names = denied_names(tree)
     if inspect.iscoroutinefunction(fn):
 
         @functools.wraps(fn)
         async def guarding_async(*args: Any, **kwargs: Any) -> Any:
-            return guard_value(await fn(*args, **kwargs), tree, on_unreadable=mode)
+            try:
+                result = await fn(*args, **kwargs)
+            except Exception as exc:
+                scrub_exception(exc, names)
+                raise
+            return guard_value(result, tree, on_unreadable=mode)
 
         return guarding_async
 
     @functools.wraps(fn)
     def guarding(*args: Any, **kwargs: Any) -> Any:
-        return guard_value(fn(*args, **kwargs), tree, on_unreadable=mode)
+        try:
+            result = fn(*args, **kwargs)
+        except Exception as exc:
+            scrub_exception(exc, names)
+            raise
+        return guard_value(result, tree, on_unreadable=mode)
 
     return guarding

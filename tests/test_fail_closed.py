@@ -242,3 +242,16 @@ def test_tools_without_an_allowlist_keep_showing_text():
     """A tool with neither an allowlist nor a deny pages its text as before."""
     env = paginate(lambda: "a\nb")()
     assert env.text == "a\nb"
+
+
+def test_wrap_with_only_a_deny_masks_denied_pairs_in_errors():
+    """A wrapped callable's exception loses the values of denied keys, fields or not."""
+    kit = Toolkit("fail-closed-deny-errors")
+
+    def lookup() -> str:
+        raise LookupError("no match for {'ssn': '123-45-6789', 'name': 'Ann'}")
+
+    slimtools.wrap(lookup, toolkit=kit, deny=["ssn"])
+    text = kit.call("lookup", {}).text
+    assert "123-45-6789" not in text
+    assert "'name': 'Ann'" in text

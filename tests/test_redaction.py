@@ -97,6 +97,7 @@ def test_each_row_masks_its_secret(row, text, secret):
         "max_tokens=100 exceeded; limit=5",
         "timeout: 30s while reading /var/lib/app/config.toml",
         "password reset email sent",
+        "pass: 10 of 12, signature: valid",
         "no row with id 550e8400-e29b-41d4-a716-446655440000",
     ],
 )
