@@ -255,3 +255,10 @@ def test_wrap_with_only_a_deny_masks_denied_pairs_in_errors():
     text = kit.call("lookup", {}).text
     assert "123-45-6789" not in text
     assert "'name': 'Ann'" in text
+
+
+def test_a_short_value_padded_with_spaces_is_still_short():
+    """``"  no  "`` is two characters once stripped: exempt like ``"no"``."""
+    rows = [{"id": 1, "note": "say no", "flag": "  no  "}]
+    env = project_fields(["id", "note"], deny=["flag"])(lambda: rows)()
+    assert env.briefs[0]["note"] == "say no"

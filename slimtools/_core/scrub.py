@@ -51,7 +51,7 @@ def denied_values(records: Iterable[Any], tree: DenyTree | None) -> Secrets:
                 for key in leaves:
                     value = record.get(key)
                     if type(value) is str:
-                        if len(value) >= MIN_CHARS:
+                        if len(value) >= MIN_CHARS and len(value.strip()) >= MIN_CHARS:
                             found.add(value.strip())
                     elif value is not None:
                         _collect(value, None, found)
