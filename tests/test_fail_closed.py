@@ -21,6 +21,7 @@ from hypothesis import strategies as st
 
 import slimtools
 from slimtools import ConfigurationError, Toolkit, paginate, project_fields, summarize_with_handle
+from slimtools._core.scrub import EXACT_MAX
 from slimtools.proxy._forward import Plan, Raw, slim
 from slimtools.proxy.config import tool_options
 from tests._profile import examples
@@ -262,3 +263,12 @@ def test_a_short_value_padded_with_spaces_is_still_short():
     rows = [{"id": 1, "note": "say no", "flag": "  no  "}]
     env = project_fields(["id", "note"], deny=["flag"])(lambda: rows)()
     assert env.briefs[0]["note"] == "say no"
+
+
+def test_many_denied_values_are_found_by_words():
+    """Past the exact-lookup limit (a long result), a denied value quoted elsewhere is masked."""
+    rows = [{"id": i, "note": f"n{i}", "ssn": f"SSN-{i:06d}"} for i in range(EXACT_MAX + 50)]
+    rows[3]["note"] = f"see {rows[100]['ssn']}, and 'Ann Lee'"
+    rows[4]["ssn"] = "Ann Lee"
+    env = project_fields(["id", "note"], deny=["ssn"])(lambda: rows)()
+    assert env.briefs[3]["note"] == "see [redacted], and '[redacted]'"

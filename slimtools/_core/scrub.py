@@ -109,10 +109,11 @@ class Secrets:
     is too). Only the values found are then replaced (:class:`Masker`).
     """
 
-    __slots__ = ("_values",)
+    __slots__ = ("_singles", "_values")
 
     def __init__(self, values: Collection[str]) -> None:
         self._values = frozenset(v for v in values if v)
+        self._singles: frozenset[str] | None = None  # the values that are one word, once known
 
     def __bool__(self) -> bool:
         return bool(self._values)
@@ -128,8 +129,9 @@ class Secrets:
 
     def _by_words(self, blob: str) -> set[str]:
         words = set(_WORD.findall(blob))
-        mine = set(_WORD.findall("\n".join(self._values)))
-        singles = self._values & mine  # a value that is one word
+        singles = self._singles
+        if singles is None:  # one scan of the values, on the first lookup of this call
+            singles = self._singles = self._values & set(_WORD.findall("\n".join(self._values)))
         hits = set(singles & words)
         for phrase in self._values - singles:
             parts = _WORD.findall(phrase)
