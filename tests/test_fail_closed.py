@@ -272,3 +272,11 @@ def test_many_denied_values_are_found_by_words():
     rows[4]["ssn"] = "Ann Lee"
     env = project_fields(["id", "note"], deny=["ssn"])(lambda: rows)()
     assert env.briefs[3]["note"] == "see [redacted], and '[redacted]'"
+
+
+def test_a_denied_value_with_quotes_is_found_and_masked():
+    """A value that JSON escapes (a quote, a backslash) is found in the envelope all the same."""
+    secret = 'pa"ss\\word'
+    rows = [{"id": 1, "note": f"it is {secret}!", "pw": secret}]
+    env = project_fields(["id", "note"], deny=["pw"])(lambda: rows)()
+    assert env.briefs[0]["note"] == "it is [redacted]!"

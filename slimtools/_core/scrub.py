@@ -122,7 +122,7 @@ class Secrets:
         """A masker of the secrets ``value`` (text or plain data) holds, ``None`` if none."""
         blob = value if isinstance(value, str) else dumps_str(value)
         if len(self._values) <= EXACT_MAX:
-            hits = {v for v in self._values if v in blob or _escaped(v) in blob}
+            hits = {v for v in self._values if v in blob or (_odd(v) and _escaped(v) in blob)}
         else:
             hits = self._by_words(blob)
         return Masker(hits) if hits else None
@@ -135,7 +135,9 @@ class Secrets:
         hits = set(singles & words)
         for phrase in self._values - singles:
             parts = _WORD.findall(phrase)
-            if all(p in words for p in parts) and (phrase in blob or _escaped(phrase) in blob):
+            if all(p in words for p in parts) and (
+                phrase in blob or (_odd(phrase) and _escaped(phrase) in blob)
+            ):
                 hits.add(phrase)
         return hits
 
@@ -148,6 +150,11 @@ class Secrets:
         """Plain data with every secret it holds masked (the same object when none)."""
         masker = self.found_in(value)
         return masker.data(value) if masker is not None else value
+
+
+def _odd(value: str) -> bool:
+    """True when JSON writes ``value`` otherwise than as it is (quotes, backslashes, controls)."""
+    return '"' in value or "\\" in value or not value.isprintable()
 
 
 def _escaped(value: str) -> str:
