@@ -12,7 +12,7 @@ there.
 from __future__ import annotations
 
 from collections.abc import Callable, Coroutine
-from typing import Any, ParamSpec, Protocol, TypeAlias, overload
+from typing import Any, Literal, ParamSpec, Protocol, TypeAlias, overload
 
 from pydantic import BaseModel
 
@@ -76,8 +76,19 @@ def project_fields(
     deny: list[str] | tuple[str, ...] = (),
     response_format: bool = False,
     items: str | None = None,
+    on_unreadable: Literal["withhold", "text"] = "withhold",
 ) -> SlimDecorator:
     """Keep only allowlisted fields of each record (deny by default).
+
+    What cannot be projected is withheld: a result that cannot be read as records (prose
+    text, an object without fields) comes back as an envelope that says so (its kind, size
+    and why) with none of its content, and the ``slimtools`` logger warns once per tool.
+    JSON text (also fenced, after a one-line preamble, with ``NaN``), JSON Lines, Python
+    literal reprs, models, dataclasses, objects, content blocks and ``ToolMessage``
+    artifacts are read as records (``slimtools._core.readable``). A denied field's value
+    seen in the records is masked in every other string the call shows or stores (values
+    of fewer than 5 characters exempt), and in exception messages ``key: value`` pairs of
+    denied keys are masked.
 
     Args:
         spec: a Pydantic model (field names are output names; ``validation_alias`` or
@@ -93,8 +104,16 @@ def project_fields(
             parameter (default ``"concise"``) to the tool; detailed briefs use ``detail``.
         items: where the records are when the tool returns one dict around them, as a
             dotted path (``"items"`` for GitHub search, ``"web.results"`` for Brave).
+        on_unreadable: ``"withhold"`` (default) or ``"text"``: show a result that cannot be
+            read as records as text, paged as text results are. Risk: that text is shown
+            whole; the allowlist cannot apply to it and ``deny`` masks only the values of
+            ``key: value`` pairs it can spot. Use it only for a tool whose text you trust.
     """
     tree = compile_deny(deny)
+    if on_unreadable not in ("withhold", "text"):
+        raise ConfigurationError(
+            f'project_fields(on_unreadable=...) must be "withhold" or "text", got {on_unreadable!r}'
+        )
     if response_format not in (True, False):
         raise ConfigurationError(f"response_format= must be True or False, got {response_format!r}")
     if response_format and detail is None:
@@ -107,6 +126,7 @@ def project_fields(
         deny=tree,
         formats=response_format,
         items=_check_items(items),
+        on_unreadable=on_unreadable,
     )
     return _decorator(cfg)
 

@@ -187,6 +187,17 @@ class Projection:
         )
 
     @property
+    def names(self) -> frozenset[str]:
+        """Every name the allowlist shows or reads, at every depth (outputs and source steps)."""
+        found: set[str] = set()
+        for f in self._fields:
+            found.add(f.out)
+            found.update(step for path in f.paths for step in path if isinstance(step, str))
+            if f.sub is not None:
+                found |= f.sub.names
+        return frozenset(found)
+
+    @property
     def output_names(self) -> tuple[str, ...]:
         """The top-level keys a brief may carry, in order."""
         return tuple(f.out for f in self._fields)

@@ -11,47 +11,133 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from dataclasses import dataclass
 
-__all__ = ["MASK", "describe_error", "redact", "remove"]
+__all__ = ["MASK", "SECRET_PATTERNS", "SecretPattern", "describe_error", "redact", "remove"]
 
 MASK = "[redacted]"
 """What a removed secret becomes."""
 
 
-_TOKEN_CHARS = r"[A-Za-z0-9_\-]"
-_PATTERNS: list[tuple[re.Pattern[str], str]] = [
-    # scheme://user:password@host -> scheme://[redacted]@host
-    (re.compile(r"(?i)\b([a-z][a-z0-9+.\-]*://)[^\s/@:]*(?::[^\s/@]*)?@"), rf"\1{MASK}@"),
-    # Authorization headers and the like: Bearer/Basic/Token <credential>
-    (re.compile(r"(?i)\b(bearer|basic|token)(\s+)[A-Za-z0-9._~+/=\-]{8,}"), rf"\1\2{MASK}"),
-    # key=value and key: value for words that name secrets
-    (
+@dataclass(frozen=True, slots=True)
+class SecretPattern:
+    """One row of the redaction table: a secret's shape and what replaces it."""
+
+    name: str
+    pattern: re.Pattern[str]
+    replacement: str = MASK
+
+
+_KEYWORDS = (
+    r"passw(?:or)?d|pwd|secret|token|api[_\-]?key|apikey|access[_\-]?key|"
+    r"secret[_\-]?key|private[_\-]?key|account[_\-]?key|shared[_\-]?access[_\-]?key|"
+    r"credentials?|session[_\-]?id|sessionid|auth[_\-]?token|client[_\-]?secret"
+)
+_QUOTED = r"\"(?:[^\"\\\n]|\\.)*\"|'(?:[^'\\\n]|\\.)*'"
+
+SECRET_PATTERNS: tuple[SecretPattern, ...] = (
+    # A PEM private key, whole, from BEGIN to END (or to the end of a cut message): the
+    # last line of its base64 is short and would survive any pattern on long runs.
+    SecretPattern(
+        "pem private key",
         re.compile(
-            r"(?i)\b((?:api[_\-]?key|access[_\-]?key|secret(?:[_\-]?key)?|password|passwd|pwd|"
-            r"token|auth)\s*[=:]\s*)(?!\[redacted\])[^\s,;&\"']+"
+            r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----.*?"
+            r"(?:-----END [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----|\Z)",
+            re.DOTALL,
+        ),
+    ),
+    # Authorization headers (the credential after the scheme); Cookie and Set-Cookie
+    # headers (the rest of the line: every cookie in it).
+    SecretPattern(
+        "authorization header",
+        re.compile(
+            r"(?i)\b((?:proxy-)?authorization[\"']?\s*[:=]\s*[\"']?"
+            r"(?:(?:bearer|basic|token|digest|negotiate|ntlm|aws4-hmac-sha256)\s+)?)"
+            r"(?!\[redacted\]|[\w\-]+\s+\[redacted\])[^\s\"',;]+"
         ),
         rf"\1{MASK}",
     ),
-    # Known key formats: OpenAI/Anthropic (sk-...), Stripe, GitHub, Slack, AWS, Google, JWTs.
-    (re.compile(rf"\bsk-{_TOKEN_CHARS}{{16,}}"), MASK),
-    (re.compile(r"\b[rsp]k_(?:live|test)_[A-Za-z0-9]{10,}"), MASK),
-    (re.compile(r"\b(?:gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,})"), MASK),
-    (re.compile(r"\bxox[abposr]-[A-Za-z0-9\-]{10,}"), MASK),
-    (re.compile(r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b"), MASK),
-    (re.compile(r"\bAIza[0-9A-Za-z_\-]{30,}"), MASK),
-    (re.compile(r"\beyJ[A-Za-z0-9_\-]{5,}\.[A-Za-z0-9_\-]{5,}\.[A-Za-z0-9_\-]{5,}"), MASK),
+    SecretPattern(
+        "cookie header",
+        re.compile(
+            r"(?im)\b((?:set-)?cookie[\"']?\s*[:=]\s*[\"']?)(?!\[redacted\])(?=[^\s\"'])"
+            r"[^\r\n\"']+"
+        ),
+        rf"\1{MASK}",
+    ),
+    # scheme://user:password@host -> scheme://[redacted]@host (database DSNs, broker URLs)
+    SecretPattern(
+        "url credentials",
+        re.compile(r"(?i)\b([a-z][a-z0-9+.\-]*://)[^\s/@:]*(?::[^\s/@]*)?@"),
+        rf"\1{MASK}@",
+    ),
+    # Bearer/Basic/Token <credential>: only a credential-like word (a digit or a symbol in
+    # it), so "token exchange failed" stays as it is.
+    SecretPattern(
+        "bearer credential",
+        re.compile(
+            r"(?i)\b(bearer|basic|token)(\s+)(?!\[redacted\])"
+            r"(?=[A-Za-z0-9._~+/=\-]*[0-9._~+/=])[A-Za-z0-9._~+/=\-]{8,}"
+        ),
+        rf"\1\2{MASK}",
+    ),
+    # key=value, key: value, "key": "value", 'key': value for keys that name secrets
+    # (password, api_key, access_token, client_secret, aws_secret_access_key, AccountKey...).
+    SecretPattern(
+        "secret assignment",
+        re.compile(
+            rf"(?i)((?<![\w\-])[\"']?(?:[\w\-]*[_\-])?(?:{_KEYWORDS})[\"']?\s*[=:]\s*)"
+            rf"(?!\[redacted\]|[\"']\[redacted\][\"'])({_QUOTED}|[^\s,;&\"'}}\])]+)"
+        ),
+    ),
+    SecretPattern("openai or anthropic key", re.compile(r"\bsk-[A-Za-z0-9_\-]{16,}")),
+    SecretPattern("stripe key", re.compile(r"\b(?:[rsp]k|whsec)_(?:live_|test_)?[A-Za-z0-9]{10,}")),
+    SecretPattern(
+        "github token",
+        re.compile(r"\b(?:gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,})"),
+    ),
+    SecretPattern("slack token", re.compile(r"\bxox[abposre]-[A-Za-z0-9\-]{10,}")),
+    SecretPattern(
+        "slack webhook",
+        re.compile(r"https://hooks\.slack\.com/services/[A-Za-z0-9/_\-]+"),
+    ),
+    SecretPattern("aws access key id", re.compile(r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b")),
+    SecretPattern("google api key", re.compile(r"\bAIza[0-9A-Za-z_\-]{30,}")),
+    SecretPattern(
+        "google oauth token",
+        re.compile(r"\b(?:ya29\.[0-9A-Za-z_\-]{20,}|GOCSPX-[0-9A-Za-z_\-]{20,})"),
+    ),
+    SecretPattern(
+        "azure sas signature",
+        re.compile(r"(?i)\b(sig=)(?!\[redacted\])[A-Za-z0-9%+/=]{16,}"),
+        rf"\1{MASK}",
+    ),
+    SecretPattern(
+        "package registry token", re.compile(r"\b(?:npm_[A-Za-z0-9]{30,}|pypi-[A-Za-z0-9_\-]{50,})")
+    ),
+    SecretPattern(
+        "jwt",
+        re.compile(r"\beyJ[A-Za-z0-9_\-]{5,}\.[A-Za-z0-9_\-]{5,}\.[A-Za-z0-9_\-]{5,}"),
+    ),
     # Long hex (32+: keys, digests used as secrets) and long base64-like runs that mix
-    # upper case, lower case and digits (40+: AWS secret keys, random tokens). Paths, UUIDs
-    # and short commit hashes stay.
-    (re.compile(r"\b[0-9a-fA-F]{32,}\b"), MASK),
-    (
+    # upper case, lower case and digits (40+: AWS secret keys, Azure account keys, random
+    # tokens). Paths, UUIDs and short commit hashes stay.
+    SecretPattern("long hex", re.compile(r"\b[0-9a-fA-F]{32,}\b")),
+    SecretPattern(
+        "long base64",
         re.compile(
             r"(?<![A-Za-z0-9+/=])(?=[A-Za-z0-9+/]*[0-9])(?=[A-Za-z0-9+/]*[a-z])"
             r"(?=[A-Za-z0-9+/]*[A-Z])[A-Za-z0-9+/]{40,}={0,2}"
         ),
-        MASK,
     ),
-]
+)
+"""The redaction table, applied in order (``docs/allowlist.md`` lists it with examples)."""
+
+
+def _assignment(match: re.Match[str]) -> str:
+    value = match.group(2)
+    quote = value[0] if value[:1] in ('"', "'") else ""
+    return f"{match.group(1)}{quote}{MASK}{quote}"
 
 
 def redact(text: str, secrets: Iterable[str] = ()) -> str:
@@ -62,8 +148,11 @@ def redact(text: str, secrets: Iterable[str] = ()) -> str:
         secrets: exact values to remove as well (a tool's secret arguments).
     """
     text = remove(text, secrets)
-    for pattern, replacement in _PATTERNS:
-        text = pattern.sub(replacement, text)
+    for row in SECRET_PATTERNS:
+        if row.name == "secret assignment":
+            text = row.pattern.sub(_assignment, text)
+        else:
+            text = row.pattern.sub(row.replacement, text)
     return text
 
 

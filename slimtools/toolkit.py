@@ -36,6 +36,7 @@ from slimtools._core.observed import observed_lookup
 from slimtools._core.params import roles, secret_defaults
 from slimtools._core.session import session
 from slimtools._core.wrapper import rebind, slim_state
+from slimtools.clearing.categories import REPEATABLE_CATEGORIES, infer_category
 from slimtools.errors import ConfigurationError
 from slimtools.instrumentation._registry import CALL_ID, REGISTRY, check_listener
 from slimtools.redaction import describe_error
@@ -134,7 +135,16 @@ class Toolkit:
         self._hidden: dict[str, frozenset[str]] = {}
         self._table: Table | None = None
         self._companion: ToolSpec | None = None
+        self._declared: set[str] = set()  # tools registered with category= or read_only=
         self._lock = threading.Lock()
+        keeper.repeatable = self._repeatable
+
+    def _repeatable(self, tool: str) -> bool:
+        """Whether ``tool`` only reads: as declared, else as its name's verbs say."""
+        spec = self._specs.get(tool)
+        if spec is not None and tool in self._declared:
+            return spec.read_only
+        return infer_category(tool) in REPEATABLE_CATEGORIES
 
     @classmethod
     def _around(cls, keeper: Keeper) -> Toolkit:
@@ -303,7 +313,12 @@ class Toolkit:
             self._specs[tool_name] = spec
             self._hidden[tool_name] = param_roles.hidden
             self._keeper.secrets[tool_name] = secret_defaults(bound, param_roles)
+            if category is not None or read_only is not None:
+                self._declared.add(tool_name)
+            else:
+                self._declared.discard(tool_name)
             self._table = None
+        self._keeper.refresh()
         return bound
 
     @property

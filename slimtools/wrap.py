@@ -23,9 +23,10 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from slimtools._core.deny import DenyTree, strip_anywhere
+from slimtools._core.scrub import denied_names, scrub_exception
 from slimtools.errors import ConfigurationError
 from slimtools.proxy._forward import Plan, slim
+from slimtools.proxy._payload import guard_value
 from slimtools.proxy.config import DEFAULT_MAX_TOKENS, ToolOptions, tool_options
 from slimtools.toolkit import Toolkit, default_toolkit
 
@@ -60,7 +61,9 @@ def wrap(
         **options: the same options by keyword: ``fields`` (a list of paths, or a Pydantic
             allowlist model), ``items``, ``deny``, ``key``, ``limit``, ``max_limit``,
             ``max_tokens``, ``category``, ``head``, ``tail``, ``description``,
-            ``on_unreadable`` (see docs/proxy-config.md).
+            ``on_unreadable``. With ``fields`` or ``deny``, a result that cannot be read as
+            records is withheld (``on_unreadable="text"`` opts in to showing it; see
+            ``project_fields``).
 
     Raises:
         ConfigurationError: an unknown option, a bad value, or both ``config`` and options;
@@ -111,7 +114,7 @@ def _wrap_callable(tool: Any, kit: Toolkit, parsed: ToolOptions | None, plan: Pl
             "wrap() takes a LangChain BaseTool, an Agents SDK FunctionTool, a Pydantic AI "
             f"Tool or a plain function, got {type(tool).__name__}"
         )
-    fn = _denying(tool, parsed.deny_tree) if parsed and parsed.deny else tool
+    fn = _guarding(tool, parsed) if parsed and parsed.guards else tool
     slimmed = slim(fn, plan, name=name)
     _origins(kit)[name] = id(tool)
     return kit.tool(
@@ -221,18 +224,32 @@ def _adapter(tool: Any) -> ModuleType | None:
     return None
 
 
-def _denying(fn: Any, tree: DenyTree | None) -> Any:
-    """``fn`` whose results lose the denied paths (the caller's data is never changed)."""
+def _guarding(fn: Any, options: ToolOptions) -> Any:
+    """``fn`` whose results are read as records, withheld when they cannot be, and lose the
+    denied paths (the caller's data is never changed): ``_payload.guard_value``. Its
+    exceptions lose the values of denied ``key: value`` pairs (``_core.scrub``)."""
+    tree, mode = options.deny_tree, options.on_unreadable
+    names = denied_names(tree)
     if inspect.iscoroutinefunction(fn):
 
         @functools.wraps(fn)
-        async def denying_async(*args: Any, **kwargs: Any) -> Any:
-            return strip_anywhere(await fn(*args, **kwargs), tree)
+        async def guarding_async(*args: Any, **kwargs: Any) -> Any:
+            try:
+                result = await fn(*args, **kwargs)
+            except Exception as exc:
+                scrub_exception(exc, names)
+                raise
+            return guard_value(result, tree, on_unreadable=mode)
 
-        return denying_async
+        return guarding_async
 
     @functools.wraps(fn)
-    def denying(*args: Any, **kwargs: Any) -> Any:
-        return strip_anywhere(fn(*args, **kwargs), tree)
+    def guarding(*args: Any, **kwargs: Any) -> Any:
+        try:
+            result = fn(*args, **kwargs)
+        except Exception as exc:
+            scrub_exception(exc, names)
+            raise
+        return guard_value(result, tree, on_unreadable=mode)
 
-    return denying
+    return guarding

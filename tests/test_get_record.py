@@ -142,7 +142,9 @@ def test_a_handle_from_another_session_is_unknown():
 def test_a_toolkit_without_handle_tools_still_answers():
     """With no tool keeping handles, get_record explains instead of failing."""
     kit = Toolkit("empty")
-    assert kit.get_record(1).endswith("Call the tool that showed it again to get fresh handles.")
+    assert kit.get_record(1).endswith(
+        "Repeat the search or read that showed it to get fresh handles."
+    )
 
 
 def test_unregistered_tools_use_slimtools_get_record():

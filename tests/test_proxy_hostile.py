@@ -143,7 +143,6 @@ async def test_screened_structured_content_fits_the_listed_schema():
     assert SECRET not in json.dumps(result.structured_content)
 
 
-@pytest.mark.xfail(reason="read as records by the core's tolerant JSON text reading (h-core)")
 @pytest.mark.parametrize("tool", TEXT_PARSING)
 async def test_tolerant_text_is_read_as_records(tool):
     """NaN, BOM, fences, preambles, NDJSON and reprs become briefs, not a withheld note."""

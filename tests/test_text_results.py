@@ -114,9 +114,17 @@ def test_get_record_with_a_bad_page_says_what_is_valid():
     assert kit.get_record(handle, page="x") == 'page must be an integer >= 1, got "x".'  # type: ignore[arg-type]
 
 
-def test_project_fields_on_a_text_result_shows_the_text():
-    """An allowlist has nothing to select in a string: the text passes as a text envelope."""
+def test_project_fields_on_a_text_result_withholds_the_text():
+    """An allowlist cannot select in prose: the text is withheld, the hint says why."""
     env = project_fields(["id"])(lambda: "a\nb")()
+    assert (env.total, env.text, env.briefs) == (0, None, [])
+    assert "could not be read as records" in env.hint
+    assert "a\nb" not in str(env)
+
+
+def test_project_fields_opted_in_to_text_shows_the_text():
+    """``on_unreadable="text"`` shows a text result as text, as before the rule."""
+    env = project_fields(["id"], on_unreadable="text")(lambda: "a\nb")()
     assert (env.total, env.text, env.hint) == (2, "a\nb", "all 2 lines")
 
 

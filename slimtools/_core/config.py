@@ -8,6 +8,7 @@ from typing import Any
 
 from slimtools._core.deny import DenyTree, strip
 from slimtools._core.keys import args_digest, snapshot_key
+from slimtools._core.scrub import denied_names
 from slimtools.projection import Projection
 from slimtools.tokens import count_tokens
 from slimtools.typing import TokenCounter
@@ -52,6 +53,9 @@ class SlimConfig:
     counter: TokenCounter = count_tokens
     items: str | None = None
     """Dotted path to the record list inside a dict result (``"items"``, ``"data.results"``)."""
+    on_unreadable: str = "withhold"
+    """What a guarded tool does with a result it cannot read as records: ``"withhold"`` it,
+    or (an explicit opt-in) show it as ``"text"``."""
 
     def merge(self, other: SlimConfig) -> SlimConfig:
         """Combine two decorators' options; the same option set twice is an error."""
@@ -67,7 +71,12 @@ class SlimConfig:
                 raise ConfigurationError(f"{label} is applied twice to the same tool")
             parts[name] = mine if mine is not None else theirs
         views = self if self.projection is not None else other  # project_fields' other options
-        parts.update(detail=views.detail, deny=views.deny, formats=views.formats)
+        parts.update(
+            detail=views.detail,
+            deny=views.deny,
+            formats=views.formats,
+            on_unreadable=views.on_unreadable,
+        )
         budgets = [b for b in (self.max_tokens, other.max_tokens) if b is not None]
         parts["max_tokens"] = min(budgets) if budgets else None
         parts["counter"] = other.counter if other.counter is not count_tokens else self.counter
@@ -82,9 +91,23 @@ class SlimConfig:
     """Whether stored records are reduced (a detail view or denied paths) before storing.
 
     Derived from ``detail`` and ``deny`` when the config is made (read on every call)."""
+    guarded: bool = field(init=False, default=False)
+    """Whether the tool has an allowlist or a deny list, so shows only what it can project
+    (``slimtools._core.readable``); derived when the config is made."""
+    denied_names: frozenset[str] = field(init=False, default=frozenset())
+    """The keys ``deny`` removes whole, masked in exception messages (``_core.scrub``)."""
+    allowed_names: frozenset[str] | None = field(init=False, default=None)
+    """The names the allowlists show or read; in an exception message, a quoted or keyword
+    pair under any other key is masked (``None``: no allowlist)."""
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "reduces", self.detail is not None or self.deny is not None)
+        object.__setattr__(self, "guarded", self.projection is not None or self.deny is not None)
+        object.__setattr__(self, "denied_names", denied_names(self.deny))
+        views = [v for v in (self.projection, self.detail) if v is not None]
+        if views:
+            allowed = frozenset().union(*(v.names for v in views)) - self.denied_names
+            object.__setattr__(self, "allowed_names", allowed)
 
     def keep(self, record: Any) -> Any:
         """What a handle keeps of ``record``: its detail view, else the record minus deny."""

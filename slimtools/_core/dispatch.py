@@ -22,6 +22,7 @@ from slimtools._core.drive import Engine, Invoke
 from slimtools._core.jsonenc import dumps_str
 from slimtools._core.lookup import Lookup, Sources, get_record
 from slimtools._core.pipeline import FinalResult
+from slimtools._core.scrub import scrub_pairs
 from slimtools._core.wrapper import slim_state
 from slimtools.envelope import Envelope
 
@@ -161,8 +162,21 @@ def dispatch(
         value = yield Invoke(spec.function, (), kwargs, not spec.is_async, under_loop)
     except Exception as exc:
         log.warning("slimtools: tool %r raised %s", spec.name, type(exc).__name__, exc_info=exc)
-        return ToolResult(f"{spec.name} failed: {table.describe(exc, spec.name)}", is_error=True)
+        return ToolResult(f"{spec.name} failed: {_failure(table, spec, exc)}", is_error=True)
     return to_result(value)
+
+
+def _failure(table: Table, spec: ToolSpec, exc: Exception) -> str:
+    """The words of a tool's exception, its denied ``key: value`` pairs masked.
+
+    The slimming pipeline masks them in the exception's arguments already; this also covers
+    an exception whose ``__str__`` builds its message from elsewhere, and the ``on_error`` hook.
+    """
+    text = table.describe(exc, spec.name)
+    state = slim_state(spec.function)
+    if state is None:
+        return text
+    return scrub_pairs(text, state.cfg.denied_names, state.cfg.allowed_names)
 
 
 Prepared = tuple[ToolSpec, dict[str, Any]]

@@ -6,7 +6,8 @@ Fallbacks (applied recursively, never raising):
 - ``bytes``/``bytearray``/``memoryview`` -> UTF-8 text when valid, else ``"base64:<data>"``;
 - Pydantic models -> ``model_dump(mode="json")``; objects with ``__dict__`` -> their public
   attributes; anything else -> ``str(value)``;
-- integers beyond 64 bits -> their decimal string; lone surrogates -> U+FFFD (surrogate
+- integers beyond 64 bits -> their exact JSON number (orjson refuses them: they are
+  written through a marker the output is patched at); lone surrogates -> U+FFFD (surrogate
   pairs -> their character); non-string keys -> ``str(key)``; a reference cycle ->
   ``"<cycle>"``; nesting deeper than 200 levels -> ``"<too deep>"``.
 """
@@ -16,6 +17,8 @@ from __future__ import annotations
 import base64
 import dataclasses
 import enum
+import json
+import re
 from collections.abc import Mapping
 from decimal import Decimal
 from typing import Any
@@ -25,6 +28,10 @@ from pydantic import BaseModel
 
 _OPTIONS = orjson.OPT_NON_STR_KEYS
 _MAX_DEPTH = 200
+_BIG = "\x00int:"
+"""Prefix of the string that stands for an integer beyond 64 bits until the output is patched."""
+_BIG_MARK = re.compile(rb'"\\u0000int:(-?[0-9]+)"')
+_LONG_DIGITS = re.compile(r"[0-9]{20}")
 
 
 def _default(value: Any) -> Any:
@@ -69,7 +76,8 @@ def dumps(value: Any) -> bytes:
     try:
         return orjson.dumps(value, default=_default, option=_OPTIONS)
     except (orjson.JSONEncodeError, TypeError, ValueError):
-        return orjson.dumps(_sanitize(value, 0, set()), option=_OPTIONS)
+        out = orjson.dumps(_sanitize(value, 0, set()), option=_OPTIONS)
+    return _BIG_MARK.sub(rb"\1", out) if b"\\u0000int:" in out else out
 
 
 def dumps_str(value: Any) -> str:
@@ -79,7 +87,24 @@ def dumps_str(value: Any) -> str:
 
 def to_jsonable(value: Any) -> Any:
     """Turn ``value`` into plain JSON data (dicts, lists, str, numbers, bool, None)."""
-    return orjson.loads(dumps(value))
+    return loads(dumps(value))
+
+
+def loads(text: str | bytes) -> Any:
+    """Parse JSON exactly: orjson, or the standard library where orjson would be wrong.
+
+    orjson reads an integer beyond 64 bits as a float (an id loses its last digits) and
+    refuses ``NaN``/``Infinity`` and lone surrogates, which Python's ``json.dumps`` writes;
+    text with a run of 20 digits, or that orjson refuses, is read by ``json.loads``.
+    ``ValueError`` (``orjson.JSONDecodeError`` is one) when it is not JSON.
+    """
+    probe = text if isinstance(text, str) else text.decode("utf-8", "replace")
+    if _LONG_DIGITS.search(probe) is None:
+        try:
+            return orjson.loads(text)
+        except orjson.JSONDecodeError:
+            pass
+    return json.loads(probe)
 
 
 def _sanitize(value: Any, depth: int, seen: set[int]) -> Any:
@@ -89,7 +114,7 @@ def _sanitize(value: Any, depth: int, seen: set[int]) -> Any:
     if value is None or isinstance(value, (bool, float)):
         return value
     if isinstance(value, int):
-        return value if -(2**63) <= value < 2**64 else str(value)
+        return value if -(2**63) <= value < 2**64 else f"{_BIG}{int(value)}"
     if isinstance(value, str):
         if is_utf8(value):
             return value

@@ -70,6 +70,9 @@ class Keeper:
         self.on_error = on_error
         self.on_event = on_event
         """The toolkit's own event listener (``slimtools.instrumentation``), if any."""
+        self.repeatable: Callable[[str], bool] = lambda tool: False
+        """Whether a tool only reads, so messages may offer to call it again (the toolkit's
+        rule: ``Toolkit.tool(read_only=..., category=...)``, else its name's verbs)."""
         self.secrets: dict[str, tuple[str, ...]] = {}
         """Each tool's secret default values, removed from the failures it words."""
         self._scope = Scope(name, session)
@@ -95,6 +98,11 @@ class Keeper:
             self._changed()
         weakref.finalize(state, self._changed)
 
+    def refresh(self) -> None:
+        """Rebuild ``sources()`` on next use (a tool's declarations changed)."""
+        with self._lock:
+            self._changed()
+
     def _changed(self) -> None:
         """The handle tools changed (a registration, or a tool no longer referenced)."""
         self._version += 1
@@ -114,6 +122,7 @@ class Keeper:
                 companion=self.companion,
                 record_max_chars=self.record_max_chars,
                 describe=self.fetch_failed,
+                repeatable=frozenset(n for n in live if self.repeatable(n)),
             )
             if version == self._version:  # no tool went away meanwhile (a finalizer may run)
                 self._sources = built

@@ -46,6 +46,9 @@ class Sources:
     """Longer records are answered in pages of this many characters."""
     describe: Callable[[str, Exception], str] = lambda tool, exc: type(exc).__name__
     """Words a live ``fetch=`` failure of a tool (the toolkit's ``on_error``, logged)."""
+    repeatable: frozenset[str] = frozenset()
+    """The handle tools that only read (declared, or by their name's verbs): the only ones a
+    message may tell the model to call again for fresh handles."""
 
 
 Answer = tuple[str, bool]
@@ -125,19 +128,25 @@ def _answer(
 ) -> Answer:
     """The text for what was found (or why nothing was), and whether it is an error."""
     shown = dumps_str(handle)
-    again = " or ".join(tools) or "the tool that showed it"
+    readers = " or ".join(t for t in tools if t in sources.repeatable)
+    # Only tools that only read are named: "call delete_entities again" would repeat a change.
+    again = f"call {readers} again" if readers else "repeat the search or read that showed it"
+    again_ = again[0].upper() + again[1:]
     if not found:
         if unavailable:
             return (
                 f"The handle store is unavailable right now, so handle {shown} cannot be read. "
-                f"Try again later, or call {again} again."
+                f"Try again later, or {again}."
             ), True
         if errors:
             detail = "; ".join(f"{t}: {e}" for t, e in errors.items())
-            return f"Fetching handle {shown} failed ({detail}). Call {again} again.", True
+            return (
+                f"Fetching handle {shown} failed ({detail}). {again[0].upper()}{again[1:]}.",
+                True,
+            )
         return (
             f"No record for handle {shown} in this session: it is unknown or has expired. "
-            f"Call {again} again to get fresh handles."
+            f"{again_} to get fresh handles."
         ), True
     by_tool: dict[str, tuple[bool, Any]] = {}
     for tool, is_text, stored in found:

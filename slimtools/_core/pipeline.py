@@ -28,7 +28,10 @@ from slimtools._core.paging import (
     past_end,
     tool_call,
 )
+from slimtools._core.readable import Unreadable, read
+from slimtools._core.scrub import Secrets, denied_values, scrub_exception
 from slimtools._core.texts import multipage, show_text
+from slimtools._core.withhold import mask_out, masked, unreadable
 from slimtools.envelope import Envelope
 from slimtools.projection import record_to_plain
 
@@ -68,6 +71,8 @@ def classify(result: Any) -> tuple[str, Any]:
         return "text", bytes(result).decode("utf-8", "replace")
     if isinstance(result, (Envelope, FinalResult)):
         return "envelope", result  # already final: returned as it is
+    if isinstance(result, Unreadable):
+        return "unreadable", result
     if isinstance(result, (list, tuple)):
         # Kept by reference, not copied: a backend that mutates a list after returning it
         # must return a copy for later pages to stay consistent.
@@ -106,12 +111,9 @@ def run(cfg: SlimConfig, call: Call) -> Step:
             kind, data = _from_snapshot(cfg, found[snap])
         missed = kind is None
     fresh = kind is None
+    secrets: Secrets | None = None
     if fresh:
-        result = yield INVOKE
-        if cfg.items is not None:
-            result, note = records_at(result, cfg.items)
-            notes.extend(note)
-        kind, data = classify(result)
+        kind, data, secrets = yield from _invoke(cfg, call, notes)
     if kind == "envelope":
         return data  # type: ignore[no-any-return]
     if kind == "other" and cfg.projection is not None and _has_attributes(data):
@@ -135,6 +137,7 @@ def run(cfg: SlimConfig, call: Call) -> Step:
     else:
         out, tail = show_text(cfg, call, data, req, saves)
     out.notes[:0] = notes
+    mask_out(secrets, out, tail)
     env, resumes = fit(cfg, call, out, tail, req)
     if resumes and fresh and snapshot is None:
         # The budget cut this page and the hint resumes after it: that call must read the
@@ -144,10 +147,37 @@ def run(cfg: SlimConfig, call: Call) -> Step:
     if saves:
         # After a failed read the store is not tried again in this call: one timeout per
         # call at worst when the store hangs.
-        refused = UNAVAILABLE if found is UNAVAILABLE else (yield Save(saves))
+        refused = UNAVAILABLE if found is UNAVAILABLE else (yield Save(masked(secrets, saves)))
         if refused and note_unkept(call, out, tail, None if refused is UNAVAILABLE else refused):
             env, _ = fit(cfg, call, out, tail, req)
     return env
+
+
+def _invoke(
+    cfg: SlimConfig, call: Call, notes: list[str]
+) -> Engine[tuple[str, Any, Secrets | None]]:
+    """Run the tool and sort its result (read first when the tool is guarded), with the
+    denied values its records carry.
+
+    A guarded tool's exception loses its denied ``key: value`` pairs (and, under an
+    allowlist, the values of quoted pairs it does not name) before it propagates.
+    """
+    try:
+        result = yield INVOKE
+    except Exception as exc:
+        scrub_exception(exc, cfg.denied_names, cfg.allowed_names)
+        raise
+    if cfg.guarded:
+        result = read(result)
+    if cfg.items is not None:
+        result, note = records_at(result, cfg.items)
+        notes.extend(note)
+    kind, data = classify(result)
+    if kind == "unreadable":
+        return (*unreadable(cfg, call, data), None)
+    if cfg.deny is not None and kind == "records":
+        return kind, data, denied_values(data, cfg.deny) or None
+    return kind, data, None
 
 
 def _missed(cfg: SlimConfig, call: Call, req: Req, *, store_down: bool) -> str:

@@ -8,11 +8,10 @@ import typing
 from collections.abc import Callable, Mapping
 from typing import Any
 
-import orjson
 from pydantic import BaseModel, ConfigDict, ValidationError, create_model
 
 from slimtools._core.config import SlimConfig
-from slimtools._core.jsonenc import dumps_str
+from slimtools._core.jsonenc import dumps_str, loads
 from slimtools._core.params import roles
 from slimtools.envelope import Envelope
 from slimtools.errors import ConfigurationError
@@ -127,8 +126,8 @@ def parse_arguments(arguments: str | bytes | dict[str, Any] | Any) -> dict[str, 
         return {}
     if isinstance(arguments, (str, bytes)):
         try:
-            arguments = orjson.loads(arguments)
-        except orjson.JSONDecodeError as exc:
+            arguments = loads(arguments)  # exact integers beyond 64 bits (a big id's handle)
+        except ValueError as exc:
             return f"arguments are not valid JSON ({exc}); send a JSON object"
     if isinstance(arguments, dict):
         return arguments

@@ -15,9 +15,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from slimtools._core.deny import strip_anywhere
 from slimtools.decorators import paginate, project_fields, summarize_with_handle
-from slimtools.proxy._payload import extract, obvious_list, raw_tokens, reshape_oversized
+from slimtools.proxy._payload import extract, guard, obvious_list, raw_tokens, reshape_oversized
 from slimtools.proxy._screen import Screen
 from slimtools.proxy.config import ToolOptions
 from slimtools.tokens import count_tokens
@@ -81,16 +80,18 @@ class Plan:
             if raw_tokens(raw.texts, raw.structured, self.counter) <= self.budget:
                 return self._untouched(raw)
             return reshape_oversized(extract(raw.texts, raw.structured), self.budget, self.counter)
-        data = extract(raw.texts, raw.structured)
-        if isinstance(data, str):
-            # Text that could not be read as data: never paged raw past deny or an allowlist.
-            screen = self.screen(raw.is_error)
-            return data if screen is None else screen.text(data)
-        if self.options.items is None and isinstance(data, dict):
+        options = self.options
+        if options.guards:  # what cannot be projected is withheld (slimtools._core.readable)
+            data = guard(
+                raw.texts, raw.structured, options.deny_tree, on_unreadable=options.on_unreadable
+            )
+        else:
+            data = extract(raw.texts, raw.structured)
+        if options.items is None and isinstance(data, dict):
             key = obvious_list(data)
             if key is not None:  # the records of {"total_count": 3, "items": [...]}
                 data = data[key]
-        return strip_anywhere(data, self.options.deny_tree)
+        return data
 
     def screen(self, is_error: bool) -> Screen | None:
         """The gate a passed-through result crosses (None: an unconfigured tool's)."""

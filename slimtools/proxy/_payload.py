@@ -2,34 +2,41 @@
 
 Shared by the MCP proxy and ``slimtools.wrap``: the data is read from structured content
 when there is some (a ``{"content": "..."}`` wrapper around one text is unwrapped), else
-from JSON text, else it is the text itself. Denied paths are removed before anything else
-sees the data. An oversized result of an unconfigured tool is reshaped so that it pages
+from the text as the core reads it (``slimtools._core.readable``: JSON, also with ``NaN``,
+a BOM, a code fence or a one-line preamble, JSON Lines, Python literal reprs), else it is
+the text itself. For a tool with an allowlist or a deny (:func:`guard`) text that cannot be
+read is withheld, and denied paths are removed before anything else sees the data. An
+oversized result of an unconfigured tool is reshaped so that it pages
 without ever cutting JSON: records when it is a list (or holds one obvious list) of records
 that each fit the budget, else pretty-printed JSON or the text, paged by whole lines.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 import orjson
 
+from slimtools._core.deny import DenyTree
 from slimtools._core.jsonenc import dumps_str, to_jsonable
+from slimtools._core.pipeline import FinalResult
+from slimtools._core.readable import MISSING, Unreadable, read, read_text
+from slimtools._core.scrub import denied_names, deny_anywhere, scrub_pairs
+from slimtools.envelope import Envelope
 from slimtools.typing import TokenCounter
-
-MISSING: Any = object()
 
 
 def parse_json(text: str) -> Any:
-    """The JSON object or array ``text`` holds, or ``MISSING`` (scalars stay text)."""
-    stripped = text.strip()
-    if not stripped or stripped[0] not in "[{":
-        return MISSING
-    try:
-        return orjson.loads(stripped)
-    except orjson.JSONDecodeError:
-        return MISSING
+    """The records or object ``text`` holds, or ``MISSING`` (scalars and prose stay text).
+
+    Read as the core reads text results (see the module docstring); a Python literal's
+    tuples and sets become lists.
+    """
+    found = read_text(text)
+    if isinstance(found, (tuple, set, frozenset)):
+        return to_jsonable(found)
+    return found if isinstance(found, (dict, list)) else MISSING
 
 
 def extract(texts: Sequence[str], structured: Any = None) -> Any:
@@ -47,6 +54,38 @@ def extract(texts: Sequence[str], structured: Any = None) -> Any:
     if texts and all(p is not MISSING for p in parsed_all):
         return parsed_all
     return "\n".join(texts)
+
+
+def guard(
+    texts: Sequence[str],
+    structured: Any,
+    deny: DenyTree | None,
+    *,
+    on_unreadable: str = "withhold",
+) -> Any:
+    """The data of a text result of a tool with an allowlist or a deny (:func:`guard_value`)."""
+    return guard_value(extract(texts, structured), deny, on_unreadable=on_unreadable)
+
+
+def guard_value(value: Any, deny: DenyTree | None, *, on_unreadable: str = "withhold") -> Any:
+    """A foreign tool's result as plain data for a tool with an allowlist or a deny.
+
+    What cannot be read as data is an ``Unreadable`` verdict, which the slimming pipeline
+    withholds, unless ``on_unreadable="text"`` opts in to showing its text (denied
+    ``key: value`` pairs masked). Data loses its denied paths at every depth, and denied
+    values seen there are masked in every other string. Final results (``ToolResult``,
+    an ``Envelope``) pass as they are.
+    """
+    if value is None or isinstance(value, (FinalResult, Envelope)):
+        return value
+    found = read(value)
+    if isinstance(found, Unreadable):
+        if on_unreadable == "text" and found.text is not None:
+            return scrub_pairs(found.text, denied_names(deny))
+        return found
+    if isinstance(found, Iterator):
+        found = list(found)
+    return deny_anywhere(to_jsonable(found), deny) if deny else found
 
 
 def unwrap(structured: Any) -> Any:

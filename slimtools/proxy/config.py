@@ -92,14 +92,21 @@ class ToolOptions:
     head: int | None = None
     tail: int = 0
     description: str | None = None
-    on_unreadable: str = "withhold"
-    """A passed-through free text the allowlist cannot project: withheld, or shown ("text")."""
     response_format: bool = False
     """Add a ``response_format`` parameter: "detailed" shows whole records instead of briefs."""
     emit: str | None = None
     """The channels this tool's results use (``EMITS``); None: the global choice."""
     model: type[BaseModel] | None = None
     """An allowlist model given in code (``slimtools.wrap(tool, fields=Brief)``)."""
+    on_unreadable: str = "withhold"
+    """With ``fields`` or ``deny``: ``"text"`` shows a result that cannot be read as records
+    (or a passed-through free text) as text, an explicit opt-in (see ``project_fields``); by
+    default it is withheld."""
+
+    @property
+    def guards(self) -> bool:
+        """Whether the tool shows only what it can project (it has an allowlist or a deny)."""
+        return bool(self.fields or self.model is not None or self.deny)
 
     def brief_model(self, name: str = "Brief") -> type[BaseModel] | list[str] | None:
         """The allowlist for ``project_fields``: a list of paths, or a model when renaming.

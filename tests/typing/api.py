@@ -73,6 +73,12 @@ def list_issues(repo: str) -> list[dict[str, Any]]:
     return []
 
 
+@project_fields(["number"], deny=["user.email"], on_unreadable="text")
+def issue_status(repo: str) -> str:
+    """The status line of a repository (trusted text, shown under the opt-in)."""
+    return "ok"
+
+
 class IssueDetail(BaseModel):
     """What a handle keeps of an issue."""
 

@@ -1,0 +1,240 @@
+"""Reading any tool result as data that projection can take, or saying why it cannot (pure).
+
+A tool with an allowlist or a ``deny`` shows only what it can project; what it cannot read
+as records is withheld (firewalls deny what they cannot parse). This module is the one
+reader behind that rule, shared by the decorators, ``slimtools.wrap`` and the MCP proxy:
+
+- text is read as JSON (with ``NaN``/``Infinity``, a byte-order mark, lone surrogates,
+  integers beyond 64 bits kept exact), inside a fenced code block, after a one-line preamble
+  (``Found 50 items:``), as JSON Lines, or as a Python literal (``ast.literal_eval``, never
+  ``eval``: the ``str()`` of a list of dicts that some MCP servers send);
+- bytes are read as UTF-8 text; LangChain-style content blocks
+  (``[{"type": "text", "text": ...}]``), ``ToolMessage``-like objects (``.artifact``, else
+  ``.content``) and MCP ``CallToolResult``-like objects (``.structuredContent``, else the
+  text blocks of ``.content``) are unwrapped, duck-typed, without importing any framework;
+- records (mappings, Pydantic models, dataclasses, objects with attributes), lists of them,
+  iterators and numbers are returned as they are: projection reads them.
+
+Anything else is an :class:`Unreadable` verdict: its kind, its size and a one-line reason.
+"""
+
+from __future__ import annotations
+
+import ast
+import datetime
+import decimal
+import enum
+import re
+import uuid
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from pydantic import BaseModel
+
+from slimtools._core.jsonenc import loads
+
+MISSING: Any = object()
+"""What a parser returns for text it cannot read."""
+
+LITERAL_MAX_CHARS = 2_000_000
+"""Longer text is not parsed as a Python literal (``ast`` needs many times its size)."""
+
+_PREAMBLE_MAX_CHARS = 300
+_BLOCK_KEYS = frozenset({"type", "text", "id", "annotations", "index", "extras", "_meta"})
+_SCALARS = (int, float, decimal.Decimal, datetime.date, datetime.time, datetime.timedelta)
+_FENCE = re.compile(r"^```[\w+.-]*[ \t]*\r?\n(.*?)\r?\n?```", re.DOTALL)
+
+
+@dataclass(frozen=True, slots=True)
+class Unreadable:
+    """A result that could not be read as records: what it is, how big, and why not."""
+
+    kind: str
+    """``"text"``, ``"bytes"`` or the type name of an object."""
+    size: int
+    """Its length: characters of a text, bytes of bytes, characters of an object's ``str``."""
+    reason: str
+    """Why it is not records, in one line."""
+    text: str | None = None
+    """The text itself (for text and UTF-8 bytes), shown only under an explicit opt-in."""
+
+    def describe(self) -> str:
+        """The envelope's note: the result was withheld, what it was and why."""
+        unit = "bytes" if self.kind == "bytes" else "characters"
+        return (
+            f"the result ({self.kind}, {self.size:,} {unit}) could not be read as records "
+            f"({self.reason}), so it was withheld: this tool shows only fields it can project"
+        )
+
+
+def read(value: Any) -> Any:
+    """``value`` as data projection can take (see the module docstring), or :class:`Unreadable`.
+
+    Never raises. ``None`` (and empty text) stays ``None``: the tool returned nothing.
+    """
+    if type(value) is list:  # the usual result, with one check
+        return _read_blocks(value)
+    if isinstance(value, str):
+        return read_text(value)
+    if isinstance(value, Unreadable):
+        return value
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        raw = bytes(value)
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError:
+            return Unreadable("bytes", len(raw), "bytes that are not UTF-8 text")
+        found = read_text(text)
+        if isinstance(found, Unreadable):
+            return Unreadable("bytes", len(raw), found.reason, text)
+        return found
+    if value is None or isinstance(value, (bool, Mapping, set, frozenset, Iterator, *_SCALARS)):
+        return value
+    if isinstance(value, (list, tuple)):
+        return _read_blocks(value)
+    unwrapped = _unwrap(value)
+    if unwrapped is not MISSING:
+        return read(unwrapped)
+    if isinstance(value, (BaseModel, enum.Enum, uuid.UUID)) or _has_fields(value):
+        return value
+    return Unreadable(type(value).__name__, _size(value), "an object with no readable fields")
+
+
+def read_text(text: str) -> Any:
+    """The data ``text`` holds, ``None`` for empty text, else :class:`Unreadable`."""
+    body = text.lstrip("\ufeff").strip()
+    if not body:
+        return None
+    for candidate in _candidates(body):
+        found = _parse(candidate)
+        if found is not MISSING:
+            if isinstance(found, str):  # JSON text quoted as a JSON string: read it once more
+                inner = _parse(found.strip())
+                if inner is MISSING:
+                    break
+                return inner
+            return found
+    return Unreadable(
+        "text", len(text), "not JSON, JSON Lines or a Python literal of records", text
+    )
+
+
+def parse_json(text: str) -> Any:
+    """The JSON value ``text`` holds, ``MISSING`` when it is not JSON.
+
+    Reads what Python's ``json.dumps`` writes and orjson refuses (``NaN``, ``Infinity``,
+    lone surrogates) and keeps integers beyond 64 bits exact (``slimtools._core.jsonenc``).
+    """
+    try:
+        return loads(text)
+    except ValueError:
+        return MISSING
+    except RecursionError:  # nesting too deep for the standard library's parser
+        return MISSING
+
+
+def _candidates(body: str) -> Iterator[str]:
+    """The text itself, then the text after a one-line preamble (``Found 50 items:``)."""
+    yield body
+    first, newline, rest = body.partition("\n")
+    if newline and len(first) <= _PREAMBLE_MAX_CHARS and rest.strip():
+        yield rest.strip()
+    opening = min((i for i in (first.find("["), first.find("{")) if i > 0), default=-1)
+    if 0 < opening <= _PREAMBLE_MAX_CHARS and first[:opening].rstrip().endswith(":"):
+        yield body[opening:]
+
+
+def _parse(text: str) -> Any:
+    """JSON, a fenced block of it, JSON Lines or a Python literal; ``MISSING`` otherwise."""
+    fenced = _FENCE.match(text)
+    if fenced is not None:
+        text = fenced.group(1).strip()
+    if not text:
+        return MISSING
+    found = parse_json(text) if text[0] in '[{"-0123456789tfnNI' else MISSING
+    if found is not MISSING:
+        return found
+    if text[0] not in "[{(":
+        return MISSING
+    lines = [line for line in text.splitlines() if line.strip()]
+    if len(lines) > 1:
+        values = [parse_json(line) for line in lines]
+        if all(isinstance(v, (dict, list)) for v in values):
+            return values
+    return _literal(text)
+
+
+def _literal(text: str) -> Any:
+    """A Python literal of containers (``[{'id': 1}]``), read with ``ast.literal_eval``."""
+    if len(text) > LITERAL_MAX_CHARS:
+        return MISSING
+    try:
+        value = ast.literal_eval(text)
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        return MISSING
+    return value if isinstance(value, (list, tuple, dict, set, frozenset)) else MISSING
+
+
+def _read_blocks(items: Sequence[Any]) -> Any:
+    """Content blocks as the data their texts hold; any other list as it is.
+
+    Blocks whose texts cannot be read stay the list they are: projected as records, they
+    show no more than the allowlist names.
+    """
+    if not items or _block_text(items[0]) is None:  # the usual list of records: one check
+        return items
+    texts = [_block_text(item) for item in items]
+    if any(t is None for t in texts):
+        return items
+    joined = [t for t in texts if t is not None]
+    if len(joined) > 1:
+        each = [read_text(t) for t in joined]
+        if not any(isinstance(v, Unreadable) or v is None for v in each):
+            return each
+    found = read_text("\n".join(joined))
+    return items if isinstance(found, Unreadable) else found
+
+
+def _block_text(item: Any) -> str | None:
+    """The text of a text content block (a dict, or an object such as MCP's ``TextContent``)."""
+    if type(item) is dict and item.get("type") != "text":  # the usual record, at a glance
+        return None
+    if isinstance(item, Mapping):
+        text = item.get("text")
+        if item.get("type") == "text" and isinstance(text, str) and item.keys() <= _BLOCK_KEYS:
+            return text
+        return None
+    text = getattr(item, "text", None)
+    if getattr(item, "type", None) == "text" and isinstance(text, str):
+        return text
+    return None
+
+
+def _unwrap(value: Any) -> Any:
+    """What a ``ToolMessage``- or ``CallToolResult``-like object carries, or ``MISSING``."""
+    if getattr(value, "type", None) == "tool" and hasattr(value, "content"):
+        artifact = getattr(value, "artifact", None)
+        return artifact if artifact is not None else value.content
+    content = getattr(value, "content", None)
+    if isinstance(content, list) and hasattr(value, "structuredContent"):
+        structured = value.structuredContent
+        return structured if structured is not None else content
+    return MISSING
+
+
+def _has_fields(value: Any) -> bool:
+    """True for a dataclass instance or an object whose data are attributes."""
+    if isinstance(value, type):
+        return False
+    if hasattr(value, "__dataclass_fields__"):
+        return True
+    attrs = getattr(value, "__dict__", None)
+    return isinstance(attrs, dict)
+
+
+def _size(value: Any) -> int:
+    try:
+        return len(str(value))
+    except Exception:  # a broken __str__ must not fail the tool
+        return 0

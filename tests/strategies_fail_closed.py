@@ -1,0 +1,189 @@
+"""Strategies for the fail-closed property: records that try to leak, in every result shape.
+
+Each record carries recognisable sentinels: values under denied paths start with
+``DENIED`` and values no allowlist names start with ``HIDDEN``; allowlisted strings are
+lower case, so neither word can appear in them by chance. Some allowlisted notes quote
+another record's denied value, as a backend's free text does. :data:`SHAPES` serialises the
+records the ways real tools return them (a list, a dict around it, JSON text with and
+without ``NaN``, JSON Lines, a Python repr, a fenced block, a preamble, a byte-order mark,
+bytes, models, dataclasses, objects, content blocks, ``ToolMessage``- and
+``CallToolResult``-like objects, prose) and :func:`raising` an exception that quotes one.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import string
+from collections.abc import Callable
+from typing import Any
+
+from hypothesis import strategies as st
+from pydantic import BaseModel, ConfigDict
+
+ALLOW = ["id", "name", "note", "profile.city"]
+"""The allowlist every path is configured with."""
+DENY = ["ssn", "profile.email"]
+"""The deny list every path is configured with."""
+SENTINELS = ("DENIED", "HIDDEN")
+"""Words that must never appear in any text sent to the model."""
+
+_plain = st.text(alphabet=string.ascii_lowercase + " ", max_size=12)
+_tokens = st.text(alphabet=string.ascii_uppercase + string.digits, min_size=4, max_size=8)
+
+
+@st.composite
+def leaky_records(draw: st.DrawFn) -> list[dict[str, Any]]:
+    """Records with denied and non-allowlisted sentinel values, some quoted in notes."""
+    records: list[dict[str, Any]] = []
+    for i in range(draw(st.integers(1, 6))):
+        token = draw(_tokens)
+        record: dict[str, Any] = {
+            "id": i,
+            "name": draw(_plain),
+            "ssn": f"DENIED{i}S{token}",
+            "zz_extra": f"HIDDEN{i}X{token}",
+        }
+        if draw(st.booleans()):
+            record["profile"] = {
+                "city": draw(_plain),
+                "email": f"DENIED{i}E{token}@example.com",
+                "zz_phone": f"HIDDEN{i}P{token}",
+            }
+        records.append(record)
+    for record in records:
+        quoted = draw(st.sampled_from(records))
+        record["note"] = f"see {quoted['ssn']} now" if draw(st.booleans()) else draw(_plain)
+    return records
+
+
+class RowModel(BaseModel):
+    """A backend's model of a row: every field, allowlisted or not."""
+
+    model_config = ConfigDict(extra="allow")
+
+    id: int
+    name: str
+    ssn: str
+    zz_extra: str
+    note: str
+    profile: dict[str, Any] | None = None
+
+
+@dataclasses.dataclass
+class RowData:
+    """The same row as a dataclass."""
+
+    id: int
+    name: str
+    ssn: str
+    zz_extra: str
+    note: str
+    profile: dict[str, Any] | None = None
+
+
+class RowObject:
+    """The same row as a plain object whose data are attributes."""
+
+    def __init__(self, **fields: Any) -> None:
+        self.__dict__.update(fields)
+
+
+@dataclasses.dataclass
+class TextBlock:
+    """An MCP ``TextContent``-like block (duck-typed by the reader)."""
+
+    text: str
+    type: str = "text"
+
+
+@dataclasses.dataclass
+class ToolMessageLike:
+    """A LangChain ``ToolMessage``-like result: ``content`` text, maybe an ``artifact``."""
+
+    content: Any
+    artifact: Any = None
+    type: str = "tool"
+    tool_call_id: str = "call-1"
+
+
+@dataclasses.dataclass
+class CallToolResultLike:
+    """An MCP ``CallToolResult``-like result."""
+
+    content: list[Any]
+    structuredContent: Any = None  # noqa: N815 - the MCP field name
+    isError: bool = False  # noqa: N815 - the MCP field name
+
+
+def _json(records: list[dict[str, Any]]) -> str:
+    return json.dumps(records)
+
+
+def _nan(records: list[dict[str, Any]]) -> str:
+    return json.dumps([{**r, "score": float("nan")} for r in records])
+
+
+def _prose(records: list[dict[str, Any]]) -> str:
+    return "Rows: " + "; ".join(f"{r['ssn']} ({r['zz_extra']}) {r['name']}" for r in records)
+
+
+SHAPES: dict[str, Callable[[list[dict[str, Any]]], Any]] = {
+    "list": lambda rs: rs,
+    "dict around a list": lambda rs: {"items": rs, "zz_meta": "HIDDENmeta"},
+    "json text": _json,
+    "nan json": _nan,
+    "json lines": lambda rs: "\n".join(json.dumps(r) for r in rs),
+    "python repr": str,
+    "fenced json": lambda rs: "```json\n" + json.dumps(rs, indent=2) + "\n```",
+    "preamble": lambda rs: f"Found {len(rs)} items:\n{_json(rs)}",
+    "byte-order mark": lambda rs: "\ufeff" + _json(rs),
+    "bytes": lambda rs: _json(rs).encode(),
+    "models": lambda rs: [RowModel(**r) for r in rs],
+    "dataclasses": lambda rs: [RowData(**r) for r in rs],
+    "objects": lambda rs: [RowObject(**r) for r in rs],
+    "content blocks": lambda rs: [{"type": "text", "text": _json(rs)}],
+    "a block per record": lambda rs: [{"type": "text", "text": json.dumps(r)} for r in rs],
+    "tool message": lambda rs: ToolMessageLike(content=_json(rs)),
+    "tool message artifact": lambda rs: ToolMessageLike(content="done", artifact=rs),
+    "call tool result": lambda rs: CallToolResultLike(content=[TextBlock(_nan(rs))]),
+    "prose": _prose,
+}
+"""Every shape a result comes in, keyed by name."""
+
+TEXT_SHAPES = [
+    "json text",
+    "nan json",
+    "json lines",
+    "python repr",
+    "fenced json",
+    "preamble",
+    "byte-order mark",
+    "prose",
+]
+"""The shapes a proxied MCP server sends as one text block."""
+
+shape_names = st.sampled_from(sorted(SHAPES))
+
+
+def items_of(shape: str) -> str | None:
+    """The ``items=`` path a tool returning ``shape`` is configured with."""
+    return "items" if shape == "dict around a list" else None
+
+
+def raising(records: list[dict[str, Any]]) -> Callable[[], Any]:
+    """A tool body that fails quoting a record, as ``ValueError(f"bad row {row}")`` does.
+
+    The row's note quotes its own denied value (an error text knows no other record's).
+    """
+    row = {**records[-1], "note": f"see {records[-1]['ssn']} now"}
+
+    def fail() -> Any:
+        raise ValueError(f"bad row {row} (of {len(records)})")
+
+    return fail
+
+
+def leaks(text: str) -> list[str]:
+    """The sentinel words found in ``text`` (none for a text that is safe to send)."""
+    return [word for word in SENTINELS if word in text]

@@ -1,0 +1,121 @@
+"""The redaction table: each secret-scanner shape is masked, ordinary words are not."""
+
+from __future__ import annotations
+
+import pytest
+
+from slimtools import Toolkit
+from slimtools.redaction import MASK, SECRET_PATTERNS, redact
+
+PEM = (
+    "-----BEGIN RSA PRIVATE KEY-----\n"
+    "MIIEowIBAAKCAQEAu1SU1LfVLPHCozMxH2Mo4lgOEePzNm0tRgeLezV6ffAt0gun\n"
+    "VTLw7onLRnrq0/IzW7yWR7QkrmBL7jTKEn5u+qKhbwKfBstIs+bMY2Zkp18gnTxK\n"
+    "Zm9v==\n"
+    "-----END RSA PRIVATE KEY-----"
+)
+
+EXAMPLES: dict[str, list[tuple[str, str]]] = {
+    "pem private key": [
+        (f"key:\n{PEM}\nend", "Zm9v=="),
+        ("cut: -----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAA\nQUJD", "QUJD"),
+    ],
+    "authorization header": [
+        ("Authorization: Bearer abcdefghijklmnop (retrying)", "abcdefghijklmnop"),
+        ('{"Authorization": "Basic dXNlcjpwYXNz"}', "dXNlcjpwYXNz"),
+    ],
+    "cookie header": [
+        ("Cookie: session=abc123; theme=dark", "session=abc123"),
+        ("Set-Cookie: sid=s3cr3t; Path=/; HttpOnly", "s3cr3t"),
+    ],
+    "url credentials": [
+        ("postgres://admin:hunter2@db.internal:5432/app", "hunter2"),
+        ("redis://:pw@cache:6379/0", ":pw@"),
+    ],
+    "bearer credential": [("sent Bearer abc.def-ghi_jkl012345 upstream", "abc.def-ghi_jkl012345")],
+    "secret assignment": [
+        ('error {"password": "hunter2", "user": "bob"}', "hunter2"),
+        ("{'password': 'hunter2'}", "hunter2"),
+        ('{"api_key": "k-1", "token": "t-2"}', "k-1"),
+        ('{"access_token": "ya-not-google", "client_secret": "cs-9"}', "cs-9"),
+        ("aws_secret_access_key=wJalrXUtnFEMI/K7MDENG", "wJalrXUtnFEMI"),
+        ("password=CorrectHorseBattery", "CorrectHorse"),
+        ("AccountName=x;AccountKey=c2VjcmV0a2V5;EndpointSuffix=core", "c2VjcmV0a2V5"),
+    ],
+    "openai or anthropic key": [("key sk-ant-api03-AbCdEf0123456789AbCdEf", "AbCdEf0123")],
+    "stripe key": [("stripe sk_live_4eC39HqLyjWDarjtT1zdp7dc", "4eC39HqLyj")],
+    "github token": [
+        ("gh ghp_16C7e42F292c6912E7710c838347Ae178B4a", "16C7e42F"),
+        ("github_pat_11ABCDEFG0123456789_abcdefghijklmnop", "11ABCDEFG"),
+    ],
+    "slack token": [("slack xoxb-123456789012-1234567890123-AbCdEfGh", "AbCdEfGh")],
+    "slack webhook": [
+        ("hook https://hooks.slack.com/services/T000/B000/XXXXXXXX", "T000/B000/XXXXXXXX")
+    ],
+    "aws access key id": [("id AKIAIOSFODNN7EXAMPLE", "AKIAIOSFODNN7EXAMPLE")],
+    "google api key": [("g AIzaSyD-abcdefghijklmnopqrstuvwxyz12345", "AIzaSyD")],
+    "google oauth token": [
+        ("t ya29.a0AfH6SMBabcdefghijklmnopqrst", "a0AfH6SMB"),
+        ("c GOCSPX-abcdefghijklmnopqrstuvwx", "GOCSPX-abcdefghijklmnop"),
+    ],
+    "azure sas signature": [
+        ("https://acct.blob.core.windows.net/c/b?sv=2021&sig=AbCdEf0123456789%3D", "AbCdEf0123")
+    ],
+    "package registry token": [
+        ("npm npm_abcdefghijklmnopqrstuvwxyz0123456789", "npm_abcdefghij"),
+    ],
+    "jwt": [("jwt eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0In0.c2lnbmF0dXJl", "eyJzdWIiOiIxMjM0In0")],
+    "long hex": [("digest 9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822c", "9f86d081884c")],
+    "long base64": [("key wJalrXUtnFEMIK7MDENGbPxRfiCYEXAMPLEKEY12 set", "wJalrXUtnFEMIK7MDENG")],
+}
+
+
+def test_every_row_of_the_table_has_examples():
+    """A row added to the table without a test here fails this test."""
+    assert sorted(row.name for row in SECRET_PATTERNS) == sorted(EXAMPLES)
+
+
+@pytest.mark.parametrize(
+    ("row", "text", "secret"),
+    [(row, text, secret) for row, cases in EXAMPLES.items() for text, secret in cases],
+    ids=[f"{row}-{i}" for row, cases in EXAMPLES.items() for i in range(len(cases))],
+)
+def test_each_row_masks_its_secret(row, text, secret):
+    """The secret is gone, a mask stands in its place, and redacting again changes nothing."""
+    once = redact(text)
+    assert secret not in once
+    assert MASK in once
+    assert redact(once) == once
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        "token exchange failed",
+        "basic authentication failed for user bob",
+        "the bearer of this message",
+        "max_tokens=100 exceeded; limit=5",
+        "timeout: 30s while reading /var/lib/app/config.toml",
+        "password reset email sent",
+        "pass: 10 of 12, signature: valid",
+        "no row with id 550e8400-e29b-41d4-a716-446655440000",
+    ],
+)
+def test_ordinary_words_survive(message):
+    """Words that name secrets, used in prose, are not mistaken for secrets."""
+    assert redact(message) == message
+
+
+def test_a_tool_error_is_redacted_before_the_model_reads_it():
+    """``Toolkit.call`` words an exception carrying a JSON password and a cookie redacted."""
+    kit = Toolkit("redacted-errors")
+
+    @kit.tool
+    def login(user: str) -> str:
+        """Log in."""
+        raise RuntimeError('auth failed {"password": "hunter2"}; Cookie: sid=abcdef123')
+
+    text = kit.call("login", {"user": "bob"}).text
+    assert "hunter2" not in text
+    assert "abcdef123" not in text
+    assert text.startswith("login failed: RuntimeError: auth failed")
