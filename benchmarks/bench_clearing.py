@@ -118,7 +118,7 @@ def one_pass() -> None:
             f"one clearing pass, {turns:,} LangChain turns, default policy",
             baseline=f"ClearToolUsesEdit().apply: {t_lc * 1e3:.1f} ms",
             measured=f"{t_default * 1e3:.1f} ms",
-            ratio=f"{t_lc / t_default:.2f}x as fast",
+            ratio=f"{t_lc / t_default:.2f}x faster",
             baseline_s=t_lc,
             measured_s=t_default,
         )
@@ -211,8 +211,8 @@ def transcripts() -> Comparison | None:
         print()
     for name, row in result.groups["ALL"].items():
         record(
-            f"real transcripts ({row.runs} runs), cached cost at Anthropic's 5-minute prices "
-            f"and resident tool tokens at the end: {name}",
+            f"{name}: {row.runs} real transcripts, cached cost at Anthropic's 5-minute "
+            "prices / resident tool tokens at the end",
             baseline="no clearing: 1.000 / 1.00",
             measured=f"{row.cost_ratio:.3f} / {row.resident_ratio:.2f}",
             ratio=f"{row.worse} runs dearer",

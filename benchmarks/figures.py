@@ -95,8 +95,9 @@ def refresh(page: Path) -> int:
 
 
 def pages() -> list[Path]:
-    """The docs pages that quote runs."""
-    return [p for p in sorted(DOCS.rglob("*.md")) if MARKER in p.read_text(encoding="utf-8")]
+    """The docs pages (and the README) that quote runs."""
+    found = [ROOT / "README.md", *sorted(DOCS.rglob("*.md"))]
+    return [p for p in found if p.is_file() and MARKER in p.read_text(encoding="utf-8")]
 
 
 def main(argv_: Sequence[str] = ()) -> None:

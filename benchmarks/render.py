@@ -1,5 +1,8 @@
 """Render ``docs/benchmarks.md`` from the benches' recorded results (``docs/benchmarks/*.json``).
 
+It also renders the README's few headline ratios (between ``<!-- bench-headlines -->``
+markers), each linked to its bench's section of the page.
+
 ``python -m benchmarks`` runs this at the end; ``python -m benchmarks.render`` re-renders
 the page from the committed results alone, and ``tests/test_bench_results.py`` checks that
 the committed page is what this module makes of them.
@@ -15,6 +18,23 @@ from typing import Any
 from benchmarks.results import RESULTS_DIR, load
 
 PAGE = RESULTS_DIR.parent / "benchmarks.md"
+README = RESULTS_DIR.parents[1] / "README.md"
+HEADLINES = (
+    (
+        "bench_core",
+        "tokens: raw JSON",
+        "- on {what_tail}, envelopes are **{ratio}** than the raw JSON "
+        "([bench_core](docs/benchmarks.md#bench_core));",
+    ),
+    (
+        "bench_proxy",
+        "proxy, GitHub responses",
+        "- through the proxy, recorded GitHub responses are **{ratio}** "
+        "([bench_proxy](docs/benchmarks.md#bench_proxy)).",
+    ),
+)
+"""The README's headline ratios: (bench, the start of the row's ``what``, the line quoting it)."""
+_START, _END = "<!-- bench-headlines -->", "<!-- /bench-headlines -->"
 
 INTRO = """\
 # Benchmarks
@@ -66,9 +86,38 @@ def render(docs: Sequence[dict[str, Any]]) -> str:
     return INTRO + "\n" + "\n".join(section(doc) for doc in docs)
 
 
-def write_page(folder: Path = RESULTS_DIR, page: Path = PAGE) -> Path:
-    """Render the page from the results in ``folder`` and write it."""
-    page.write_text(render(load(folder)), encoding="utf-8")
+def headlines(docs: Sequence[dict[str, Any]]) -> str:
+    """The README's list of headline ratios, each from its bench's recorded row."""
+    by_bench = {doc["bench"]: doc for doc in docs}
+    lines = []
+    for bench, start, template in HEADLINES:
+        rows = by_bench.get(bench, {}).get("rows", [])
+        row = next((r for r in rows if str(r["what"]).startswith(start)), None)
+        if row is not None:
+            tail = str(row["what"]).partition(", ")[2] or str(row["what"])
+            lines.append(template.format(ratio=row["ratio"], what_tail=tail))
+    return "\n".join(lines) if lines else "- no results recorded yet: run `make bench`."
+
+
+def with_headlines(readme: str, docs: Sequence[dict[str, Any]]) -> str:
+    """``readme`` with the text between the headline markers rendered from ``docs``."""
+    head, found, rest = readme.partition(_START + "\n")
+    if not found:
+        return readme
+    _, found, tail = rest.partition(_END)
+    if not found:
+        raise ValueError(f"README has {_START} without {_END}")
+    return f"{head}{_START}\n{headlines(docs)}\n{_END}{tail}"
+
+
+def write_page(folder: Path = RESULTS_DIR, page: Path = PAGE, readme: Path = README) -> Path:
+    """Render the page (and the README's headline ratios) from the results in ``folder``."""
+    docs = load(folder)
+    page.write_text(render(docs), encoding="utf-8")
+    if readme.is_file():
+        text = readme.read_text(encoding="utf-8")
+        if (new := with_headlines(text, docs)) != text:
+            readme.write_text(new, encoding="utf-8")
     return page
 
 
