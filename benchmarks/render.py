@@ -30,7 +30,14 @@ HEADLINES = (
         "bench_proxy",
         "proxy, GitHub responses",
         "- through the proxy, recorded GitHub responses are **{ratio}** "
-        "([bench_proxy](docs/benchmarks.md#bench_proxy)).",
+        "([bench_proxy](docs/benchmarks.md#bench_proxy));",
+    ),
+    (
+        "bench_clearing",
+        "slimtools default:",
+        "- on the recorded transcripts, the default clearing policy's cached cost / resident "
+        "tool tokens are **{measured}** of no clearing's "
+        "([bench_clearing](docs/benchmarks.md#bench_clearing)).",
     ),
 )
 """The README's headline ratios: (bench, the start of the row's ``what``, the line quoting it)."""
@@ -95,7 +102,9 @@ def headlines(docs: Sequence[dict[str, Any]]) -> str:
         row = next((r for r in rows if str(r["what"]).startswith(start)), None)
         if row is not None:
             tail = str(row["what"]).partition(", ")[2] or str(row["what"])
-            lines.append(template.format(ratio=row["ratio"], what_tail=tail))
+            lines.append(
+                template.format(ratio=row["ratio"], measured=row["measured"], what_tail=tail)
+            )
     return "\n".join(lines) if lines else "- no results recorded yet: run `make bench`."
 
 
