@@ -181,7 +181,8 @@ def bench_envelope(factories: dict[str, Callable[[], HandleStore]]) -> None:
                 f"handle store, 100-record tool call put / get: {name}",
                 baseline=f"memory: {mem_put * 1e6:.0f} / {mem_get * 1e6:.0f} µs",
                 measured=f"{put * 1e6:.0f} / {get * 1e6:.0f} µs",
-                ratio=f"{put / mem_put:.1f}x / {get / mem_get:.1f}x memory{versus}",
+                ratio=f"{put / mem_put:.1f}x / {get / mem_get:.1f}x memory; {versus.strip()} "
+                "than a record at a time",
                 put_s=put,
                 get_s=get,
             )
