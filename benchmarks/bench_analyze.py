@@ -28,6 +28,7 @@ from pathlib import Path
 
 from benchmarks._timing import PEAK_MB
 from benchmarks.bench_transcripts import _openhands_line, _session_line, _write
+from benchmarks.results import record
 
 ROOT = Path(__file__).resolve().parents[1]
 SESSION_MB = (50, 150, 500)
@@ -99,6 +100,15 @@ def one_run(folder: Path, base: int) -> None:
                 f"    {size:>8,.0f} {messages:>9,} {label[mode]:<16} {rss:>6,} MB {rss - base:>5,} MB"
                 f" {(rss - base) * 1024 / messages:>10.2f} {seconds:>8.1f} {size / seconds:>6.1f}"
             )
+            record(
+                f"analyze: one Claude Code session of {size:,.0f} MB ({messages:,} messages), "
+                + label[mode],
+                baseline=f"import + a 1 MB session: {base} MB peak RSS",
+                measured=f"{rss} MB peak RSS, {size / seconds:.0f} MB/s",
+                ratio=f"{(rss - base) * 1024 / messages:.2f} KB a message",
+                peak_mb=rss,
+                seconds=seconds,
+            )
         path.unlink()
 
 
@@ -131,6 +141,14 @@ def many_runs(folder: Path, base: int) -> None:
         print(
             f"    {size:>8,.0f} {runs:>6,} {rss:>6,} MB {rss - base:>5,} MB {seconds:>8.1f}"
             f" {size / seconds:>6.1f}"
+        )
+        record(
+            f"analyze: an OpenHands output of {size:,.0f} MB ({runs:,} runs, one a line)",
+            baseline=f"import + a 1 MB session: {base} MB peak RSS",
+            measured=f"{rss} MB peak RSS, {size / seconds:.0f} MB/s",
+            ratio=f"+{rss - base} MB",
+            peak_mb=rss,
+            seconds=seconds,
         )
         path.unlink()
 

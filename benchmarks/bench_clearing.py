@@ -41,6 +41,7 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMe
 from langchain_core.messages.utils import count_tokens_approximately
 
 from benchmarks._timing import SHARED_DATA
+from benchmarks.results import record
 from slimtools.clearing import Clearer, ClearingPolicy, clear_stale_results, view
 from slimtools.ledger.compare import Comparison, Strategy, compare, item7_strategies
 from slimtools.ledger.peers import context_editing_step
@@ -119,6 +120,14 @@ def one_pass() -> None:
             f"{t_none * 1e3:>14.1f} {t_default / t_none - 1:>+8.0%} {t_terse * 1e3:>13.1f} "
             f"{t_lc / t_terse:>8.2f}x"
         )
+        record(
+            f"one clearing pass, {turns:,} LangChain turns, default policy",
+            baseline=f"ClearToolUsesEdit().apply: {t_lc * 1e3:.1f} ms",
+            measured=f"{t_default * 1e3:.1f} ms",
+            ratio=f"{t_lc / t_default:.2f}x faster",
+            baseline_s=t_lc,
+            measured_s=t_default,
+        )
     print(
         f"default pass: 10x the history -> {times[10_000] / times[1_000]:.1f}x the time "
         f"(goal <= 11x); a plain linear pass (copy each result once): "
@@ -159,6 +168,22 @@ def whole_run(rounds: int = 10_000, middleware_rounds: int = 1_000) -> None:
         f"{middleware_rounds:,} rounds: ContextEditingMiddleware {t_lc:.2f} s, incremental "
         f"Clearer {t_small:.4f} s: {t_lc / t_small:.0f}x faster"
     )
+    record(
+        f"clearing before each model call, {middleware_rounds:,} rounds",
+        baseline=f"ContextEditingMiddleware: {t_lc:.2f} s",
+        measured=f"incremental Clearer: {t_small * 1e3:.0f} ms",
+        ratio=f"{t_lc / t_small:.0f}x faster",
+        baseline_s=t_lc,
+        measured_s=t_small,
+    )
+    record(
+        f"clearing before each model call, {rounds:,} rounds, in place",
+        baseline=f"one pass over the final history: {t_one * 1e3:.0f} ms",
+        measured=f"{t_place * 1e3:.0f} ms",
+        ratio=f"{t_place / t_one:.2f}x one pass (goal 2x)",
+        baseline_s=t_one,
+        measured_s=t_place,
+    )
 
 
 def transcripts() -> Comparison | None:
@@ -190,6 +215,16 @@ def transcripts() -> Comparison | None:
             )
         )
         print()
+    for name, row in result.groups["ALL"].items():
+        record(
+            f"{name}: {row.runs} real transcripts, cached cost at Anthropic's 5-minute "
+            "prices / resident tool tokens at the end",
+            baseline="no clearing: 1.000 / 1.00",
+            measured=f"{row.cost_ratio:.3f} / {row.resident_ratio:.2f}",
+            ratio=f"{row.worse} runs dearer",
+            cost_ratio=row.cost_ratio,
+            resident_ratio=row.resident_ratio,
+        )
     return result
 
 

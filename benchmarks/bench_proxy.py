@@ -24,6 +24,7 @@ from mcp import Client
 from mcp.types import CallToolResult, TextContent, Tool
 
 from benchmarks._timing import SHARED_DATA
+from benchmarks.results import record
 from slimtools.proxy.config import parse_config
 from slimtools.proxy.server import build_proxy, proxy_server
 from slimtools.proxy.suggest import render, suggest
@@ -117,6 +118,14 @@ async def bench_tokens(payloads: dict[str, Any]) -> None:
     print(
         f"   {'all':22} raw {total_raw:8,}  envelope {total_env:6,}  {total_raw / total_env:6.1f}x"
     )
+    record(
+        "proxy, GitHub responses (issues, pulls, commits, search), suggested-then-trimmed config",
+        baseline=f"raw: {total_raw:,} tokens",
+        measured=f"first envelopes: {total_env:,}",
+        ratio=f"{total_raw / total_env:.0f}x smaller",
+        baseline_tokens=total_raw,
+        measured_tokens=total_env,
+    )
 
 
 async def _per_call(run: Callable[[], Awaitable[Any]], seconds: float = 0.5) -> float:
@@ -153,6 +162,14 @@ async def bench_overhead(payloads: dict[str, Any]) -> None:
                 f"   {tool:22} MCP client: pass-through {base * 1e3:6.2f} ms, slimmed "
                 f"{mine * 1e3:6.2f} ms, +{(mine - base) * 1e3:5.2f} ms (goal < 2 ms: {verdict}); "
                 f"toolkit only: +{(kit_mine - kit_base) * 1e3:5.2f} ms"
+            )
+            record(
+                f"proxy overhead per call, {tool}, through a real mcp.Client",
+                baseline=f"pass-through proxy: {base * 1e3:.2f} ms",
+                measured=f"{mine * 1e3:.2f} ms",
+                ratio=f"+{(mine - base) * 1e3:.2f} ms (goal < 2 ms: {verdict})",
+                baseline_s=base,
+                measured_s=mine,
             )
 
 

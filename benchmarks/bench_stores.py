@@ -24,6 +24,7 @@ from typing import Any
 import orjson
 
 from benchmarks._data import ROWS, log_row
+from benchmarks.results import record
 from slimtools import Toolkit, paginate, project_fields, summarize_with_handle
 from slimtools._core.jsonenc import dumps
 from slimtools.stores import SQLiteStore
@@ -175,6 +176,16 @@ def bench_envelope(factories: dict[str, Callable[[], HandleStore]]) -> None:
             f" {get * 1e6:7.0f}us {_p95(gets) * 1e6:6.0f}us {1 / statistics.mean(gets):7.0f}"
             f" {put / mem_put:7.1f}x {get / mem_get:7.1f}x{versus}"
         )
+        if name != "memory" and "naive" not in name:
+            record(
+                f"handle store, 100-record tool call put / get: {name}",
+                baseline=f"memory: {mem_put * 1e6:.0f} / {mem_get * 1e6:.0f} µs",
+                measured=f"{put * 1e6:.0f} / {get * 1e6:.0f} µs",
+                ratio=f"{put / mem_put:.1f}x / {get / mem_get:.1f}x memory; {versus.strip()} "
+                "than a record at a time",
+                put_s=put,
+                get_s=get,
+            )
 
 
 def main() -> None:

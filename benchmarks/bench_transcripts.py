@@ -30,6 +30,7 @@ from pathlib import Path
 import orjson
 
 from benchmarks._timing import PEAK_MB, SHARED_DATA
+from benchmarks.results import record
 from slimtools.transcripts import load_file
 
 RUN_MB, CLEAR_MB, SESSION_MB = 300, 100, 60
@@ -159,6 +160,14 @@ def streaming(folder: Path) -> None:
     print(
         f"    growth over baseline: {rss - base_rss} MB for a {size / 2**20:,.0f} MB file ({(rss - base_rss) / (size / 2**20):.3f} MB per file MB)"
     )
+    record(
+        f"transcripts: iterating a {size / 2**20:,.0f} MB file of {runs} OpenHands runs",
+        baseline=f"one run loaded: {base_rss} MB peak RSS",
+        measured=f"{rss} MB peak RSS, {size / 2**20 / seconds:,.0f} MB/s",
+        ratio=f"+{rss - base_rss} MB",
+        peak_mb=rss,
+        seconds=seconds,
+    )
     path.unlink()
 
 
@@ -177,6 +186,13 @@ def clear_and_restore(folder: Path) -> None:
     same = filecmp.cmp(path, folder / "restored.jsonl", shallow=False)
     print(
         f"    restore: {seconds:5.1f}s, peak RSS {rss} MB; {result} values put back, byte-identical: {same}"
+    )
+    record(
+        f"transcripts: clear_file then restore_file, {size / 2**20:,.0f} MB file",
+        baseline="the original file",
+        measured=f"restore peak RSS {rss} MB, {seconds:.1f} s",
+        ratio="byte-identical round trip" if same else "NOT byte-identical",
+        peak_mb=rss,
     )
 
 
@@ -234,6 +250,14 @@ def load_times() -> None:
         print(
             f"    {source:<16} {files:>5} {size / 2**20:>6.1f} {parse * 1000:>10.1f} ms {load * 1000:>6.1f} ms"
             f" {load / parse:>5.1f}x {load * 1000 / files:>8.2f} {size / 2**20 / load:>6.0f}"
+        )
+        record(
+            f"transcripts: loading each recorded {source} file ({files})",
+            baseline=f"orjson parse alone: {parse * 1000:.1f} ms",
+            measured=f"{load * 1000:.1f} ms",
+            ratio=f"{load / parse:.1f}x",
+            parse_s=parse,
+            load_s=load,
         )
 
 

@@ -118,3 +118,18 @@ def test_nav_keeps_missing_pages_that_are_not_optional(tmp_path):
     """A required page that is missing stays in the nav, so the strict build reports it."""
     config = _hooks().on_config({"docs_dir": str(tmp_path), "nav": [{"CLI": "cli.md"}]})
     assert config["nav"] == [{"CLI": "cli.md"}]
+
+
+def test_links_to_missing_optional_pages_become_text(tmp_path):
+    """A link to an optional page not written yet shows its text; other links stay."""
+    (tmp_path / "proxy.md").write_text("# Proxy\n")
+    page = "[gw](gateway.md#recipes), [px](proxy.md), [cli](cli.md), [x](https://a.b/gateway.md)"
+    out = _hooks().unlink_missing(page, tmp_path)
+    assert out == "gw, [px](proxy.md), [cli](cli.md), [x](https://a.b/gateway.md)"
+
+
+def test_every_guide_is_in_the_nav():
+    """Each page under docs/ (but the benchmark results) is listed in mkdocs.yml's nav."""
+    nav = (DOCS.parent / "mkdocs.yml").read_text(encoding="utf-8").partition("\nnav:\n")[2]
+    for page in DOCS.glob("*.md"):
+        assert f": {page.name}" in nav, page.name
