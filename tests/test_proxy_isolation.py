@@ -1,0 +1,117 @@
+"""Two clients of one ``proxy --http`` never read each other's records, in both protocol modes.
+
+Legacy clients (``Mcp-Session-Id``) are told apart by their session; clients of the current
+protocol send no session id, so the proxy seals each handle it shows with a random token
+(``slimtools.proxy.sessions``). Either way B cannot reach A's records: not by ``get_record``
+of a key it guesses, not by page 2 of A's query, not through ``slimtools://proxy/...``.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+import anyio
+import pytest
+from mcp import Client
+
+from tests.proxy_fixtures import envelope, free_port, text_of
+from tests.test_proxy_process import (
+    TIMEOUT,
+    UPSTREAM,
+    config,
+    env,
+    proxy_command,
+    running,
+    upstream_calls,
+)
+
+pytestmark = [pytest.mark.subprocess, pytest.mark.shared]
+__all__ = ["config", "env"]  # the fixtures, re-exported for pytest
+
+
+@asynccontextmanager
+async def two_clients(
+    env: dict[str, str], config: str, mode: str
+) -> AsyncIterator[tuple[Client, Client]]:
+    """Alice and Bob, both connected in ``mode`` to one proxy served over HTTP."""
+    port = free_port()
+    command = proxy_command(
+        "--config", config, "--http", f"127.0.0.1:{port}", "--", sys.executable, UPSTREAM
+    )
+    url = f"http://127.0.0.1:{port}/mcp"
+    with running(command, env, port), anyio.fail_after(TIMEOUT):
+        async with Client(url, mode=mode) as alice, Client(url, mode=mode) as bob:  # type: ignore[arg-type]
+            yield alice, bob
+
+
+def handle_of(brief: dict[str, Any]) -> Any:
+    """The handle a client was shown for a brief: its sealed ``handle``, else its key."""
+    return brief.get("handle", brief["number"])
+
+
+async def read(client: Client, uri: str) -> str:
+    """The text of a resource, or the error's message."""
+    try:
+        result = await client.read_resource(uri)
+    except Exception as exc:  # the SDK raises the server's error
+        return f"error: {exc}"
+    return "".join(getattr(block, "text", "") for block in result.contents)
+
+
+@pytest.mark.parametrize("mode", ["legacy", "auto"])
+async def test_bob_cannot_read_alices_record_by_its_key(env, config, mode):
+    """get_record of the key Alice was shown works for her and not for Bob."""
+    async with two_clients(env, config, mode) as (alice, bob):
+        brief = envelope(await alice.call_tool("list_issues", {"repo": "a/b"}))["briefs"][0]
+        mine = await alice.call_tool("get_record", {"handle": handle_of(brief)})
+        guessed = await bob.call_tool("get_record", {"handle": brief["number"]})
+    assert json.loads(text_of(mine))["number"] == brief["number"]
+    assert guessed.is_error
+    assert "in this session" in text_of(guessed)
+
+
+@pytest.mark.parametrize("mode", ["legacy", "auto"])
+async def test_bob_cannot_read_alices_record_as_a_resource(env, config, mode):
+    """slimtools://proxy/<key> resolves for Alice's own handle only."""
+    async with two_clients(env, config, mode) as (alice, bob):
+        brief = envelope(await alice.call_tool("list_issues", {"repo": "a/b"}))["briefs"][0]
+        mine = await read(alice, f"slimtools://proxy/{handle_of(brief)}")
+        guessed = await read(bob, f"slimtools://proxy/{brief['number']}")
+    assert json.loads(mine)["number"] == brief["number"]
+    assert brief["title"] not in guessed
+    assert "in this session" in guessed
+
+
+@pytest.mark.parametrize("mode", ["legacy", "auto"])
+async def test_bobs_page_two_is_not_read_from_alices_snapshot(env, config, mode):
+    """Page 2 of Alice's query, asked by Bob, is fetched for Bob, not read from her page 1."""
+    async with two_clients(env, config, mode) as (alice, bob):
+        await alice.call_tool("list_issues", {"repo": "a/b"})
+        second = envelope(await bob.call_tool("list_issues", {"repo": "a/b", "page": 2}))
+    assert upstream_calls(env, "list_issues") == 2
+    assert "fetched again" in second["hint"]
+
+
+async def test_a_forged_token_reads_nothing(env, config):
+    """A session-less client that swaps the token of a sealed handle gets no record."""
+    async with two_clients(env, config, "auto") as (alice, bob):
+        brief = envelope(await alice.call_tool("list_issues", {"repo": "a/b"}))["briefs"][0]
+        handle, _, token = handle_of(brief).rpartition("~")
+        forged = await bob.call_tool("get_record", {"handle": f"{handle}~{'A' * len(token)}"})
+    assert forged.is_error
+    assert brief["title"] not in text_of(forged)
+
+
+async def test_session_less_clients_are_shown_sealed_handles_on_both_channels(env, config):
+    """Each brief gains a random ``handle`` in front of its key; the hint's call names it."""
+    async with two_clients(env, config, "auto") as (alice, _):
+        result = await alice.call_tool("list_issues", {"repo": "a/b"})
+    env_ = envelope(result)
+    first = env_["briefs"][0]
+    assert list(first)[:2] == ["handle", "number"]
+    assert first["handle"].startswith(f"{first['number']}~")
+    assert f'get_record("{first["handle"]}")' in env_["hint"]
