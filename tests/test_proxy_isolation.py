@@ -12,12 +12,14 @@ import json
 import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from pathlib import Path
 from typing import Any
 
 import anyio
 import pytest
 from mcp import Client
 
+from tests import redis_fixtures
 from tests.proxy_fixtures import envelope, free_port, text_of
 from tests.test_proxy_process import (
     TIMEOUT,
@@ -115,3 +117,49 @@ async def test_session_less_clients_are_shown_sealed_handles_on_both_channels(en
     assert list(first)[:2] == ["handle", "number"]
     assert first["handle"].startswith(f"{first['number']}~")
     assert f'get_record("{first["handle"]}")' in env_["hint"]
+
+
+redis_server = redis_fixtures.redis_server
+redis_url = redis_fixtures.redis_url
+
+
+@asynccontextmanager
+async def two_instances(
+    env: dict[str, str], config: str, store: str
+) -> AsyncIterator[tuple[str, str]]:
+    """The URLs of two ``proxy --http`` processes sharing the handle store ``store``."""
+    shared = Path(config).with_name("shared.toml")
+    shared.write_text(f"store = {json.dumps(store)}\n" + Path(config).read_text())
+    ports = [free_port(), free_port()]
+    commands = [
+        proxy_command(
+            "--config", str(shared), "--http", f"127.0.0.1:{port}", "--", sys.executable, UPSTREAM
+        )
+        for port in ports
+    ]
+    with running(commands[0], env, ports[0]), running(commands[1], env, ports[1]):
+        with anyio.fail_after(TIMEOUT):
+            yield tuple(f"http://127.0.0.1:{port}/mcp" for port in ports)  # type: ignore[misc]
+
+
+async def test_a_sealed_handle_from_one_instance_is_served_by_another(env, config, redis_url):
+    """With a Redis store, Alice's handle from instance 1 resolves on instance 2, page 2 too."""
+    async with two_instances(env, config, redis_url) as (first, second):
+        async with Client(first) as alice:
+            brief = envelope(await alice.call_tool("list_issues", {"repo": "a/b"}))["briefs"][0]
+        async with Client(second) as alice_again:
+            record = await alice_again.call_tool("get_record", {"handle": handle_of(brief)})
+            resource = await read(alice_again, f"slimtools://proxy/{handle_of(brief)}")
+    assert json.loads(text_of(record))["number"] == brief["number"]
+    assert json.loads(resource)["number"] == brief["number"]
+
+
+async def test_instances_sharing_a_store_still_isolate_clients(env, config, redis_url):
+    """Bob, on the other instance, cannot read Alice's record by its key."""
+    async with two_instances(env, config, redis_url) as (first, second):
+        async with Client(first) as alice:
+            brief = envelope(await alice.call_tool("list_issues", {"repo": "a/b"}))["briefs"][0]
+        async with Client(second) as bob:
+            guessed = await bob.call_tool("get_record", {"handle": brief["number"]})
+    assert guessed.is_error
+    assert brief["title"] not in text_of(guessed)
