@@ -185,12 +185,20 @@ async def serve(config: ProxyConfig, spec: Any, http: tuple[str, int] | None) ->
     Raises:
         UpstreamError: the upstream could not be started or reached at all.
     """
+    import warnings
+
     import anyio
+    from mcp.shared.exceptions import MCPDeprecationWarning
 
+    from slimtools.proxy.forwarding import Relay
+
+    # The proxy forwards deprecated features (roots, logging) as long as clients use them.
+    warnings.filterwarnings("ignore", category=MCPDeprecationWarning)
     from slimtools.proxy.lifecycle import Supervisor
-    from slimtools.proxy.server import build_proxy, proxy_server
+    from slimtools.proxy.server import build_proxy
 
-    supervisor = Supervisor(spec)
+    relay = Relay()
+    supervisor = Supervisor(spec, callbacks=relay.callbacks(), progress=relay.progress)
     async with anyio.create_task_group() as group:
         await group.start(supervisor.run)
         try:
@@ -204,7 +212,7 @@ async def serve(config: ProxyConfig, spec: Any, http: tuple[str, int] | None) ->
             print(f"slimtools proxy: {exc}", file=sys.stderr)
             group.cancel_scope.cancel()
             return 2
-        server = proxy_server(proxy, config)
+        server = await _transparent_server(proxy, config, supervisor, relay)
         if http is None:
             await server.run_stdio_async()
         else:
@@ -212,6 +220,25 @@ async def serve(config: ProxyConfig, spec: Any, http: tuple[str, int] | None) ->
             await server.run_streamable_http_async(host=host, port=port)
         group.cancel_scope.cancel()
     return 0
+
+
+async def _transparent_server(proxy: Any, config: ProxyConfig, supervisor: Any, relay: Any) -> Any:
+    """The proxy's server, forwarding all of MCP that is not a tool result to the upstream."""
+    from urllib.parse import quote
+
+    from slimtools.proxy.forwarding import forward_all
+    from slimtools.proxy.server import proxy_server
+
+    server = proxy_server(proxy, config)
+    server.middleware.append(relay.middleware)
+    forward_all(
+        server,
+        supervisor.client,
+        await supervisor.tools(),
+        supervisor.capabilities,
+        record_prefix=f"slimtools://{quote(proxy.kit.name, safe='')}/",
+    )
+    return server
 
 
 async def dry_run(config: ProxyConfig, spec: Any, tool: str, arguments: dict[str, Any]) -> str:

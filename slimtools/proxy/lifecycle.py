@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import anyio
@@ -18,7 +19,7 @@ from anyio.abc import TaskStatus
 
 try:
     from mcp.shared.exceptions import MCPError
-    from mcp.types import CallToolResult, TextContent, Tool
+    from mcp.types import CallToolResult, ServerCapabilities, TextContent, Tool
 except ImportError as exc:  # pragma: no cover - exercised only without the extra
     raise ImportError(
         "slimtools.proxy needs the MCP SDK (mcp>=2): pip install 'slimtools[proxy]'"
@@ -51,8 +52,17 @@ class Supervisor:
         backoff: the first and the longest pause before a restart, in seconds.
     """
 
-    def __init__(self, spec: UpstreamSpec, *, backoff: tuple[float, float] = (0.5, 30.0)) -> None:
+    def __init__(
+        self,
+        spec: UpstreamSpec,
+        *,
+        callbacks: Mapping[str, Any] | None = None,
+        progress: Callable[[], Any] | None = None,
+        backoff: tuple[float, float] = (0.5, 30.0),
+    ) -> None:
         self.spec = spec
+        self.callbacks = dict(callbacks or {})
+        self.progress = progress
         self.backoff = backoff
         self.current: Upstream | None = None
         self.restarts = 0
@@ -64,6 +74,21 @@ class Supervisor:
     def instructions(self) -> str | None:
         """The upstream's instructions, as it gave them when first connected."""
         return self._first.instructions if self._first else None
+
+    @property
+    def capabilities(self) -> ServerCapabilities:
+        """The upstream's capabilities, as it gave them when first connected."""
+        return self._first.capabilities if self._first else ServerCapabilities()
+
+    def client(self) -> Any:
+        """The live upstream ``mcp.Client``.
+
+        Raises:
+            MCPError: the upstream is down and being restarted.
+        """
+        if self.current is None:
+            raise MCPError(code=_CONNECTION_CLOSED, message=self._down_text("the request"))
+        return self.current.client
 
     async def tools(self) -> list[Tool]:
         """The upstream's tools, as listed when first connected."""
@@ -77,7 +102,8 @@ class Supervisor:
         if upstream is None:
             return self._down(name)
         try:
-            return await upstream.call(name, arguments)
+            progress = self.progress() if self.progress is not None else None
+            return await upstream.call(name, arguments, progress=progress)
         except Exception as exc:
             if not is_lost(exc):
                 raise
@@ -91,18 +117,21 @@ class Supervisor:
             self._lost.set()
 
     def _down(self, name: str) -> CallToolResult:
+        text = self._down_text(name)
+        return CallToolResult(content=[TextContent(type="text", text=text)], is_error=True)
+
+    def _down_text(self, what: str) -> str:
         wait = max(0.0, self.next_attempt - time.monotonic())
-        text = (
-            f"{name} failed: the upstream {self.spec.describe()!r} exited and is being "
+        return (
+            f"{what} failed: the upstream {self.spec.describe()!r} exited and is being "
             f"restarted (restart {self.restarts + 1}, due in {wait:.1f} s); call again shortly"
         )
-        return CallToolResult(content=[TextContent(type="text", text=text)], is_error=True)
 
     async def run(self, *, task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
         """Own the connection until cancelled; the first failure to connect is raised."""
         started = False
         try:
-            async with connect(self.spec) as upstream:
+            async with connect(self.spec, self.callbacks) as upstream:
                 self._first = upstream
                 started = True
                 task_status.started()
@@ -118,7 +147,7 @@ class Supervisor:
             self.restarts += 1
             began = time.monotonic()
             try:
-                async with connect(self.spec) as upstream:
+                async with connect(self.spec, self.callbacks) as upstream:
                     log.warning("slimtools proxy: restarted the upstream %r", self.spec.describe())
                     await self._hold(upstream)
             except Exception as exc:  # UpstreamError, or the connection ending badly

@@ -24,7 +24,7 @@ try:
     import httpx2
     from mcp import Client, StdioServerParameters
     from mcp.client.streamable_http import streamable_http_client
-    from mcp.types import CallToolResult, Tool
+    from mcp.types import CallToolResult, ServerCapabilities, Tool
 except ImportError as exc:  # pragma: no cover - exercised only without the extra
     raise ImportError(
         "slimtools.proxy needs the MCP SDK (mcp>=2): pip install 'slimtools[proxy]'"
@@ -92,15 +92,30 @@ class Upstream:
                 break
         return tools
 
-    async def call(self, name: str, arguments: dict[str, Any]) -> CallToolResult:
-        """Call one upstream tool with the arguments as the model sent them."""
+    @property
+    def capabilities(self) -> ServerCapabilities:
+        """What the upstream said it serves."""
+        return self.client.server_capabilities
+
+    async def call(
+        self, name: str, arguments: dict[str, Any], *, progress: Any = None
+    ) -> CallToolResult:
+        """Call one upstream tool with the arguments as the model sent them.
+
+        ``progress``: a callback for the upstream's progress notifications on this call.
+        """
         self.calls += 1
-        return await self.client.call_tool(name, arguments)
+        return await self.client.call_tool(name, arguments, progress_callback=progress)
 
 
 @asynccontextmanager
-async def connect(spec: UpstreamSpec) -> AsyncIterator[Upstream]:
+async def connect(
+    spec: UpstreamSpec, callbacks: Mapping[str, Any] | None = None
+) -> AsyncIterator[Upstream]:
     """Start (or reach) the upstream and hold an MCP session to it while the block runs.
+
+    ``callbacks``: ``mcp.Client`` callbacks answering the upstream's own requests
+    (sampling, elicitation, roots) and notifications (``slimtools.proxy.forwarding``).
 
     Raises:
         UpstreamError: the upstream could not be started, reached or initialised.
@@ -108,7 +123,7 @@ async def connect(spec: UpstreamSpec) -> AsyncIterator[Upstream]:
     entered = False
     try:
         async with AsyncExitStack() as stack:
-            client = await stack.enter_async_context(_client(spec, stack))
+            client = await stack.enter_async_context(_client(spec, stack, callbacks or {}))
             entered = True
             yield Upstream(client)
     except Exception as exc:  # an ExceptionGroup from the SDK's task groups included
@@ -117,13 +132,15 @@ async def connect(spec: UpstreamSpec) -> AsyncIterator[Upstream]:
         raise UpstreamError(f"the upstream {spec.describe()!r} {_reason(spec, exc)}") from exc
 
 
-def _client(spec: UpstreamSpec, stack: AsyncExitStack) -> Client:
+def _client(spec: UpstreamSpec, stack: AsyncExitStack, callbacks: Mapping[str, Any]) -> Client:
+    # No response cache: the proxy forwards each request, so the upstream answers it fresh.
+    options: dict[str, Any] = {**callbacks, "cache": None}
     if spec.url:
         http = httpx2.AsyncClient(
             headers=dict(spec.headers), timeout=httpx2.Timeout(30.0, read=300.0)
         )
         stack.push_async_callback(http.aclose)
-        return Client(streamable_http_client(spec.url, http_client=http))
+        return Client(streamable_http_client(spec.url, http_client=http), **options)
     program = shutil.which(spec.command[0], path=os.environ.get("PATH"))
     if program is None and not os.path.exists(spec.command[0]):
         raise FileNotFoundError(f"no such command: {spec.command[0]}")
@@ -133,7 +150,7 @@ def _client(spec: UpstreamSpec, stack: AsyncExitStack) -> Client:
     params = StdioServerParameters(
         command=command[0], args=command[1:], env=dict(os.environ), cwd=spec.cwd
     )
-    return Client(params)
+    return Client(params, **options)
 
 
 def innermost(exc: BaseException) -> BaseException:
