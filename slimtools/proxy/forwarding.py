@@ -8,18 +8,20 @@ other notification (resource updated, list changed). The proxy advertises the up
 capabilities (tools and resources always: it serves both) and lists each tool with the
 upstream's ``title``, ``execution``, ``icons`` and ``_meta``. Only tool results are slimmed.
 
-Requests from the upstream go to the client whose request is being served when there is
-one (a tool call that samples), else to the client seen last (roots are asked for outside
-any call). With no client connected they get an error, and the upstream falls back to its
-own defaults.
+Requests and notifications from the upstream go to the one client they can be for: the
+client of the requests in flight, or with none in flight the only client connected (stdio).
+When that is ambiguous (several HTTP clients in flight at once) a request gets an error and a
+notification is dropped, rather than risk telling one client about another's call; progress
+always reaches the right client, since it names the call's own progress token.
 """
 
 from __future__ import annotations
 
 import logging
+import weakref
 from collections.abc import Awaitable, Callable
 from contextvars import ContextVar
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 try:
@@ -47,19 +49,26 @@ _INTERNAL = -32603
 class Relay:
     """The upstream's client-side callbacks, answered by the proxy's own client."""
 
-    latest: ServerSession | None = None
+    seen: weakref.WeakSet[ServerSession] = field(default_factory=weakref.WeakSet)
+    inflight: dict[int, ServerSession] = field(default_factory=dict)
 
     def _session(self) -> ServerSession | None:
+        """The one client an upstream request can be for, or ``None`` when unsure."""
         ctx = _SERVING.get()
-        return ctx.session if ctx is not None else self.latest
+        if ctx is not None:
+            return ctx.session
+        candidates = set(self.inflight.values()) or set(self.seen)
+        return candidates.pop() if len(candidates) == 1 else None
 
     async def middleware(self, ctx: ServerRequestContext[Any, Any], call_next: Any) -> Any:
-        """Remember the client of each request, so upstream requests can reach it."""
-        self.latest = ctx.session
+        """Note the client of each request in flight, so upstream requests can reach it."""
+        self.seen.add(ctx.session)
         token = _SERVING.set(ctx)
+        self.inflight[id(ctx)] = ctx.session
         try:
             return await call_next(ctx)
         finally:
+            del self.inflight[id(ctx)]
             _SERVING.reset(token)
 
     def progress(self) -> Callable[[float, float | None, str | None], Awaitable[None]] | None:
@@ -84,7 +93,9 @@ class Relay:
     async def _ask(self, request: Any, result_type: type[Any]) -> Any:
         session = self._session()
         if session is None:
-            return types.ErrorData(code=_INTERNAL, message="no client is connected to the proxy")
+            return types.ErrorData(
+                code=_INTERNAL, message="no single client of the proxy to ask (none, or several)"
+            )
         try:
             return await session.send_request(request, result_type)
         except MCPError as exc:
