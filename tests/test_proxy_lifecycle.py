@@ -134,3 +134,18 @@ def test_the_upstream_dies_with_the_proxy(tmp_path):
     finally:
         if process.poll() is None:
             process.kill()
+
+
+def test_suggest_from_an_upstream_that_cannot_start_is_one_line_and_status_3():
+    """``suggest --from-proxy`` reports an unstartable upstream as the proxy does."""
+    done = subprocess.run(
+        [sys.executable, "-m", "slimtools.cli", "suggest", "--from-proxy", "t", "--", "/nope"],
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT,
+        check=False,
+        cwd=ROOT,
+    )
+    assert done.returncode == 3
+    assert done.stderr.count("\n") == 1, done.stderr
+    assert "could not be started" in done.stderr
