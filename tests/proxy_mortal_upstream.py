@@ -1,13 +1,15 @@
 """A stdio MCP server that can be made to die: the upstream of the proxy's lifecycle tests.
 
 Tools: ``pid`` (its process id), ``crash`` (exits at once, status 1) and ``fail`` (answers
-with a JSON-RPC error).
+with a JSON-RPC error), ``hang``
+(blocks for a minute, reading nothing).
 It writes its pid to ``$MORTAL_PID_FILE`` when set, so a test can watch it from outside.
 """
 
 from __future__ import annotations
 
 import os
+import time
 from typing import Any
 
 import anyio
@@ -19,7 +21,7 @@ from mcp.shared.exceptions import MCPError
 EMPTY = {"type": "object", "properties": {}}
 TOOLS = [
     types.Tool(name=name, description=f"{name} the server.", input_schema=EMPTY)
-    for name in ("pid", "crash", "fail")
+    for name in ("pid", "crash", "fail", "hang")
 ]
 
 
@@ -30,6 +32,8 @@ async def list_tools(ctx: Any, params: Any) -> types.ListToolsResult:
 async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
     if params.name == "crash":
         os._exit(1)
+    if params.name == "hang":  # busy, deaf to its stdin closing, as a server mid-call is
+        time.sleep(60)
     if params.name == "fail":
         raise MCPError(code=-32603, message="the backend said no")
     return types.CallToolResult(content=[types.TextContent(type="text", text=str(os.getpid()))])

@@ -6,6 +6,7 @@ Real processes: the proxy (``python -m slimtools.cli proxy``) over
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -108,23 +109,25 @@ async def test_a_tool_failure_is_logged_in_one_line(tmp_path):
 
 
 def test_the_upstream_dies_with_the_proxy(tmp_path):
-    """Killing the proxy (SIGKILL: no clean-up runs) takes its upstream down with it."""
-    env = environment(tmp_path)
+    """Proxy killed (SIGKILL) mid-call: its busy upstream, deaf to stdin, dies with it."""
     process = subprocess.Popen(
         proxy("--", sys.executable, MORTAL),
-        env=env,
+        env=environment(tmp_path),
         cwd=ROOT,
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,
     )
-    pids = tmp_path / "pids"
+    assert process.stdin is not None
+    assert process.stdout is not None
     try:
-        deadline = time.monotonic() + TIMEOUT
-        while not (pids.exists() and pids.read_text().strip()):
-            assert time.monotonic() < deadline, "the upstream never started"
-            time.sleep(0.1)
-        upstream = int(pids.read_text().split()[0])
+        for message in HANG:
+            process.stdin.write((json.dumps(message) + "\n").encode())
+            process.stdin.flush()
+            if "id" in message and message["method"] == "initialize":
+                process.stdout.readline()  # the proxy is up, and so is its upstream
+        upstream = int((tmp_path / "pids").read_text().split()[0])
+        time.sleep(1.0)  # the call reaches the upstream, which blocks in it
         process.send_signal(signal.SIGKILL)
         process.wait(timeout=10)
         deadline = time.monotonic() + 10
@@ -134,6 +137,27 @@ def test_the_upstream_dies_with_the_proxy(tmp_path):
     finally:
         if process.poll() is None:
             process.kill()
+
+
+HANG = [
+    {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-06-18",
+            "capabilities": {},
+            "clientInfo": {"name": "test", "version": "0"},
+        },
+    },
+    {"jsonrpc": "2.0", "method": "notifications/initialized"},
+    {
+        "jsonrpc": "2.0",
+        "id": 2,
+        "method": "tools/call",
+        "params": {"name": "hang", "arguments": {}},
+    },
+]
 
 
 def test_suggest_from_an_upstream_that_cannot_start_is_one_line_and_status_3():
