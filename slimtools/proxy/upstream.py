@@ -68,6 +68,11 @@ class Upstream:
     def __init__(self, client: Client) -> None:
         self.client = client
         self.calls = 0
+        # The SDK re-validates each result against the tool's output schema (jsonschema, on
+        # every call). The proxy passes results on; its own client validates them against
+        # the schema the proxy lists, and an upstream result that misses its own schema is
+        # still the upstream's answer to forward, not an exception.
+        client.session.validate_tool_result = _forwarded  # type: ignore[method-assign]
 
     @property
     def instructions(self) -> str | None:
@@ -106,6 +111,10 @@ class Upstream:
         """
         self.calls += 1
         return await self.client.call_tool(name, arguments, progress_callback=progress)
+
+
+async def _forwarded(name: str, result: CallToolResult) -> None:
+    """Accept an upstream result as it came (see ``Upstream.__init__``)."""
 
 
 @asynccontextmanager
