@@ -91,21 +91,33 @@ async def test_a_crashed_upstream_is_restarted_and_the_failed_call_says_so(tmp_p
     assert after != before
 
 
-async def test_a_tool_failure_is_logged_in_one_line(tmp_path):
-    """An upstream tool that raises: the proxy's stderr holds no traceback lines."""
+async def _failure_logged(tmp_path: Path, *flags: str) -> str:
+    """The proxy's stderr after one call of the upstream's failing tool."""
     log = tmp_path / "stderr.txt"
-    command = proxy("--", sys.executable, MORTAL)
+    command = proxy(*flags, "--", sys.executable, MORTAL)
     params = StdioServerParameters(
         command=command[0], args=command[1:], env=environment(tmp_path), cwd=str(ROOT)
     )
     with anyio.fail_after(TIMEOUT), log.open("w") as errlog:
         async with Client(stdio_client(params, errlog=errlog)) as client:
             failed = await client.call_tool("fail", {})
-    logged = log.read_text()
     assert failed.is_error
+    return log.read_text()
+
+
+async def test_a_tool_failure_is_logged_in_one_line(tmp_path):
+    """An upstream tool that fails: one line on the proxy's stderr, no traceback."""
+    logged = await _failure_logged(tmp_path)
     assert "the backend said no" in logged
     assert "Traceback" not in logged
     assert len(logged.splitlines()) == 1, logged
+
+
+async def test_verbose_logs_the_failure_with_its_traceback(tmp_path):
+    """``--verbose`` keeps the traceback of a failed tool call."""
+    logged = await _failure_logged(tmp_path, "--verbose")
+    assert "Traceback" in logged
+    assert "the backend said no" in logged
 
 
 def test_the_upstream_dies_with_the_proxy(tmp_path):
