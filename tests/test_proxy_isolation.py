@@ -9,6 +9,7 @@ of a key it guesses, not by page 2 of A's query, not through ``slimtools://proxy
 from __future__ import annotations
 
 import json
+import re
 import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -163,3 +164,34 @@ async def test_instances_sharing_a_store_still_isolate_clients(env, config, redi
             guessed = await bob.call_tool("get_record", {"handle": brief["number"]})
     assert guessed.is_error
     assert brief["title"] not in text_of(guessed)
+
+
+def next_page(hint: str, tool: str) -> dict[str, Any]:
+    """The arguments of the next-page call a hint names."""
+    found = re.search(rf"{tool}\(([^)]*)\)", hint)
+    assert found, hint
+    return {k: json.loads(v) for k, v in (p.split("=", 1) for p in found.group(1).split(", "))}
+
+
+async def test_a_session_less_clients_page_two_comes_from_its_snapshot(env, config):
+    """The hint's next-page call carries the cursor: page 2 is read from page 1's snapshot."""
+    async with two_clients(env, config, "auto") as (alice, _):
+        first = envelope(await alice.call_tool("list_issues", {"repo": "a/b"}))
+        arguments = next_page(first["hint"], "list_issues")
+        second = envelope(await alice.call_tool("list_issues", arguments))
+    assert arguments["page"] == 2
+    assert "cursor" in arguments
+    assert second["page"] == 2
+    assert "fetched again" not in second["hint"]
+    assert upstream_calls(env, "list_issues") == 1
+
+
+@pytest.mark.parametrize(("mode", "listed"), [("auto", True), ("legacy", False)])
+async def test_the_cursor_parameter_is_listed_to_session_less_clients_only(
+    env, config, mode, listed
+):
+    """Paged tools list ``cursor`` to clients without a session; others never see it."""
+    async with two_clients(env, config, mode) as (alice, _):
+        tools = {t.name: t for t in (await alice.list_tools()).tools}
+    assert ("cursor" in tools["list_issues"].input_schema["properties"]) is listed
+    assert "cursor" not in tools["get_record"].input_schema["properties"]

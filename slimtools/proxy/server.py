@@ -264,11 +264,17 @@ def isolation(proxy: Proxy, config: ProxyConfig) -> Isolation:
     for spec in proxy.kit.tools:
         options = config.options_for(spec.name)
         keys[spec.name] = options.key if options else None
+    paged = frozenset(
+        spec.name
+        for spec in proxy.kit.tools
+        if "page" in (spec.parameters.get("properties") or {}) and spec.name != config.companion
+    )
     return Isolation(
         config.session,
         companion=config.companion,
         resource_prefix=f"slimtools://{quote(proxy.kit.name, safe='')}/",
         keys=keys,
+        paged=paged,
     )
 
 

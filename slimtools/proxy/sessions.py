@@ -12,7 +12,8 @@ Three cases, decided per request:
   and run in the token's session. A handle without a valid token runs in a fresh, empty
   session: it resolves nothing. No state is shared between requests or instances beyond
   the handle store itself, so proxies sharing a store (``redis://``) serve each other's
-  sealed handles.
+  sealed handles. The hint's next-page call carries the token too (``cursor="<token>"``,
+  a parameter listed to these clients only), so page 2 is read from page 1's snapshot.
 
 A signed handle (HMAC of the handle under a shared secret) was rejected: it needs a secret
 distributed to every instance, and binds nothing a random token does not.
@@ -79,9 +80,16 @@ def _hint_pattern(companion: str) -> re.Pattern[str]:
 
 
 def seal_envelope(
-    env: dict[str, Any], token: str, *, companion: str, key: str | None
+    env: dict[str, Any],
+    token: str,
+    *,
+    companion: str,
+    key: str | None,
+    paged: frozenset[str] = frozenset(),
 ) -> dict[str, Any]:
     """The envelope with every handle it shows sealed: briefs, the text handle, the hint.
+
+    The hint's next-page calls of the tools in ``paged`` gain the token as their cursor.
 
     A brief keyed by one of its own fields (``key``) keeps that field as the upstream sent
     it and gains a ``handle`` in front, so the record's data is never rewritten.
@@ -93,10 +101,11 @@ def seal_envelope(
     if isinstance(out.get("handle"), str):
         out["handle"] = seal(out["handle"], token)
     if isinstance(out.get("hint"), str):
-        out["hint"] = _hint_pattern(companion).sub(
+        hint = _hint_pattern(companion).sub(
             lambda m: f"{companion}({dumps_str(seal(orjson.loads(m.group(1)), token))}",
             out["hint"],
         )
+        out["hint"] = seal_pages(hint, token, paged) if paged else hint
     return out
 
 
@@ -110,8 +119,69 @@ def _seal_brief(brief: Any, token: str, key: str | None) -> Any:
     return brief
 
 
+CURSOR = "cursor"
+_CURSOR_SCHEMA = {
+    "type": "string",
+    "description": "Copy it from the hint's next-page call: it keeps the pages of one query "
+    "consistent.",
+}
+
+
+def seal_pages(hint: str, token: str, paged: frozenset[str]) -> str:
+    """``hint`` with ``cursor="<token>"`` added to each next-page call of a paged tool."""
+    out, done = [], 0
+    for found in re.finditer(r"\b([A-Za-z0-9_.-]+)\(", hint):
+        if found.group(1) not in paged or found.start() < done:
+            continue
+        close = _closing(hint, found.end() - 1)
+        if close is None or "page=" not in hint[found.end() : close]:
+            continue
+        out.append(hint[done:close])
+        out.append(f", {CURSOR}={dumps_str(token)}")
+        done = close
+    out.append(hint[done:])
+    return "".join(out)
+
+
+def _closing(text: str, start: int) -> int | None:
+    """The index of the bracket closing ``text[start]``, skipping JSON strings."""
+    depth, quoted, escaped = 0, False, False
+    for i in range(start, len(text)):
+        char = text[i]
+        if quoted:
+            escaped = not escaped and char == "\\"
+            quoted = escaped or char != '"'
+        elif char == '"':
+            quoted = True
+        elif char in "([{":
+            depth += 1
+        elif char in ")]}":
+            depth -= 1
+            if depth == 0:
+                return i
+    return None
+
+
+def list_cursors(result: dict[str, Any], paged: frozenset[str]) -> dict[str, Any]:
+    """A wire ``tools/list`` result with the ``cursor`` parameter on each paged tool."""
+    tools = []
+    for tool in result.get("tools") or []:
+        schema = tool.get("inputSchema") if isinstance(tool, dict) else None
+        if tool.get("name") in paged and isinstance(schema, dict):
+            properties = {**(schema.get("properties") or {}), CURSOR: _CURSOR_SCHEMA}
+            tools.append({**tool, "inputSchema": {**schema, "properties": properties}})
+        else:
+            tools.append(tool)
+    return {**result, "tools": tools}
+
+
 def seal_result(
-    result: dict[str, Any], token: str, *, companion: str, key: str | None
+    result: dict[str, Any],
+    token: str,
+    *,
+    companion: str,
+    key: str | None,
+    paged: frozenset[str] = frozenset(),
 ) -> dict[str, Any]:
     """A wire ``tools/call`` result with its envelope's handles sealed on both channels."""
     if result.get("isError"):
@@ -119,14 +189,18 @@ def seal_result(
     out = dict(result)
     structured = out.get("structuredContent")
     if isinstance(structured, dict) and _is_envelope(structured):
-        out["structuredContent"] = seal_envelope(structured, token, companion=companion, key=key)
+        out["structuredContent"] = seal_envelope(
+            structured, token, companion=companion, key=key, paged=paged
+        )
     content = out.get("content")
     if isinstance(content, list):
-        out["content"] = [_seal_block(b, token, companion, key) for b in content]
+        out["content"] = [_seal_block(b, token, companion, key, paged) for b in content]
     return out
 
 
-def _seal_block(block: Any, token: str, companion: str, key: str | None) -> Any:
+def _seal_block(
+    block: Any, token: str, companion: str, key: str | None, paged: frozenset[str]
+) -> Any:
     if not isinstance(block, dict) or block.get("type") != "text":
         return block
     try:
@@ -135,7 +209,7 @@ def _seal_block(block: Any, token: str, companion: str, key: str | None) -> Any:
         return block
     if not _is_envelope(parsed):
         return block
-    sealed = seal_envelope(parsed, token, companion=companion, key=key)
+    sealed = seal_envelope(parsed, token, companion=companion, key=key, paged=paged)
     return {**block, "text": dumps_str(sealed)}
 
 
@@ -151,6 +225,7 @@ class Isolation:
         companion: the name of the record tool, whose ``handle`` argument is unsealed.
         resource_prefix: the ``slimtools://<toolkit>/`` prefix of record resources.
         keys: per tool name, the record field its handles are (``None``: a ``handle``).
+        paged: the tools the proxy pages (a ``page`` parameter): they take a ``cursor``.
     """
 
     def __init__(
@@ -160,7 +235,9 @@ class Isolation:
         companion: str = "get_record",
         resource_prefix: str = "slimtools://proxy/",
         keys: Mapping[str, str | None] | None = None,
+        paged: frozenset[str] = frozenset(),
     ) -> None:
+        self.paged = paged
         self.fixed = fixed
         self.default = fixed or f"proxy-{uuid.uuid4().hex[:12]}"
         self.companion = companion
@@ -183,17 +260,25 @@ class Isolation:
             name = params.get("name")
             arguments = dict(params.get("arguments") or {})
             token = new_token()
+            cursor = arguments.pop(CURSOR, None) if name in self.paged else None
+            if isinstance(cursor, str) and _TOKEN.fullmatch(cursor):
+                token = cursor
             if name == self.companion:
                 opened = unseal(arguments.get("handle"))
                 if opened is not None:
                     arguments["handle"], token = opened
-                params["arguments"] = arguments
+            params["arguments"] = arguments
             with session(token_session(token)):
                 result = await call_next(dataclasses.replace(ctx, params=params))
             if isinstance(result, dict):
                 key = self.keys.get(name) if isinstance(name, str) else None
-                return seal_result(result, token, companion=self.companion, key=key)
+                return seal_result(
+                    result, token, companion=self.companion, key=key, paged=self.paged
+                )
             return result
+        if ctx.method == "tools/list":
+            listed = await call_next(ctx)
+            return list_cursors(listed, self.paged) if isinstance(listed, dict) else listed
         uri = params.get("uri")
         prefix = self.resource_prefix
         if ctx.method == "resources/read" and isinstance(uri, str) and uri.startswith(prefix):
