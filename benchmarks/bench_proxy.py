@@ -8,7 +8,9 @@ a user would (fewer fields, shorter clips); both are printed. Per tool:
    false``, no tool configured) over the same in-process upstream, both through a real
    ``mcp.Client`` (and, without the MCP layer, through ``Toolkit.acall``), same run;
 3. ids: at the same budget per response, how many record ids a whole-payload truncation
-   keeps against those the proxy shows on page 1 and reaches by following its hints.
+   keeps against those the proxy shows on page 1 and reaches by following its hints;
+4. speed as users see it: the proxy against a direct connection over stdio, with real
+   servers (server-filesystem, mcp-server-git): ``benchmarks/_stdio_direct.py``.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from typing import Any
 from mcp import Client
 from mcp.types import CallToolResult, TextContent, Tool
 
+from benchmarks import _stdio_direct
 from benchmarks._timing import SHARED_DATA
 from benchmarks.results import record
 from slimtools.proxy.config import parse_config
@@ -235,13 +238,14 @@ def _next(env: dict[str, Any], tool: str) -> dict[str, Any] | None:
 
 def main() -> None:
     if not (SHARED_DATA / "payloads").is_dir():
-        print(f"skipped: {SHARED_DATA / 'payloads'} not found (it ships beside the repository)")
-        return
-    payloads = _payloads()
-    show_suggestions(payloads)
-    asyncio.run(bench_tokens(payloads))
-    asyncio.run(bench_overhead(payloads))
-    asyncio.run(bench_ids(payloads))
+        print(f"skipped 0-3: {SHARED_DATA / 'payloads'} not found (it ships beside the repo)")
+    else:
+        payloads = _payloads()
+        show_suggestions(payloads)
+        asyncio.run(bench_tokens(payloads))
+        asyncio.run(bench_overhead(payloads))
+        asyncio.run(bench_ids(payloads))
+    asyncio.run(_stdio_direct.run())
 
 
 if __name__ == "__main__":

@@ -100,8 +100,12 @@ def running(
             process.wait()
 
 
-async def check_session(client: Client, env: dict[str, str]) -> None:
-    """Listing, a slimmed call, page 2 from the snapshot, get_record, pass-through, budget."""
+async def check_session(client: Client, env: dict[str, str], *, sealed: bool = False) -> None:
+    """Listing, a slimmed call, page 2 from the snapshot, get_record, pass-through, budget.
+
+    ``sealed``: a session-less HTTP client: its handles and page calls carry a token
+    (test_proxy_isolation), so it follows the hint's page-2 call, cursor included.
+    """
     names = [t.name for t in (await client.list_tools()).tools]
     assert names[-1] == "get_record"
     assert "list_issues" in names
@@ -109,10 +113,15 @@ async def check_session(client: Client, env: dict[str, str]) -> None:
     env_first = envelope(first)
     assert len(env_first["briefs"]) == 5
     assert count_tokens(text_of(first)) * 20 < 24_000
-    second = envelope(await client.call_tool("list_issues", {"repo": "a/b", "page": 2}))
+    page_two = {"repo": "a/b", "page": 2}
+    if sealed:
+        page_two["cursor"] = re.search(r'cursor="([^"]+)"', env_first["hint"]).group(1)
+    second = envelope(await client.call_tool("list_issues", page_two))
     assert second["page"] == 2
     assert upstream_calls(env, "list_issues") == 1
-    record = await client.call_tool("get_record", {"handle": env_first["briefs"][0]["number"]})
+    brief = env_first["briefs"][0]
+    # a session-less HTTP client is shown sealed handles beside each key (test_proxy_isolation)
+    record = await client.call_tool("get_record", {"handle": brief.get("handle", brief["number"])})
     assert json.loads(text_of(record))["number"] == env_first["briefs"][0]["number"]
     error = await client.call_tool("get_issue", {"number": 3})
     assert error.is_error
@@ -150,7 +159,7 @@ async def test_proxy_served_over_http(env, config):
     with running(command, env, port):
         with anyio.fail_after(TIMEOUT):
             async with Client(f"http://127.0.0.1:{port}/mcp") as client:
-                await check_session(client, env)
+                await check_session(client, env, sealed=True)
 
 
 def test_a_bad_config_stops_the_proxy_with_its_message(env, tmp_path):

@@ -25,14 +25,16 @@ example:
   slimtools proxy --config slim.toml --dry-run list_issues --args '{"repo": "o/r"}' -- CMD
   slimtools proxy install --config ~/slim.toml   # route your MCP clients through the proxy
 
-exit status: 0 served until the client left (or --dry-run printed), 2 bad usage or config
+exit status: 0 served until the client left (or --dry-run printed), 2 bad usage or config,
+  3 the upstream could not be started or reached
 """
 SUGGEST_EXAMPLE = """\
 example:
   slimtools suggest 145.json --tool list_issues
   slimtools suggest --from-proxy list_issues --args '{"repo": "o/r"}' -- CMD
 
-exit status: 0 printed, 1 a sample file could not be read, 2 bad usage
+exit status: 0 printed, 1 a sample file could not be read, 2 bad usage,
+  3 the upstream could not be started or reached
 """
 
 
@@ -65,6 +67,9 @@ def _proxy_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--http", metavar="HOST:PORT", help="serve streamable HTTP, not stdio")
     parser.add_argument("--dry-run", metavar="TOOL", help="call TOOL once and compare tokens")
     parser.add_argument("--args", metavar="JSON", default="{}", help="arguments for --dry-run")
+    parser.add_argument(
+        "--verbose", action="store_true", help="log tool failures with their tracebacks"
+    )
     parser.add_argument("upstream", nargs=argparse.REMAINDER, help="-- COMMAND [ARGS...]")
 
 
@@ -156,6 +161,10 @@ def run_proxy_command(args: argparse.Namespace) -> int:
         from slimtools.proxy.install import main as install_main
 
         return install_main(command[1:])
+    from slimtools.proxy.logs import configure_logging
+    from slimtools.proxy.upstream import UpstreamError, find_upstream_error
+
+    configure_logging(verbose=args.verbose)
     try:
         config = load_config(args.config)
         spec = _upstream(args)
@@ -170,27 +179,84 @@ def run_proxy_command(args: argparse.Namespace) -> int:
     except ConfigurationError as exc:
         print(f"slimtools proxy: {exc}", file=sys.stderr)
         return 2
-    return asyncio.run(serve(config, spec, http))
+    except UpstreamError as exc:
+        print(f"slimtools proxy: {exc}", file=sys.stderr)
+        return 3
+    try:
+        return asyncio.run(serve(config, spec, http))
+    except KeyboardInterrupt:
+        return 0
+    except Exception as exc:  # an UpstreamError inside the supervisor's task group
+        failed = find_upstream_error(exc)
+        if failed is None:
+            raise
+        print(f"slimtools proxy: {failed}", file=sys.stderr)
+        return 3
 
 
 async def serve(config: ProxyConfig, spec: Any, http: tuple[str, int] | None) -> int:
-    """Connect the upstream, build the proxy and serve it until the client goes away."""
-    from slimtools.proxy.server import proxy_server, start
-    from slimtools.proxy.upstream import connect
+    """Connect the upstream, build the proxy and serve it until the client goes away.
 
-    async with connect(spec) as upstream:
+    The upstream is supervised (``slimtools.proxy.lifecycle``): restarted if it crashes,
+    stopped when the proxy stops.
+
+    Raises:
+        UpstreamError: the upstream could not be started or reached at all.
+    """
+    import warnings
+
+    import anyio
+    from mcp.shared.exceptions import MCPDeprecationWarning
+
+    from slimtools.proxy.forwarding import Relay
+
+    # The proxy forwards deprecated features (roots, logging) as long as clients use them.
+    warnings.filterwarnings("ignore", category=MCPDeprecationWarning)
+    from slimtools.proxy.lifecycle import Supervisor
+    from slimtools.proxy.server import build_proxy
+
+    relay = Relay()
+    supervisor = Supervisor(spec, callbacks=relay.callbacks(), progress=relay.progress)
+    async with anyio.create_task_group() as group:
+        await group.start(supervisor.run)
         try:
-            proxy = await start(config, upstream)
+            proxy = build_proxy(
+                config,
+                await supervisor.tools(),
+                supervisor.call,
+                instructions=supervisor.instructions,
+            )
         except ConfigurationError as exc:
             print(f"slimtools proxy: {exc}", file=sys.stderr)
+            group.cancel_scope.cancel()
             return 2
-        server = proxy_server(proxy, config)
+        server = await _transparent_server(proxy, config, supervisor, relay)
         if http is None:
             await server.run_stdio_async()
         else:
             host, port = http
             await server.run_streamable_http_async(host=host, port=port)
+        group.cancel_scope.cancel()
     return 0
+
+
+async def _transparent_server(proxy: Any, config: ProxyConfig, supervisor: Any, relay: Any) -> Any:
+    """The proxy's server, forwarding all of MCP that is not a tool result to the upstream."""
+    from urllib.parse import quote
+
+    from slimtools.proxy.forwarding import forward_all
+    from slimtools.proxy.server import proxy_server
+
+    server = proxy_server(proxy, config)
+    server.middleware.append(relay.middleware)
+    forward_all(
+        server,
+        supervisor.client,
+        await supervisor.tools(),
+        supervisor.capabilities,
+        record_prefix=f"slimtools://{quote(proxy.kit.name, safe='')}/",
+    )
+    return server
 
 
 async def dry_run(config: ProxyConfig, spec: Any, tool: str, arguments: dict[str, Any]) -> str:
@@ -225,6 +291,7 @@ async def dry_run(config: ProxyConfig, spec: Any, tool: str, arguments: dict[str
 def run_suggest_command(args: argparse.Namespace) -> int:
     """Run ``slimtools suggest``."""
     from slimtools.proxy.suggest import load_samples, render, suggest
+    from slimtools.proxy.upstream import UpstreamError
 
     try:
         samples = [] if args.from_proxy else load_samples(args.samples)
@@ -234,7 +301,11 @@ def run_suggest_command(args: argparse.Namespace) -> int:
     try:
         tool = args.tool
         if args.from_proxy:
-            samples.append(asyncio.run(_sample_from_proxy(args)))
+            try:
+                samples.append(asyncio.run(_sample_from_proxy(args)))
+            except UpstreamError as exc:
+                print(f"slimtools suggest: {exc}", file=sys.stderr)
+                return 3
             tool = tool or args.from_proxy
         if not samples:
             raise ConfigurationError("give sample files, or --from-proxy TOOL -- COMMAND")

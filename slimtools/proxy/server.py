@@ -13,14 +13,13 @@ from __future__ import annotations
 import copy
 import dataclasses
 import logging
-import uuid
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from functools import partial
 from typing import Any
+from urllib.parse import quote
 
 try:
-    from mcp.server.context import ServerRequestContext
     from mcp.server.mcpserver import MCPServer
     from mcp.types import (
         CallToolResult,
@@ -35,7 +34,6 @@ except ImportError as exc:  # pragma: no cover - exercised only without the extr
         "slimtools.proxy needs the MCP SDK (mcp>=2): pip install 'slimtools[proxy]'"
     ) from exc
 
-from slimtools._core.session import session
 from slimtools.adapters.mcp import to_mcp_server
 from slimtools.adapters.mcp_emit import EmitPolicy
 from slimtools.errors import ConfigurationError
@@ -43,6 +41,7 @@ from slimtools.proxy._forward import Plan, Raw, can_page, items_warning, slim
 from slimtools.proxy._screen import Screen
 from slimtools.proxy.autobrief import AutoBriefs, install, prefetched, warn_unmatched
 from slimtools.proxy.config import ProxyConfig, ToolOptions
+from slimtools.proxy.sessions import Isolation
 from slimtools.proxy.upstream import Upstream
 from slimtools.toolkit import Toolkit, ToolResult
 
@@ -298,38 +297,20 @@ def _instructions(companion: str, upstream: str | None) -> str:
     return f"{upstream}\n\n{ours}" if upstream else ours
 
 
-class SessionBinder:
-    """Binds the handle session of each request: a fixed one, the HTTP session, or ours.
-
-    Without a ``session`` in the config, a proxy process is one session (stdio serves one
-    client); over HTTP each ``Mcp-Session-Id`` is its own, so clients of one proxy never
-    resolve each other's handles.
-    """
-
-    def __init__(self, fixed: str | None) -> None:
-        self.fixed = fixed
-        self.default = fixed or f"proxy-{uuid.uuid4().hex[:12]}"
-
-    async def __call__(self, ctx: ServerRequestContext[Any, Any], call_next: Any) -> Any:
-        """Run the request with its session bound."""
-        with session(self.fixed or _http_session(ctx) or self.default):
-            return await call_next(ctx)
-
-
-def _http_session(ctx: ServerRequestContext[Any, Any]) -> str | None:
-    headers = getattr(ctx.request, "headers", None)
-    found = headers.get("mcp-session-id") if headers is not None else None
-    return found if isinstance(found, str) and found else None
-
-
 def proxy_server(proxy: Proxy, config: ProxyConfig, *, name: str | None = None) -> MCPServer[Any]:
     """The MCP server that serves ``proxy``'s toolkit (stdio or HTTP: the caller runs it)."""
     server: MCPServer[Any] = MCPServer(
         name=name or f"slimtools-{config.name}",
         instructions=proxy.instructions,
-        middleware=[SessionBinder(config.session)],
+        middleware=[isolation(proxy, config)],
         log_level="WARNING",
     )
+    # The SDK's per-message OpenTelemetry span costs about 0.4 ms a call even with no
+    # exporter installed, on every call through the proxy; slimtools reports its own events.
+    # (Matched by name: the class lives in a private module of the SDK.)
+    server.middleware[:] = [
+        m for m in server.middleware if type(m).__name__ != "OpenTelemetryMiddleware"
+    ]
     per_tool = {
         name: found.emit
         for name in proxy.plans
@@ -338,6 +319,26 @@ def proxy_server(proxy: Proxy, config: ProxyConfig, *, name: str | None = None) 
     # The config checked every emit against EMITS; its type is plain str.
     policy = EmitPolicy(default=config.emit, tools=per_tool)  # type: ignore[arg-type]
     return to_mcp_server(proxy.kit, server, annotations=proxy.annotations, emit=policy)
+
+
+def isolation(proxy: Proxy, config: ProxyConfig) -> Isolation:
+    """The middleware that keeps each client's handles its own (``slimtools.proxy.sessions``)."""
+    keys = {}
+    for spec in proxy.kit.tools:
+        options = config.options_for(spec.name)
+        keys[spec.name] = options.key if options else None
+    paged = frozenset(
+        spec.name
+        for spec in proxy.kit.tools
+        if "page" in (spec.parameters.get("properties") or {}) and spec.name != config.companion
+    )
+    return Isolation(
+        config.session,
+        companion=config.companion,
+        resource_prefix=f"slimtools://{quote(proxy.kit.name, safe='')}/",
+        keys=keys,
+        paged=paged,
+    )
 
 
 async def start(config: ProxyConfig, upstream: Upstream) -> Proxy:

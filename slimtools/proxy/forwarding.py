@@ -1,0 +1,330 @@
+"""Everything that is not a tool result, forwarded unchanged in both directions.
+
+Client to upstream: prompts, resources and resource templates (the proxy's own
+``slimtools://`` record template added), resource subscriptions, completions, the logging
+level, and the client's ``notifications/roots/list_changed``. Upstream to client: sampling,
+elicitation and roots requests, log messages, progress of the call being served, and every
+other notification (resource updated, list changed). The proxy advertises the upstream's
+capabilities (tools and resources always: it serves both) and lists each tool with the
+upstream's ``title``, ``execution``, ``icons`` and ``_meta``. Only tool results are slimmed.
+
+Requests and notifications from the upstream go to the one client they can be for: the
+client of the requests in flight, or with none in flight the only client connected (stdio).
+When that is ambiguous (several HTTP clients in flight at once) a request gets an error and a
+notification is dropped, rather than risk telling one client about another's call; progress
+always reaches the right client, since it names the call's own progress token.
+"""
+
+from __future__ import annotations
+
+import logging
+import weakref
+from collections.abc import Awaitable, Callable
+from contextvars import ContextVar
+from dataclasses import dataclass, field
+from typing import Any
+
+try:
+    import mcp_types as types
+    from mcp.server.context import ServerRequestContext
+    from mcp.server.mcpserver import MCPServer
+    from mcp.server.session import ServerSession
+    from mcp.shared.exceptions import MCPError
+except ImportError as exc:  # pragma: no cover - exercised only without the extra
+    raise ImportError(
+        "slimtools.proxy needs the MCP SDK (mcp>=2): pip install 'slimtools[proxy]'"
+    ) from exc
+
+__all__ = ["Relay", "forward_all"]
+
+log = logging.getLogger("slimtools.proxy")
+
+_SERVING: ContextVar[ServerRequestContext[Any, Any] | None] = ContextVar(
+    "slimtools_proxy_serving", default=None
+)
+_INTERNAL = -32603
+
+
+@dataclass
+class Relay:
+    """The upstream's client-side callbacks, answered by the proxy's own client."""
+
+    seen: weakref.WeakSet[ServerSession] = field(default_factory=weakref.WeakSet)
+    inflight: dict[int, ServerSession] = field(default_factory=dict)
+
+    def _session(self) -> ServerSession | None:
+        """The one client an upstream request can be for, or ``None`` when unsure."""
+        ctx = _SERVING.get()
+        if ctx is not None:
+            return ctx.session
+        candidates = set(self.inflight.values()) or set(self.seen)
+        return candidates.pop() if len(candidates) == 1 else None
+
+    async def middleware(self, ctx: ServerRequestContext[Any, Any], call_next: Any) -> Any:
+        """Note the client of each request in flight, so upstream requests can reach it."""
+        self.seen.add(ctx.session)
+        token = _SERVING.set(ctx)
+        self.inflight[id(ctx)] = ctx.session
+        try:
+            return await call_next(ctx)
+        finally:
+            del self.inflight[id(ctx)]
+            _SERVING.reset(token)
+
+    def progress(self) -> Callable[[float, float | None, str | None], Awaitable[None]] | None:
+        """A callback relaying upstream progress to the client's token, if it sent one."""
+        ctx = _SERVING.get()
+        meta: Any = (ctx.meta if ctx is not None else None) or {}
+        progress_token = meta.get("progress_token", meta.get("progressToken"))
+        if ctx is None or progress_token is None:
+            return None
+        session, request = ctx.session, ctx.request_id
+
+        async def relay(progress: float, total: float | None, message: str | None) -> None:
+            related = str(request) if request is not None else None
+            await _quietly(
+                session.send_progress_notification(
+                    progress_token, progress, total, message, related_request_id=related
+                )
+            )
+
+        return relay
+
+    async def _ask(self, request: Any, result_type: type[Any]) -> Any:
+        session = self._session()
+        if session is None:
+            return types.ErrorData(
+                code=_INTERNAL, message="no single client of the proxy to ask (none, or several)"
+            )
+        try:
+            return await session.send_request(request, result_type)
+        except MCPError as exc:
+            return exc.error
+        except Exception as exc:  # the client cannot be asked (no back-channel, gone)
+            return types.ErrorData(code=_INTERNAL, message=f"the proxy's client: {exc}")
+
+    async def sampling(self, context: Any, params: types.CreateMessageRequestParams) -> Any:
+        """``sampling/createMessage`` from the upstream, asked of the client."""
+        return await self._ask(types.CreateMessageRequest(params=params), types.CreateMessageResult)
+
+    async def elicitation(self, context: Any, params: Any) -> Any:
+        """``elicitation/create`` from the upstream, asked of the client."""
+        return await self._ask(types.ElicitRequest(params=params), types.ElicitResult)
+
+    async def list_roots(self, context: Any) -> Any:
+        """``roots/list`` from the upstream: the client's roots, not the proxy's."""
+        return await self._ask(types.ListRootsRequest(), types.ListRootsResult)
+
+    async def logging(self, params: types.LoggingMessageNotificationParams) -> None:
+        """A log message from the upstream, passed to the client."""
+        session = self._session()
+        if session is not None:
+            await _quietly(session.send_log_message(params.level, params.data, params.logger))
+
+    async def message(self, message: Any) -> None:
+        """Any other notification from the upstream, passed to the client as it came."""
+        session = self._session()
+        if session is not None and not isinstance(message, Exception):
+            await _quietly(session.send_notification(message))
+
+    def callbacks(self) -> dict[str, Any]:
+        """The ``mcp.Client`` arguments that route the upstream's requests through here."""
+        return {
+            "sampling_callback": self.sampling,
+            "elicitation_callback": self.elicitation,
+            "list_roots_callback": self.list_roots,
+            "logging_callback": self.logging,
+            "message_handler": self.message,
+        }
+
+
+async def _quietly(sending: Awaitable[None]) -> None:
+    try:
+        await sending
+    except Exception as exc:  # a client that left cannot be told; the upstream goes on
+        log.debug("slimtools proxy: could not pass a notification on: %s", exc)
+
+
+Client = Callable[[], Any]
+"""Returns the live upstream ``mcp.Client`` (raising while it restarts)."""
+
+
+def forward_all(
+    server: MCPServer[Any],
+    client: Client,
+    upstream_tools: list[types.Tool],
+    capabilities: types.ServerCapabilities,
+    *,
+    record_prefix: str,
+) -> None:
+    """Register on ``server`` a forwarder for each request the upstream serves.
+
+    Args:
+        server: the proxy's server, its tools and record template already registered.
+        client: returns the live upstream client.
+        upstream_tools: the upstream's tools as it listed them (for their other fields).
+        capabilities: the upstream's capabilities, advertised as the proxy's own.
+        record_prefix: the ``slimtools://<toolkit>/`` prefix of the proxy's records.
+    """
+    low = server._lowlevel_server
+    ours_templates = low.get_request_handler("resources/templates/list")
+    ours_read = low.get_request_handler("resources/read")
+    ours_tools = low.get_request_handler("tools/list")
+    add = low.add_request_handler
+    if capabilities.prompts is not None:
+        add("prompts/list", types.PaginatedRequestParams, _list_prompts(client))
+        add("prompts/get", types.GetPromptRequestParams, _get_prompt(client))
+    if capabilities.resources is not None:
+        add("resources/list", types.PaginatedRequestParams, _list_resources(client))
+        add("resources/subscribe", types.SubscribeRequestParams, _subscribe(client, True))
+        add("resources/unsubscribe", types.UnsubscribeRequestParams, _subscribe(client, False))
+    add(
+        "resources/templates/list",
+        types.PaginatedRequestParams,
+        _list_templates(client, ours_templates, capabilities.resources is not None),
+    )
+    add(
+        "resources/read",
+        types.ReadResourceRequestParams,
+        _read_resource(client, ours_read, record_prefix),
+    )
+    if capabilities.completions is not None:
+        add("completion/complete", types.CompleteRequestParams, _complete(client))
+    if capabilities.logging is not None:
+        add("logging/setLevel", types.SetLevelRequestParams, _set_level(client))
+    if ours_tools is not None:
+        add("tools/list", types.PaginatedRequestParams, _list_tools(ours_tools, upstream_tools))
+    roots_changed = _roots_changed(client)
+    low.add_notification_handler(
+        "notifications/roots/list_changed", types.NotificationParams, roots_changed
+    )
+    # An upstream asks for roots once it is initialised, before any client has connected:
+    # when one with roots connects, it is told they changed, so it asks again.
+    low.add_notification_handler(
+        "notifications/initialized", types.NotificationParams, _joined(client)
+    )
+    _advertise(low, capabilities)
+
+
+def _advertise(low: Any, upstream: types.ServerCapabilities) -> None:
+    """Make the server advertise the upstream's capabilities, with tools and resources."""
+    ours = low.get_capabilities
+
+    def get_capabilities(*args: Any, **kwargs: Any) -> types.ServerCapabilities:
+        own: types.ServerCapabilities = ours(*args, **kwargs)
+        return upstream.model_copy(
+            update={"tools": own.tools, "resources": upstream.resources or own.resources}
+        )
+
+    low.get_capabilities = get_capabilities
+
+
+Handler = Callable[[Any, Any], Awaitable[Any]]
+
+
+def _list_prompts(client: Client) -> Handler:
+    async def handle(ctx: Any, params: types.PaginatedRequestParams) -> Any:
+        return await client().list_prompts(cursor=params.cursor, cache_mode="refresh")
+
+    return handle
+
+
+def _get_prompt(client: Client) -> Handler:
+    async def handle(ctx: Any, params: types.GetPromptRequestParams) -> Any:
+        return await client().get_prompt(params.name, params.arguments)
+
+    return handle
+
+
+def _list_resources(client: Client) -> Handler:
+    async def handle(ctx: Any, params: types.PaginatedRequestParams) -> Any:
+        return await client().list_resources(cursor=params.cursor, cache_mode="refresh")
+
+    return handle
+
+
+def _subscribe(client: Client, on: bool) -> Handler:
+    async def handle(ctx: Any, params: Any) -> Any:
+        upstream = client()
+        if on:
+            return await upstream.subscribe_resource(params.uri)
+        return await upstream.unsubscribe_resource(params.uri)
+
+    return handle
+
+
+def _list_templates(client: Client, ours: Any, upstream_has: bool) -> Handler:
+    async def handle(ctx: Any, params: types.PaginatedRequestParams) -> Any:
+        own = await ours.handler(ctx, params) if ours is not None else None
+        own_templates = list(getattr(own, "resource_templates", []) or [])
+        if not upstream_has:
+            return types.ListResourceTemplatesResult(resource_templates=own_templates)
+        theirs = await client().list_resource_templates(cursor=params.cursor, cache_mode="refresh")
+        # ours only on the first page, so that following the upstream's cursor lists it once
+        extra = own_templates if params.cursor is None else []
+        return theirs.model_copy(
+            update={"resource_templates": [*theirs.resource_templates, *extra]}
+        )
+
+    return handle
+
+
+def _read_resource(client: Client, ours: Any, prefix: str) -> Handler:
+    async def handle(ctx: Any, params: types.ReadResourceRequestParams) -> Any:
+        if str(params.uri).startswith(prefix) and ours is not None:
+            return await ours.handler(ctx, params)
+        return await client().read_resource(str(params.uri), cache_mode="refresh")
+
+    return handle
+
+
+def _complete(client: Client) -> Handler:
+    async def handle(ctx: Any, params: types.CompleteRequestParams) -> Any:
+        context = params.context.arguments if params.context is not None else None
+        argument = {"name": params.argument.name, "value": params.argument.value}
+        return await client().complete(params.ref, argument, context)
+
+    return handle
+
+
+def _set_level(client: Client) -> Handler:
+    async def handle(ctx: Any, params: types.SetLevelRequestParams) -> Any:
+        return await client().set_logging_level(params.level)
+
+    return handle
+
+
+def _list_tools(ours: Any, upstream_tools: list[types.Tool]) -> Handler:
+    by_name = {tool.name: tool for tool in upstream_tools}
+
+    async def handle(ctx: Any, params: types.PaginatedRequestParams) -> Any:
+        listed = await ours.handler(ctx, params)
+        tools = [_with_upstream_fields(tool, by_name.get(tool.name)) for tool in listed.tools]
+        return listed.model_copy(update={"tools": tools})
+
+    return handle
+
+
+def _with_upstream_fields(tool: types.Tool, upstream: types.Tool | None) -> types.Tool:
+    """The proxy's listing of a tool with the upstream's own title, execution, icons, meta."""
+    if upstream is None:
+        return tool
+    fields = {"title", "execution", "icons", "meta"}
+    update = {name: getattr(upstream, name) for name in fields if getattr(upstream, name)}
+    return tool.model_copy(update=update)
+
+
+def _joined(client: Client) -> Callable[[Any, Any], Awaitable[None]]:
+    async def handle(ctx: Any, params: Any) -> None:
+        capabilities = ctx.session.client_capabilities
+        if capabilities is not None and capabilities.roots is not None:
+            await _quietly(client().send_roots_list_changed())
+
+    return handle
+
+
+def _roots_changed(client: Client) -> Callable[[Any, Any], Awaitable[None]]:
+    async def handle(ctx: Any, params: Any) -> None:
+        await _quietly(client().send_roots_list_changed())
+
+    return handle
