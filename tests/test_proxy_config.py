@@ -12,6 +12,7 @@ from slimtools import ConfigurationError
 from slimtools._core.deny import compile_deny, strip_anywhere
 from slimtools.projection import Projection
 from slimtools.proxy import DEFAULT_MAX_TOKENS, load_config, parse_config
+from slimtools.proxy.config import tool_options
 from tests._profile import examples
 
 
@@ -222,3 +223,15 @@ def test_on_unreadable_takes_withhold_or_text():
 def test_a_negative_global_budget_is_refused():
     """``max_tokens = -1`` says what it takes."""
     assert _error("max_tokens = -1\n").startswith("slim.toml:1: max_tokens: must be a positive")
+
+
+def test_dotted_fields_under_one_head_are_one_nested_name():
+    """``user.login`` and ``user.id`` nest under one ``user``: not two fields of one name."""
+    options = tool_options({"fields": ["user.login", "user.id", "title"]})
+    assert [f.output for f in options.fields] == ["user", "user", "title"]
+
+
+def test_a_whole_field_beside_its_own_dotted_path_is_refused():
+    """``user`` shown whole and ``user.login`` nested would both be ``user``: refused."""
+    with pytest.raises(ConfigurationError, match="two fields are shown as 'user'"):
+        tool_options({"fields": ["user", "user.login"]})

@@ -130,7 +130,12 @@ class ToolTable(BaseModel):
             raise SchemaError(f"must be at least limit ({self.limit})", "max_limit")
         if self.fields:
             outputs = [f.output for f in self.fields]
-            twice = sorted({o for o in outputs if outputs.count(o) > 1})
+            # Plain dotted paths with one head merge into one nested object (``user.login``
+            # and ``user.id`` -> ``{"user": {...}}``): the head counts once among the names.
+            flat = [f.output for f in self.fields if f.renamed or len(f.path) == 1]
+            heads = {f.path[0] for f in self.fields if not (f.renamed or len(f.path) == 1)}
+            shown = flat + sorted(heads)
+            twice = sorted({o for o in shown if shown.count(o) > 1})
             if twice:
                 raise SchemaError(
                     f"two fields are shown as {twice[0]!r}: give each its own name", "fields"
