@@ -35,9 +35,9 @@ def _client(server, name: str = "mcp") -> Client:
 @pytest.mark.parametrize(
     ("client", "emit"),
     [
-        ("claude-code", "structured"),
-        ("Codex-MCP-Client", "structured"),
-        ("opencode", "structured"),
+        ("claude-code", "both"),
+        ("Codex-MCP-Client", "both"),
+        ("opencode", "both"),
         ("kimi-code", "text"),
         ("hermes-agent", "text"),
         ("QwenPaw", "text"),

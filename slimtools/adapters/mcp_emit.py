@@ -41,9 +41,12 @@ EMITS: tuple[str, ...] = get_args(Emit)
 
 CLIENT_EMITS: tuple[tuple[str, Emit], ...] = (
     # (a case-insensitive part of clientInfo.name, the channel its model reads)
-    ("claude-code", "structured"),  # shows structuredContent when present, drops the text
-    ("codex", "structured"),  # the same rule (opencode adopted it to match Codex)
-    ("opencode", "structured"),  # prefers structuredContent, as compact JSON
+    # Clients that show structuredContent when present drop the text themselves: "both" costs
+    # their model nothing more, keeps the text block the MCP spec asks for, and still reads
+    # right if the client's rule changes (an empty content would then show nothing).
+    ("claude-code", "both"),
+    ("codex", "both"),
+    ("opencode", "both"),
     ("copilot", "text"),  # Copilot CLI and JetBrains add both to the context
     ("kimi", "text"),  # content wins; structured only when content is empty
     ("hermes", "text"),  # the same rule, ported from kimi-code
