@@ -29,8 +29,7 @@ from slimtools import Clearer, ClearingPolicy, Toolkit, paginate, project_fields
 from slimtools import summarize_with_handle as handles
 from slimtools._core import wrapper
 from slimtools._core.wrapper import DEFAULT_KEEPER, _call_of, drive_sync, run
-from slimtools.instrumentation import Event
-from slimtools.instrumentation._registry import REGISTRY
+from slimtools.instrumentation import REGISTRY, Event
 
 GOAL_US = 1.0
 TINY = ROWS[:3]

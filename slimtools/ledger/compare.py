@@ -15,9 +15,9 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from slimtools.clearing import ClearingPolicy
+from slimtools.clearing.clear import ClearFn
 from slimtools.clearing.pricing import DEFAULT_PRICING, CachePricing, pricing_of
 from slimtools.ledger._replay import LedgerSummary, TokenLedger
-from slimtools.typing import ClearFn
 
 Prepared = tuple[Sequence[Any], "ClearFn | ClearingPolicy | None"]
 """What to replay, and the clearing before each call (a step, a policy, or none)."""

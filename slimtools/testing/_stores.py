@@ -17,8 +17,8 @@ from typing import Any
 
 from slimtools._core.jsonenc import to_jsonable
 from slimtools.errors import StoreUnavailableError
+from slimtools.stores.base import AsyncHandleStore, ForgettingStore, HandleStore, Scope
 from slimtools.toolkit import Toolkit
-from slimtools.typing import AsyncHandleStore, ForgettingStore, HandleStore, Scope
 
 SCOPE = Scope("kit", "alice")
 RECORD = {"id": 3, "level": "ERROR", "message": "upstream timeout", "tags": ["a", "b"]}
