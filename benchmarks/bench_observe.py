@@ -1,4 +1,4 @@
-"""What live metrics cost (issue 11): nothing measurable when nobody listens.
+"""What live metrics cost: nothing measurable when nobody listens.
 
 1. A decorated 3-row call (``@summarize_with_handle`` + ``@paginate`` + ``@project_fields``,
    as in ``bench_core`` 3) with nobody listening, against the same tool decorated while the

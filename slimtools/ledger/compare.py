@@ -94,7 +94,7 @@ def peer_strategies() -> list[Strategy]:
     return out
 
 
-def item7_strategies(cache: CachePricing | str | None = DEFAULT_PRICING) -> list[Strategy]:
+def published_strategies(cache: CachePricing | str | None = DEFAULT_PRICING) -> list[Strategy]:
     """No clearing, the peers and slimtools' ways: the comparison the README reports."""
     return [Strategy.policy("no clearing", None), *peer_strategies(), *slimtools_strategies(cache)]
 
