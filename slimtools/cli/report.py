@@ -223,6 +223,11 @@ def add_commands(sub: Any) -> None:
         "(--by transcript, the old spelling of file, still works)",
     )
     rep.set_defaults(run=report)
+    _add_bill(sub)
+
+
+def _add_bill(sub: Any) -> None:
+    """Register ``bill``: the closed-form bill of a run that never clears."""
     bil = sub.add_parser(
         "bill",
         help="the resident/billed table of a run that never clears (and what slimming changes)",
