@@ -223,7 +223,7 @@ def test_threads_share_one_store_without_losing_or_mixing_records(redis_url: str
 @pytest.mark.subprocess
 def test_processes_share_one_server_without_losing_or_mixing_records(redis_url: str) -> None:
     """Four spawned processes on one Redis: a handle made in one resolves in all."""
-    assert run_processes(partial(RedisStore, redis_url), SCOPE, batches=40, size=25) == []
+    assert run_processes(partial(live_store, redis_url), SCOPE, batches=40, size=25) == []
     assert misplaced(live_store(redis_url), SCOPE, written_keys("p", 4, 40, 25)) == []
 
 
