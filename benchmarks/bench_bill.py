@@ -27,8 +27,7 @@ from benchmarks.bench_transcripts import _session_line, _write
 from slimtools.ledger import TokenLedger
 from slimtools.ledger.analyze import analyze
 from slimtools.ledger.bill import RunBill, bill_run
-from slimtools.transcripts import load_file
-from slimtools.transcripts._usage import read_usage
+from slimtools.transcripts import load_file, read_usage
 
 
 def _folder() -> Path:

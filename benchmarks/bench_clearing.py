@@ -11,14 +11,14 @@
 (b) A run of 10,000 rounds clearing before every model call: the incremental ``Clearer``
     against one pass over the final history (goal: at most 2x), and against what
     ``ContextEditingMiddleware`` does per call (deep copy, then apply) over 1,000 rounds.
-(c) Every source of ../shared/data/transcripts, every strategy of issue 8 item 7 (no clearing,
+(c) Every source of ../shared/data/transcripts, every strategy of the published comparison (no clearing,
     LangChain's edit default and tuned, SWE-agent's last 5 observations, the Complexity Trap
     masking, the Agents SDK trimmer, slimtools turn-end, batched and default): resident tool
     tokens (peak, end), billed input without caching, the cached cost at Anthropic's 5-minute
     prices, cache breaks, and how many transcripts cost more than no clearing. Goals for the
     default: the lowest cached cost of all, at most 1.00x; at most 5% of transcripts dearer
     than no clearing; resident at the end at most 0.7x for sources averaging 20+ rounds.
-(e) Issue 20: per source, the default against the peers, fixed horizons 6/20/None and
+(e) Per source, the default against the peers, fixed horizons 6/20/None and
     ``expected_calls`` set to each run's true length (the hindsight floor). Goals: the
     default within 1% of the cheapest, no policy both cheaper and leaner, no single run
     above 1.10x of no clearing, resident at most 0.6x where runs average 20+ calls.
@@ -43,7 +43,7 @@ from langchain_core.messages.utils import count_tokens_approximately
 from benchmarks._timing import SHARED_DATA
 from benchmarks.results import record
 from slimtools.clearing import Clearer, ClearingPolicy, clear_stale_results, view
-from slimtools.ledger.compare import Comparison, Strategy, compare, item7_strategies
+from slimtools.ledger.compare import Comparison, Strategy, compare, published_strategies
 from slimtools.ledger.peers import context_editing_step
 from slimtools.transcripts import load_transcripts
 
@@ -194,7 +194,7 @@ def transcripts() -> Comparison | None:
         return None
     runs = load_transcripts(folder)
     start = time.process_time()
-    result = compare(runs, item7_strategies())
+    result = compare(runs, published_strategies())
     print(f"{len(runs)} transcripts, {time.process_time() - start:.1f} s of replays\n")
     for group in [g for g in result.groups if g != "ALL"] + ["ALL"]:
         print(result.table(group))
@@ -238,9 +238,9 @@ def hindsight(label: str = "expected_calls = true length") -> Strategy:
 
 
 def horizon_strategies() -> list[Strategy]:
-    """Issue 20's comparison: no clearing, the peers, slimtools' ways, fixed horizons, hindsight."""
+    """The horizon comparison: no clearing, the peers, slimtools' ways, fixed horizons, hindsight."""
     return [
-        *item7_strategies(),
+        *published_strategies(),
         *(Strategy.policy(f"payback_horizon={h}", ClearingPolicy(payback_horizon=h))
           for h in (6, 20, None)),
         hindsight(),
@@ -291,7 +291,7 @@ class Row:
 
 
 def horizons() -> None:
-    """Issue 20's goals for the default's horizon, per source of the shared transcripts."""
+    """The goals for the default's horizon, per source of the shared transcripts."""
     folder = SHARED_DATA / "transcripts"
     print(f"\n(e) the default's horizon against fixed ones and hindsight, {folder}")
     if not folder.is_dir():
@@ -331,7 +331,7 @@ NEVER = 10**6  # turns: nothing falls due by age, so only supersession clears
 
 
 def supersession() -> None:
-    """Issue 20 item 1: what clearing superseded results alone frees, and what it costs."""
+    """What clearing superseded results alone frees, and what it costs."""
     folder = SHARED_DATA / "transcripts"
     print(f"\n(f) superseded results (supersede=True), {folder}")
     if not folder.is_dir():

@@ -5,7 +5,7 @@
    the same run: (a) the article's bare slice, (b) the same output, keeping every record by
    id and the page-1 snapshot in a dict, (c) the same output and the same guarantees: the
    records and the snapshot go to a bounded, expiring, session-scoped store in one batch,
-   and ``page``/``limit`` are checked. Goals (issue 13): at most 1.5x (c), at most 4x (a).
+   and ``page``/``limit`` are checked. Goals: at most 1.5x (c), at most 4x (a).
 2. What each guarantee costs the decorated call: exact clipping, per-record handles, the
    page-1 snapshot (each measured by leaving it out, same run).
 3. Per-call overhead on a 3-row result against the undecorated function (goal: < 10 us),

@@ -1,4 +1,4 @@
-"""What failing closed costs a guarded call (issue 17), as ratios within one run.
+"""What failing closed costs a guarded call, as ratios within one run.
 
 1. Reading: an allowlisted tool that returns its backend's JSON text (now read as records)
    against the same tool returning the records (the reader's cost on text), and against the

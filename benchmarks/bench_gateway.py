@@ -1,4 +1,4 @@
-"""Issue 21 benchmark: ``slimtools gateway`` between an agent and its model API.
+"""``slimtools gateway`` between an agent and its model API.
 
 1. added latency per request: the clearing gateway against a pass-through gateway of the same
    stack (uvicorn + starlette + httpx, ``create_app(clear=False)``) over one scripted upstream

@@ -1,4 +1,4 @@
-"""What live metrics cost (issue 11): nothing measurable when nobody listens.
+"""What live metrics cost: nothing measurable when nobody listens.
 
 1. A decorated 3-row call (``@summarize_with_handle`` + ``@paginate`` + ``@project_fields``,
    as in ``bench_core`` 3) with nobody listening, against the same tool decorated while the
@@ -30,8 +30,7 @@ from slimtools import Clearer, ClearingPolicy, Toolkit, paginate, project_fields
 from slimtools import summarize_with_handle as handles
 from slimtools._core import wrapper
 from slimtools._core.wrapper import DEFAULT_KEEPER, _call_of, drive_sync, run
-from slimtools.instrumentation import Event
-from slimtools.instrumentation._registry import REGISTRY
+from slimtools.instrumentation import REGISTRY, Event
 
 GOAL_US = 1.0
 TINY = ROWS[:3]

@@ -1,4 +1,4 @@
-"""Issue 10 benchmark: the MCP proxy on recorded GitHub responses.
+"""The MCP proxy on recorded GitHub responses: what its configured slimming saves.
 
 The config is what ``slimtools suggest`` proposes for each response, then trimmed by hand as
 a user would (fewer fields, shorter clips); both are printed. Per tool:

@@ -1,4 +1,4 @@
-"""Issue 19 benchmark: the proxy with no config, on recorded and real server results.
+"""The proxy with no config, on recorded and real server results.
 
 Per result: raw tokens against page 1 through a proxy with no config (automatic briefs for
 record results past 2,000 tokens, 4,000-token pages for the rest), the pages a reader

@@ -1,4 +1,4 @@
-"""Issue 5 benchmarks: what durable handle stores cost a tool call, against the memory store.
+"""What durable handle stores cost a tool call, against the memory store.
 
 1. The page-1 snapshot of a 10,000-row result (10 fields a row) is one value: the cost of
    writing and reading it in each store, and of the whole decorated tool call (page 1

@@ -18,17 +18,22 @@ import inspect
 import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeAlias
 
 from slimtools.clearing import Clearer, ClearingPolicy, detect_format, view
+from slimtools.clearing.audit import Audit
 from slimtools.clearing.formats.base import Codec, context
 from slimtools.clearing.formats.view import get_codec, safe_decode
 from slimtools.clearing.manifest import render_manifest
 from slimtools.errors import ConfigurationError
-from slimtools.tokens import count_tokens
-from slimtools.typing import Audit, Summarizer, TokenCounter
+from slimtools.tokens import TokenCounter, count_tokens
 
 logger = logging.getLogger("slimtools.compaction")
+
+
+Summarizer: TypeAlias = Callable[[list[Any]], "str | Sequence[Any]"]
+"""Messages to fold away -> the summary text (wrapped in a user message in the history's
+format) or the messages to put in their place."""
 
 
 @dataclass(frozen=True)

@@ -22,8 +22,7 @@ from slimtools._core.wrapper import build
 from slimtools.envelope import Envelope
 from slimtools.errors import ConfigurationError
 from slimtools.projection import Projection
-from slimtools.tokens import count_tokens
-from slimtools.typing import TokenCounter
+from slimtools.tokens import TokenCounter, count_tokens
 
 P = ParamSpec("P")
 

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import TypeAlias
+
 
 class SlimtoolsError(Exception):
     """Base class of every slimtools exception."""
@@ -31,3 +34,7 @@ class TranscriptError(SlimtoolsError, ValueError):
         self.reason = " ".join(reason.split())  # one line, whatever the cause's message held
         where = f"{path}:{line}" if line is not None else f"{path}"
         super().__init__(f"{where}: {self.reason}")
+
+
+OnError: TypeAlias = Callable[[Exception], str]
+"""Words a tool's exception for the model (``Toolkit(on_error=...)``)."""

@@ -8,6 +8,8 @@ token a character), which a plain ``len(text) / 4`` undercounts four-fold.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
+from typing import TypeAlias
 
 # Han, kana, hangul, fullwidth forms and CJK punctuation: each character is roughly one
 # token in the BPE vocabularies of current models.
@@ -35,3 +37,7 @@ def count_tokens(text: str) -> int:
     other = len(_OTHER_NON_ASCII.findall(text)) - wide
     ascii_chars = n - wide - other
     return max(1, wide + (other + 1) // 2 + (ascii_chars + 3) // 4)
+
+
+TokenCounter: TypeAlias = Callable[[str], int]
+"""Any callable from text to a token count, e.g. ``lambda s: len(enc.encode(s))``."""

@@ -37,18 +37,12 @@ from slimtools._core.params import roles, secret_defaults
 from slimtools._core.session import session
 from slimtools._core.wrapper import rebind, slim_state
 from slimtools.clearing.categories import REPEATABLE_CATEGORIES, infer_category
-from slimtools.errors import ConfigurationError
+from slimtools.errors import ConfigurationError, OnError
+from slimtools.instrumentation import Listener
 from slimtools.instrumentation._registry import CALL_ID, REGISTRY, check_listener
 from slimtools.redaction import describe_error
+from slimtools.stores.base import DEFAULT_SESSION, ForgettingStore, HandleStore, Scope
 from slimtools.stores.memory import MemoryStore
-from slimtools.typing import (
-    DEFAULT_SESSION,
-    ForgettingStore,
-    HandleStore,
-    Listener,
-    OnError,
-    Scope,
-)
 
 __all__ = [
     "CATEGORIES",

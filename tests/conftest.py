@@ -6,8 +6,9 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import pytest
-from hypothesis import settings
+from hypothesis import HealthCheck, settings
 
+from slimtools.instrumentation import REGISTRY
 from slimtools.testing import reset_defaults
 from tests._profile import FULL, examples
 from tests.core_helpers import KINDS, build_tool, call_sync
@@ -15,8 +16,12 @@ from tests.core_helpers import KINDS, build_tool, call_sync
 # No per-example deadline: a deadline is a timing assertion, and unit tests make none (speed
 # is measured in benchmarks/). Slow CI machines would otherwise fail at random. The light
 # profile (the default outside ``make test``) tries fewer examples: see tests/_profile.py.
-settings.register_profile("full", deadline=None)
-settings.register_profile("light", deadline=None, max_examples=examples(100))
+# The too_slow health check times data generation, so a loaded machine fails it by chance.
+_UNTIMED = [HealthCheck.too_slow]
+settings.register_profile("full", deadline=None, suppress_health_check=_UNTIMED)
+settings.register_profile(
+    "light", deadline=None, max_examples=examples(100), suppress_health_check=_UNTIMED
+)
 settings.load_profile("full" if FULL else "light")
 
 
@@ -55,3 +60,14 @@ def _fresh_default_toolkit() -> Iterator[None]:
     """
     yield
     reset_defaults()
+
+
+@pytest.fixture(autouse=True)
+def _no_leftover_listeners() -> Iterator[None]:
+    """Unsubscribe what a test left subscribed with ``observe`` (a test that fails before
+    its ``unsubscribe`` would otherwise make every later test emit to its listener)."""
+    before = set(REGISTRY.listeners)
+    yield
+    for subscription in REGISTRY.listeners:
+        if subscription not in before:
+            subscription.unsubscribe()

@@ -358,12 +358,11 @@ def serve(app: Any) -> Iterator[str]:
     server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
     thread.start()
-    for _ in range(500):  # bounded: 10 s
-        if server.started:
-            break
+    deadline = time.monotonic() + 60  # a loaded machine may take seconds to start a thread
+    while not server.started:
+        if time.monotonic() > deadline or not thread.is_alive():
+            raise RuntimeError("uvicorn did not start within 60 s")
         time.sleep(0.02)
-    else:
-        raise RuntimeError("uvicorn did not start within 10 s")
     try:
         yield f"http://127.0.0.1:{port}"
     finally:

@@ -8,7 +8,6 @@ proxy's server: everything but the two processes is the real thing, quickly.
 from __future__ import annotations
 
 import json
-import socket
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
@@ -82,11 +81,3 @@ def envelope(result: Any) -> dict[str, Any]:
     parsed: dict[str, Any] = json.loads(text_of(result))
     assert result.structured_content == parsed
     return parsed
-
-
-def free_port() -> int:
-    """A TCP port free on loopback now."""
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port

@@ -18,8 +18,11 @@ import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
+
+from tests._ports import free_port, owns_port, port_taken
 
 REQUIRE_ENV = "SLIMTOOLS_REQUIRE_REDIS"
 HOW_TO = (
@@ -35,11 +38,19 @@ def find_redis_server() -> str | None:
     )
 
 
-def free_port() -> int:
-    """A TCP port on 127.0.0.1 that nobody listens on right now."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
+LIVE_TIMEOUT = 30.0
+"""The socket timeout of stores on a live test server: a loaded machine may stall the server
+for longer than the stores' own short default (0.5 s), and a test that expects an answer
+must not get a timeout by chance. Tests of timeouts use servers that never answer."""
+
+_ATTEMPTS = 5  # fresh ports tried when another process takes the one picked
+
+
+def live_store(url: str, **options: Any) -> Any:
+    """A ``RedisStore`` on a live test server, with :data:`LIVE_TIMEOUT` socket timeouts."""
+    from slimtools.stores import RedisStore
+
+    return RedisStore(url, socket_timeout=LIVE_TIMEOUT, **options)
 
 
 def ping(port: int, timeout: float = 0.2) -> bool:
@@ -65,6 +76,7 @@ class RedisServer:
         self.binary = binary
         self.directory = directory
         self.port = port or free_port()
+        self._movable = port is None  # may move to another port until it first starts
         self._process: subprocess.Popen[bytes] | None = None
 
     @property
@@ -72,8 +84,25 @@ class RedisServer:
         """``redis://127.0.0.1:<port>/0``."""
         return f"redis://127.0.0.1:{self.port}/0"
 
-    def start(self, timeout: float = 10.0) -> None:
-        """Start the server and wait until it answers ``PING``."""
+    def start(self, timeout: float = 60.0) -> None:
+        """Start the server and wait until it answers ``PING`` on its own socket.
+
+        A picked port that another process takes first moves the server to a fresh one (on
+        the first start only: a restart keeps the port its clients know).
+        """
+        for _ in range(_ATTEMPTS):
+            if self._launch(timeout):
+                self._movable = False
+                return
+            if not (self._movable and port_taken(self.port)):
+                break
+            self.port = free_port()
+        log = self.directory / f"redis-{self.port}.log"
+        tail = log.read_text(errors="replace")[-800:] if log.exists() else ""
+        raise RuntimeError(f"redis-server did not answer PING on port {self.port}:\n{tail}")
+
+    def _launch(self, timeout: float) -> bool:
+        """Run the server on :attr:`port`; True once it answers there, from its own socket."""
         command = [
             self.binary,
             "--port", str(self.port),
@@ -83,20 +112,17 @@ class RedisServer:
             "--dir", str(self.directory),
             "--logfile", str(self.directory / f"redis-{self.port}.log"),
         ]  # fmt: skip
-        self._process = subprocess.Popen(
-            command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
-        )
+        process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        self._process = process
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
-            if ping(self.port):
-                return
-            if self._process.poll() is not None:
+            if process.poll() is not None:
                 break
+            if ping(self.port) and owns_port(process.pid, self.port):
+                return True
             time.sleep(0.02)
         self.stop()
-        log = self.directory / f"redis-{self.port}.log"
-        tail = log.read_text(errors="replace")[-800:] if log.exists() else ""
-        raise RuntimeError(f"redis-server did not answer PING on port {self.port}:\n{tail}")
+        return False
 
     def stop(self) -> None:
         """Stop the server (SIGTERM, then SIGKILL after 5 s) and wait for it."""
@@ -159,7 +185,7 @@ def redis_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RedisServ
 @pytest.fixture
 def redis_url(redis_server: RedisServer) -> str:
     """The shared server's URL, with its data flushed before each test."""
-    with socket.create_connection(("127.0.0.1", redis_server.port), timeout=2) as sock:
+    with socket.create_connection(("127.0.0.1", redis_server.port), timeout=LIVE_TIMEOUT) as sock:
         sock.sendall(b"FLUSHALL\r\n")
         sock.recv(64)
     return redis_server.url

@@ -1,4 +1,5 @@
-"""Issue 17, core rows: each case that failed open before, now closed (one test per case).
+"""Fail closed, core rows: each case that once leaked a value it could not project is now
+withheld (one test per case).
 
 Only APIs that existed before the fix are used, so each test also runs (and fails) against
 the code before it.

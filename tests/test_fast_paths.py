@@ -229,7 +229,7 @@ def test_model_copy_builds_what_pydantic_model_copy_builds(content, extra):
         assert ours.model_dump() == theirs.model_dump()
 
 
-# the decorated call's shortcuts (issue 13) ------------------------------------------------
+# the decorated call's shortcuts: each gives what the general path gives ------------------
 
 
 @given(allowlist=flat_allowlists(), data=st.data())

@@ -107,7 +107,8 @@ def test_slimmed_call_events_are_consistent(case):
     for event, env in zip(calls, envelopes, strict=True):
         assert 0 <= event.shown <= event.total == env.total
         assert event.tokens_after == count_tokens(str(env))
-        # The allowlisted tool reads its JSON Lines text as records (issue 17: never as text).
+        # The allowlisted tool reads its JSON Lines text as records: never as text, which
+        # the allowlist could not project.
         assert event.unit == "items"
         if event.from_snapshot:
             assert event.tokens_before == 0

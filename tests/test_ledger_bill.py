@@ -12,8 +12,7 @@ from slimtools.cli import main
 from slimtools.errors import TranscriptError
 from slimtools.ledger.analyze import analyze
 from slimtools.ledger.bill import DEFAULT_CALIBRATION, bill_run
-from slimtools.transcripts import claude_code_messages, stream_file
-from slimtools.transcripts._usage import read_usage, recorded_requests
+from slimtools.transcripts import claude_code_messages, read_usage, recorded_requests, stream_file
 from tests._shared import shared_data
 from tests.strategies_usage import recorded_sessions
 from tests.usage_sessions import (

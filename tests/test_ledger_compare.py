@@ -13,8 +13,8 @@ from slimtools.ledger import TokenLedger
 from slimtools.ledger.compare import (
     Strategy,
     compare,
-    item7_strategies,
     peer_strategies,
+    published_strategies,
     slimtools_strategies,
 )
 from slimtools.ledger.peers import has_langchain
@@ -115,9 +115,9 @@ def test_table_shows_every_strategy_with_ratios():
     assert "/3" in text
 
 
-def test_item7_lists_no_clearing_the_peers_and_slimtools():
+def test_the_published_comparison_lists_no_clearing_the_peers_and_slimtools():
     """The README's comparison: no clearing first, the peers, then slimtools' three ways."""
-    labels = [s.label for s in item7_strategies()]
+    labels = [s.label for s in published_strategies()]
     assert labels[0] == "no clearing"
     assert labels[-3:] == [s.label for s in slimtools_strategies()]
     assert [s.label for s in peer_strategies()] == labels[1:-3]
@@ -147,7 +147,7 @@ def test_default_is_the_cheapest_on_every_shared_source():
     runs = sample(
         load_transcripts(shared_data() / "transcripts"), key=lambda run: run.source, per_group=8
     )
-    result = compare(runs, item7_strategies())
+    result = compare(runs, published_strategies())
     for group, rows in result.groups.items():
         cheapest = min(t.cost_ratio for t in rows.values())
         assert rows["slimtools default"].cost_ratio <= cheapest + 1e-9, group

@@ -10,10 +10,11 @@ from __future__ import annotations
 import json
 import os
 import re
+import socket
 import subprocess
 import sys
 import time
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import asynccontextmanager, contextmanager
 from pathlib import Path
 
@@ -22,14 +23,16 @@ import pytest
 from mcp import Client, StdioServerParameters
 
 from slimtools.tokens import count_tokens
+from tests._ports import free_port, owns_port, port_taken
 from tests._shared import shared_data
-from tests.proxy_fixtures import CONFIG, envelope, free_port, text_of
+from tests.proxy_fixtures import CONFIG, envelope, text_of
 
 pytestmark = [pytest.mark.subprocess, pytest.mark.shared]
 
 UPSTREAM = str(Path(__file__).with_name("proxy_upstream.py"))
 ROOT = Path(__file__).resolve().parents[1]
 TIMEOUT = 60
+_ATTEMPTS = 5  # fresh ports tried when another process takes the one picked
 
 
 @pytest.fixture
@@ -71,33 +74,63 @@ async def stdio_proxy(env: dict[str, str], *args: str) -> AsyncIterator[Client]:
 
 
 @contextmanager
-def running(
-    command: list[str], env: dict[str, str], port: int
-) -> Iterator[subprocess.Popen[bytes]]:
-    """A server process, waited for until its port accepts, terminated at the end."""
-    process = subprocess.Popen(command, env=env, cwd=ROOT, stderr=subprocess.PIPE)
-    try:
-        deadline = time.monotonic() + TIMEOUT
-        while True:
-            if process.poll() is not None:
-                raise RuntimeError(process.stderr.read().decode() if process.stderr else "")
-            try:
-                import socket
+def serving(build: Callable[[int], list[str]], env: dict[str, str]) -> Iterator[int]:
+    """A server process on a free loopback port (``build`` makes its command from the port),
+    waited for until it listens there itself; terminated at the end. Yields the port.
 
-                with socket.create_connection(("127.0.0.1", port), timeout=0.2):
-                    break
-            except OSError:
-                if time.monotonic() > deadline:
-                    raise
-                time.sleep(0.1)
-        yield process
-    finally:
-        process.terminate()
+    A port another process takes between the pick and the bind is traded for a fresh one.
+    """
+    for _ in range(_ATTEMPTS):
+        port = free_port()
+        process = subprocess.Popen(build(port), env=env, cwd=ROOT, stderr=subprocess.PIPE)
         try:
-            process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
+            if _listens(process, port):
+                break
+        except BaseException:
+            _terminate(process)
+            raise
+        _terminate(process)
+    else:
+        raise RuntimeError(f"no free port held after {_ATTEMPTS} tries")
+    try:
+        yield port
+    finally:
+        _terminate(process)
+
+
+def _listens(process: subprocess.Popen[bytes], port: int) -> bool:
+    """True once ``process`` listens on ``port``; False when another process took the port."""
+    deadline = time.monotonic() + TIMEOUT
+    while True:
+        if process.poll() is not None:
+            if port_taken(port):
+                return False
+            raise RuntimeError(process.stderr.read().decode() if process.stderr else "")
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=1):
+                if owns_port(process.pid, port):
+                    return True
+        except OSError:
+            pass
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"nothing listened on port {port} within {TIMEOUT} s")
+        time.sleep(0.1)
+
+
+def _http_proxy(config: str, port: int) -> list[str]:
+    """The proxy served over HTTP on ``port``, its upstream the test server over stdio."""
+    return proxy_command(
+        "--config", config, "--http", f"127.0.0.1:{port}", "--", sys.executable, UPSTREAM
+    )
+
+
+def _terminate(process: subprocess.Popen[bytes]) -> None:
+    process.terminate()
+    try:
+        process.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
 
 
 async def check_session(client: Client, env: dict[str, str], *, sealed: bool = False) -> None:
@@ -143,8 +176,9 @@ async def test_stdio_proxy_over_a_stdio_upstream(env, config):
 
 async def test_stdio_proxy_over_an_http_upstream(env, config):
     """The same with the upstream served over streamable HTTP on loopback."""
-    port = free_port()
-    with running([sys.executable, UPSTREAM, "--http", f"127.0.0.1:{port}"], env, port):
+    with serving(
+        lambda port: [sys.executable, UPSTREAM, "--http", f"127.0.0.1:{port}"], env
+    ) as port:
         url = f"http://127.0.0.1:{port}/mcp"
         async with stdio_proxy(env, "--config", config, "--upstream-url", url) as client:
             await check_session(client, env)
@@ -152,11 +186,7 @@ async def test_stdio_proxy_over_an_http_upstream(env, config):
 
 async def test_proxy_served_over_http(env, config):
     """``--http HOST:PORT`` serves the proxy itself over streamable HTTP."""
-    port = free_port()
-    command = proxy_command(
-        "--config", config, "--http", f"127.0.0.1:{port}", "--", sys.executable, UPSTREAM
-    )
-    with running(command, env, port):
+    with serving(lambda port: _http_proxy(config, port), env) as port:
         with anyio.fail_after(TIMEOUT):
             async with Client(f"http://127.0.0.1:{port}/mcp") as client:
                 await check_session(client, env, sealed=True)
@@ -238,12 +268,8 @@ def test_suggest_from_proxy_prints_a_block_with_its_ratio(env):
 
 async def test_http_clients_with_their_own_sessions_never_share_handles(env, config):
     """Over HTTP each Mcp-Session-Id is its own handle session: B cannot expand A's handle."""
-    port = free_port()
-    command = proxy_command(
-        "--config", config, "--http", f"127.0.0.1:{port}", "--", sys.executable, UPSTREAM
-    )
-    url = f"http://127.0.0.1:{port}/mcp"
-    with running(command, env, port), anyio.fail_after(TIMEOUT):
+    with serving(lambda port: _http_proxy(config, port), env) as port, anyio.fail_after(TIMEOUT):
+        url = f"http://127.0.0.1:{port}/mcp"
         async with Client(url, mode="legacy") as alice, Client(url, mode="legacy") as bob:
             first = envelope(await alice.call_tool("list_issues", {"repo": "a/b"}))
             handle = first["briefs"][0]["number"]

@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 
 from slimtools._core.jsonenc import to_jsonable
 from slimtools.errors import ConfigurationError
-from slimtools.stores import LangGraphStore, RedisStore, SQLiteStore, open_store
+from slimtools.stores import LangGraphStore, SQLiteStore, open_store
 from slimtools.stores.memory import MemoryStore
 from slimtools.testing import (
     AsyncStoreConformance,
@@ -35,6 +35,7 @@ from slimtools.testing import (
 from slimtools.typing import HandleStore, Scope
 from tests import redis_fixtures
 from tests._profile import examples
+from tests.redis_fixtures import live_store
 
 # The shared fixtures, bound here by name so that pytest finds them in this module.
 redis_server = redis_fixtures.redis_server
@@ -127,7 +128,7 @@ class TestRedisStore(AsyncStoreConformance, ForgettingStoreConformance):
 
     def make_store(self, **options: Any) -> HandleStore:
         """A store on the test server (keys are scoped, so checks never collide)."""
-        return RedisStore(
+        return live_store(
             self.url, ttl=options.get("ttl"), max_record_bytes=options.get("max_record_bytes")
         )
 

@@ -24,7 +24,8 @@ from slimtools.stores import RedisStore, open_store
 from slimtools.stores.redis import redis_key
 from slimtools.typing import Scope
 from tests import redis_fixtures
-from tests.redis_fixtures import RedisServer, free_port
+from tests._ports import refusing_socket
+from tests.redis_fixtures import LIVE_TIMEOUT, RedisServer, live_store
 from tests.store_fixtures import logs_toolkit, misplaced, run_processes, run_threads, written_keys
 
 # The shared fixtures, bound here by name so that pytest finds them in this module.
@@ -53,14 +54,14 @@ def test_distinct_scope_key_pairs_never_share_a_redis_key(
 
 def test_lone_surrogate_handles_are_just_unknown(redis_url: str) -> None:
     """A model-sent handle with a lone surrogate is a miss, not an encoding crash."""
-    store = RedisStore(redis_url)
+    store = live_store(redis_url)
     assert store.get_many(SCOPE, ["\ud800"]) == {}
     store.close()
 
 
 def test_records_live_under_the_prefix_with_a_px_expiry(redis_url: str) -> None:
     """Stored keys carry the prefix and a Redis expiry equal to the TTL."""
-    store = RedisStore(redis_url, ttl=30, prefix="app")
+    store = live_store(redis_url, ttl=30, prefix="app")
     store.put_many(SCOPE, {"r:search:3": {"id": 3}})
     raw = redis.Redis.from_url(redis_url)
     assert raw.keys("*") == [b"app:kit:alice:r:search:3"]
@@ -70,14 +71,14 @@ def test_records_live_under_the_prefix_with_a_px_expiry(redis_url: str) -> None:
 
 def test_no_ttl_means_no_expiry(redis_url: str) -> None:
     """ttl=None writes keys without expiry (bounds are left to maxmemory)."""
-    store = RedisStore(redis_url, ttl=None)
+    store = live_store(redis_url, ttl=None)
     store.put_many(SCOPE, {"a": 1})
     assert redis.Redis.from_url(redis_url).pttl(b"slimtools:kit:alice:a") == -1
 
 
 def test_prefixes_isolate_stores_sharing_a_database(redis_url: str) -> None:
     """Two prefixes on one database never see each other's records."""
-    one, two = RedisStore(redis_url, prefix="one"), RedisStore(redis_url, prefix="two")
+    one, two = live_store(redis_url, prefix="one"), live_store(redis_url, prefix="two")
     one.put_many(SCOPE, {"a": 1})
     assert two.get_many(SCOPE, ["a"]) == {}
 
@@ -118,7 +119,7 @@ def test_get_many_of_100_keys_is_one_round_trip(redis_url: str) -> None:
 
 def test_an_undecodable_value_reads_as_absent(redis_url: str) -> None:
     """A foreign or damaged value under our key is a miss, not an exception."""
-    store = RedisStore(redis_url)
+    store = live_store(redis_url)
     store.put_many(SCOPE, {"a": 1, "b": 2})
     redis.Redis.from_url(redis_url).set(b"slimtools:kit:alice:a", b"\xff not json")
     assert store.get_many(SCOPE, ["a", "b"]) == {"b": 2}
@@ -126,11 +127,12 @@ def test_an_undecodable_value_reads_as_absent(redis_url: str) -> None:
 
 def test_connection_refused_raises_store_unavailable() -> None:
     """Nothing listening on the port: StoreUnavailableError, never a redis-py exception."""
-    store = RedisStore(f"redis://127.0.0.1:{free_port()}/0")
-    with pytest.raises(StoreUnavailableError, match="Connection"):
-        store.put_many(SCOPE, {"a": 1})
-    with pytest.raises(StoreUnavailableError):
-        store.get_many(SCOPE, ["a"])
+    with refusing_socket() as held:
+        store = RedisStore(f"redis://127.0.0.1:{held.getsockname()[1]}/0")
+        with pytest.raises(StoreUnavailableError, match="Connection"):
+            store.put_many(SCOPE, {"a": 1})
+        with pytest.raises(StoreUnavailableError):
+            store.get_many(SCOPE, ["a"])
 
 
 @pytest.fixture
@@ -174,14 +176,15 @@ def test_a_full_server_raises_store_unavailable(own_redis_server: RedisServer) -
     used = int(raw.info("memory")["used_memory"])
     raw.config_set("maxmemory-policy", "noeviction")
     raw.config_set("maxmemory", used + 200_000)
-    store = RedisStore(own_redis_server.url, ttl=None)
+    store = live_store(own_redis_server.url, ttl=None)
     with pytest.raises(StoreUnavailableError, match="maxmemory"):
         _write_until_full(store)
 
 
 def test_open_store_passes_options_to_the_store_and_redis_py(redis_url: str) -> None:
     """ttl/prefix/max_record_bytes configure the store; other options reach redis-py."""
-    store = open_store(redis_url + "?ttl=7&prefix=viaurl&max_record_bytes=50&socket_timeout=2")
+    options = f"?ttl=7&prefix=viaurl&max_record_bytes=50&socket_timeout={LIVE_TIMEOUT}"
+    store = open_store(redis_url + options)
     assert isinstance(store, RedisStore)
     assert (store.ttl, store.prefix, store.max_record_bytes) == (7.0, "viaurl", 50)
     assert list(store.put_many(SCOPE, {"a": "x" * 100, "b": 1})) == ["a"]
@@ -212,7 +215,7 @@ async def test_sync_client_store_serves_async_calls_from_a_thread(redis_url: str
 
 def test_threads_share_one_store_without_losing_or_mixing_records(redis_url: str) -> None:
     """Eight threads writing and reading one store: every record under its own key."""
-    store = RedisStore(redis_url)
+    store = live_store(redis_url)
     assert run_threads(store, SCOPE, batches=25, size=20) == []
     assert misplaced(store, SCOPE, written_keys("t", 8, 25, 20)) == []
 
@@ -220,8 +223,8 @@ def test_threads_share_one_store_without_losing_or_mixing_records(redis_url: str
 @pytest.mark.subprocess
 def test_processes_share_one_server_without_losing_or_mixing_records(redis_url: str) -> None:
     """Four spawned processes on one Redis: a handle made in one resolves in all."""
-    assert run_processes(partial(RedisStore, redis_url), SCOPE, batches=40, size=25) == []
-    assert misplaced(RedisStore(redis_url), SCOPE, written_keys("p", 4, 40, 25)) == []
+    assert run_processes(partial(live_store, redis_url), SCOPE, batches=40, size=25) == []
+    assert misplaced(live_store(redis_url), SCOPE, written_keys("p", 4, 40, 25)) == []
 
 
 # -- outage through a real Toolkit ---------------------------------------------------------
@@ -229,7 +232,7 @@ def test_processes_share_one_server_without_losing_or_mixing_records(redis_url: 
 
 def test_redis_outage_degrades_and_recovers(own_redis_server: RedisServer) -> None:
     """Server stopped mid-run: tools still answer (degraded); restarted: handles work again."""
-    kit = logs_toolkit(RedisStore(own_redis_server.url))
+    kit = logs_toolkit(live_store(own_redis_server.url))
     before = kit.call("search_logs", '{"query": "timeout"}')
     assert not before.is_error
     assert '"id":0' in before.text
@@ -252,7 +255,7 @@ def test_redis_outage_degrades_and_recovers(own_redis_server: RedisServer) -> No
 
 async def test_redis_outage_degrades_async_tools_too(own_redis_server: RedisServer) -> None:
     """The asyncio path degrades and recovers like the sync one."""
-    kit = logs_toolkit(RedisStore(own_redis_server.url))
+    kit = logs_toolkit(live_store(own_redis_server.url))
     assert '"id":0' in (await kit.acall("search_logs", '{"query": "q"}')).text
     own_redis_server.stop()
     during = await kit.acall("search_logs", '{"query": "q"}')
@@ -293,7 +296,7 @@ def test_a_stalled_server_costs_a_call_one_store_attempt(own_redis_server: Redis
 
 def test_one_store_serves_successive_event_loops(redis_url: str) -> None:
     """Each ``asyncio.run`` gets its own asyncio client: no "Event loop is closed"."""
-    store = RedisStore(redis_url)
+    store = live_store(redis_url)
     for i in range(3):
         assert asyncio.run(store.aput_many(SCOPE, {f"k{i}": i})) == []
         assert asyncio.run(store.aget_many(SCOPE, ["k0", f"k{i}"])) == {"k0": 0, f"k{i}": i}
@@ -302,7 +305,7 @@ def test_one_store_serves_successive_event_loops(redis_url: str) -> None:
 
 def test_a_finished_loop_leaves_no_open_connection(redis_url: str) -> None:
     """The client of a loop that ``asyncio.run`` finished is closed with it, not leaked."""
-    store = RedisStore(redis_url)
+    store = live_store(redis_url)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", ResourceWarning)
         for i in range(3):
@@ -314,7 +317,7 @@ def test_a_finished_loop_leaves_no_open_connection(redis_url: str) -> None:
 
 def test_async_tools_through_kit_call_keep_their_handles(redis_url: str) -> None:
     """``kit.call`` runs an async tool in a new loop each time; the store works in every one."""
-    kit = Toolkit("loops", store=RedisStore(redis_url))
+    kit = Toolkit("loops", store=live_store(redis_url))
 
     @kit.tool
     @summarize_with_handle(key="id")
@@ -335,7 +338,7 @@ async def test_any_client_error_surfaces_as_store_unavailable(
     redis_url: str, monkeypatch: pytest.MonkeyPatch, error: Exception
 ) -> None:
     """Whatever the client raises, sync or async, the store raises StoreUnavailableError."""
-    store = RedisStore(redis_url)
+    store = live_store(redis_url)
 
     def fail(*args: Any, **kwargs: Any) -> Any:
         raise error

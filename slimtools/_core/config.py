@@ -10,8 +10,7 @@ from slimtools._core.deny import DenyTree, strip
 from slimtools._core.keys import args_digest, snapshot_key
 from slimtools._core.scrub import denied_names
 from slimtools.projection import Projection
-from slimtools.tokens import count_tokens
-from slimtools.typing import TokenCounter
+from slimtools.tokens import TokenCounter, count_tokens
 
 FORMATS = ("concise", "detailed")
 """The values of the ``response_format`` parameter ``project_fields(response_format=True)`` adds."""

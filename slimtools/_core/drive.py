@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar, cast
 
 if TYPE_CHECKING:
-    from slimtools.typing import AsyncHandleStore, HandleStore, Scope
+    from slimtools.stores.base import AsyncHandleStore, HandleStore, Scope
 
 T = TypeVar("T")
 

@@ -18,9 +18,10 @@ from slimtools._core.config import SlimConfig
 from slimtools._core.drive import UNAVAILABLE
 from slimtools._core.lookup import Sources
 from slimtools._core.session import _CURRENT
+from slimtools.instrumentation import Listener
 from slimtools.redaction import describe_error, remove
+from slimtools.stores.base import DEFAULT_SESSION, AsyncHandleStore, HandleStore, Scope
 from slimtools.stores.memory import MemoryStore
-from slimtools.typing import DEFAULT_SESSION, AsyncHandleStore, HandleStore, Listener, Scope
 
 
 class Registered(Protocol):

@@ -29,8 +29,7 @@ from slimtools._core.pipeline import FinalResult, run
 from slimtools.envelope import Envelope
 from slimtools.instrumentation._events import RecordLookup, SlimmedCall
 from slimtools.instrumentation._registry import CALL_ID, emit
-from slimtools.tokens import count_tokens
-from slimtools.typing import TokenCounter
+from slimtools.tokens import TokenCounter, count_tokens
 
 log = logging.getLogger("slimtools")
 

@@ -48,7 +48,7 @@ except ImportError as exc:  # pragma: no cover - exercised only without the extr
     ) from exc
 
 from slimtools.clearing import Clearer, ClearingPolicy
-from slimtools.typing import Audit
+from slimtools.clearing.audit import Audit
 
 __all__ = ["ClearingMiddleware", "ClearingNode", "replaced_messages"]
 

@@ -15,11 +15,10 @@ from typing import Any, NamedTuple
 
 from slimtools.clearing._plan import Candidates
 from slimtools.clearing._savings import SavingsIndex
-from slimtools.clearing.audit import AuditRecord
+from slimtools.clearing.audit import Audit, AuditRecord
 from slimtools.clearing.formats._objects import with_changes
 from slimtools.clearing.formats.base import Codec, RawResult, new_tuple
 from slimtools.clearing.report import ClearingReport
-from slimtools.typing import Audit
 
 logger = logging.getLogger("slimtools.clearing")
 

@@ -50,6 +50,7 @@ from slimtools.clearing._batch import (
 from slimtools.clearing._observe import report_pass
 from slimtools.clearing._render import Placeholders
 from slimtools.clearing._supersede import Supersession
+from slimtools.clearing.audit import Audit
 from slimtools.clearing.formats.base import OTHER, Codec, RawResult, new_tuple, starts_turn
 from slimtools.clearing.formats.media import MEDIA_TOKENS
 from slimtools.clearing.formats.view import _format_of, check_history, detect_format, get_codec
@@ -58,7 +59,6 @@ from slimtools.clearing.pricing import calls_ahead
 from slimtools.clearing.report import ClearingReport
 from slimtools.clearing.thinning import head_at, head_length, next_age, thin
 from slimtools.instrumentation._registry import REGISTRY
-from slimtools.typing import Audit
 
 logger = logging.getLogger("slimtools.clearing")
 

@@ -11,9 +11,7 @@ import time
 
 from slimtools._core.session import current_session
 from slimtools.clearing.report import ClearingReport
-from slimtools.instrumentation._events import ClearingPass
-from slimtools.instrumentation._registry import emit
-from slimtools.typing import Listener
+from slimtools.instrumentation import ClearingPass, Listener, emit
 
 log = logging.getLogger("slimtools")
 

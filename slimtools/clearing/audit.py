@@ -15,17 +15,16 @@ from __future__ import annotations
 import logging
 import sqlite3
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import asdict, dataclass
 from os import PathLike
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, Protocol, runtime_checkable
 
 import orjson
 
 from slimtools._core.jsonenc import dumps, dumps_str
 from slimtools.clearing.formats.view import check_history, detect_format, get_codec, safe_decode
-from slimtools.typing import Audit
 
 logger = logging.getLogger("slimtools.clearing")
 
@@ -60,6 +59,17 @@ class AuditRecord:
     def to_dict(self) -> dict[str, Any]:
         """The record as plain data (``original`` as is)."""
         return asdict(self)
+
+
+@runtime_checkable
+class Audit(Protocol):
+    """Where originals go before they are replaced (two methods; a list can do it)."""
+
+    def write(self, records: Sequence[AuditRecord]) -> None:
+        """Store a batch of records durably before the clearer replaces them."""
+
+    def read(self) -> Iterable[AuditRecord]:
+        """Every record written, oldest first."""
 
 
 class MemoryAudit:

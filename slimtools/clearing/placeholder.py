@@ -11,7 +11,7 @@ from __future__ import annotations
 import functools
 import string
 from collections.abc import Callable, Mapping
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, TypeAlias
 
 from slimtools._core.jsonenc import dumps_str
 from slimtools.clearing.marker import seal
@@ -327,3 +327,8 @@ def _format_generic(template: str, info: PlaceholderInfo) -> str:
         if any(values[name] for name in used):  # e.g. no "Handles:" line without handles
             lines.append(line.format_map(values))
     return "\n".join(lines)
+
+
+PlaceholderTemplate: TypeAlias = "str | Callable[[PlaceholderInfo], str]"
+"""A ``str.format`` template over ``slimtools.clearing.placeholder.TEMPLATE_FIELDS``, or a
+callable building the placeholder's body from a ``PlaceholderInfo``."""

@@ -31,9 +31,8 @@ from slimtools.clearing.placeholder import (
 from slimtools.clearing.pricing import DEFAULT_HORIZON, DEFAULT_PRICING, CachePricing, pricing_of
 from slimtools.clearing.thinning import check_schedule, check_template
 from slimtools.errors import ConfigurationError
-from slimtools.instrumentation._registry import check_listener
-from slimtools.tokens import count_tokens
-from slimtools.typing import Listener, TokenCounter
+from slimtools.instrumentation import Listener, check_listener
+from slimtools.tokens import TokenCounter, count_tokens
 
 DEFAULT_RETENTION: Mapping[str, int | None] = MappingProxyType(
     {"search": 2, "read": 3, "command": 3, "write": 20, "input": None}

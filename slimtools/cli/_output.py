@@ -244,7 +244,7 @@ def one_line_warnings(stream: IO[str] | None = None) -> Iterator[None]:
     """Show every warning raised inside the block as ``slimtools: warning: ...`` on stderr,
     once per message (a file read twice warns twice), instead of Python's two-line format.
     slimtools' own warnings (a torn line skipped) are shown every time they differ."""
-    from slimtools.transcripts._jsonio import TornLineWarning
+    from slimtools.transcripts import TornLineWarning
 
     seen: set[str] = set()
 

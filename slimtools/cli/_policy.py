@@ -102,31 +102,7 @@ def add_policy_options(
         "anthropic (Anthropic's server-side defaults), none; the options below apply to "
         "each.",
     )
-    if several:
-        group.add_argument(
-            "--policy",
-            dest="policies",
-            action="append",
-            choices=names,
-            metavar="NAME",
-            help=f"a policy to replay (repeatable; default: {default}): "
-            + ", ".join(names)
-            + "; e.g. --policy turn-end --policy default",
-        )
-        group.add_argument(
-            "--compare",
-            type=_names,
-            metavar="NAME,NAME",
-            help="several policies at once, e.g. --compare turn-end,default",
-        )
-    else:
-        group.add_argument(
-            "--policy",
-            choices=names,
-            default=default,
-            metavar="NAME",
-            help=f"the policy (default: {default}): " + ", ".join(names) + "; e.g. turn-end",
-        )
+    _add_policy_choice(group, several=several, default=default, names=names)
     group.add_argument(
         "--cache",
         choices=sorted(PRESETS),
@@ -156,6 +132,35 @@ def add_policy_options(
         help="placeholders that thin with age: e.g. 0:200,10:80,30:0 keeps a 200-character "
         "head when a result falls due, 80 ten turns later, none after thirty",
     )
+
+
+def _add_policy_choice(group: Any, *, several: bool, default: str, names: Sequence[str]) -> None:
+    """``--policy`` once, or (``several``) repeatable with ``--compare``."""
+    if several:
+        group.add_argument(
+            "--policy",
+            dest="policies",
+            action="append",
+            choices=names,
+            metavar="NAME",
+            help=f"a policy to replay (repeatable; default: {default}): "
+            + ", ".join(names)
+            + "; e.g. --policy turn-end --policy default",
+        )
+        group.add_argument(
+            "--compare",
+            type=_names,
+            metavar="NAME,NAME",
+            help="several policies at once, e.g. --compare turn-end,default",
+        )
+    else:
+        group.add_argument(
+            "--policy",
+            choices=names,
+            default=default,
+            metavar="NAME",
+            help=f"the policy (default: {default}): " + ", ".join(names) + "; e.g. turn-end",
+        )
 
 
 def _names(text: str) -> list[str]:

@@ -75,7 +75,14 @@ def add_commands(sub: Any) -> None:
         help="the key for openai:/anthropic: (default: OPENAI_API_KEY or ANTHROPIC_API_KEY), "
         "e.g. --api-key sk-local",
     )
-    episode = rec.add_argument_group("episodes")
+    _add_episode_options(rec.add_argument_group("episodes"))
+    _add_setting_options(rec.add_argument_group("settings (clearing off, then turn-end clearing)"))
+    _add_output_options(rec.add_argument_group("output"))
+    rec.set_defaults(run=run)
+
+
+def _add_episode_options(episode: Any) -> None:
+    """How many episodes, how long, and how many model calls each may take."""
     episode.add_argument(
         "--repeats",
         type=_positive,
@@ -116,7 +123,10 @@ def add_commands(sub: Any) -> None:
         help="model calls allowed after the question, refetches included (default: 4; "
         "e.g. --max-steps 1 forbids a refetch round trip)",
     )
-    settings = rec.add_argument_group("settings (clearing off, then turn-end clearing)")
+
+
+def _add_setting_options(settings: Any) -> None:
+    """The clearing settings compared: the heads, the turns kept, thinning, the baseline."""
     settings.add_argument(
         "--keep-heads",
         type=_natural,
@@ -145,7 +155,10 @@ def add_commands(sub: Any) -> None:
     settings.add_argument(
         "--no-off", action="store_true", help="leave out the clearing-off baseline"
     )
-    output = rec.add_argument_group("output")
+
+
+def _add_output_options(output: Any) -> None:
+    """How the report is printed and where the trials go."""
     output.add_argument(
         "--by",
         choices=("setting", "scenario"),
@@ -160,7 +173,6 @@ def add_commands(sub: Any) -> None:
         help="append each trial to PATH as it finishes (a long run keeps what it measured), "
         "e.g. trials.jsonl",
     )
-    rec.set_defaults(run=run)
 
 
 _MODEL_HELP = (

@@ -23,7 +23,7 @@ from slimtools.cli._plot import Curve, PlotError, check_plot, plot_rounds
 from slimtools.cli._policy import add_policy_options, build_policy, count, describe, options_of
 from slimtools.errors import TranscriptError
 from slimtools.ledger import tool_result_bill
-from slimtools.ledger.compare import Run, Strategy, compare, item7_strategies
+from slimtools.ledger.compare import Run, Strategy, compare, published_strategies
 from slimtools.transcripts import Transcript, iter_transcripts
 
 __all__ = ["add_commands", "bill", "build_policy", "report"]
@@ -57,7 +57,7 @@ def report(args: argparse.Namespace) -> int:
         return 1
     ours = Strategy.policy(f"slimtools ({describe(args.policy, args)})", policy)
     if args.peers:
-        strategies = [*item7_strategies(args.cache)[:-1], ours]
+        strategies = [*published_strategies(args.cache)[:-1], ours]
     else:
         strategies = [Strategy.policy("no clearing", None), ours]
     files = {id(t): _file_of(t) for t in transcripts}
@@ -223,6 +223,11 @@ def add_commands(sub: Any) -> None:
         "(--by transcript, the old spelling of file, still works)",
     )
     rep.set_defaults(run=report)
+    _add_bill(sub)
+
+
+def _add_bill(sub: Any) -> None:
+    """Register ``bill``: the closed-form bill of a run that never clears."""
     bil = sub.add_parser(
         "bill",
         help="the resident/billed table of a run that never clears (and what slimming changes)",

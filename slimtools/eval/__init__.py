@@ -8,10 +8,7 @@ Nothing here imports a model SDK or framework until a model adapter is called.
 
 from __future__ import annotations
 
-from types import MappingProxyType
-
-from slimtools.eval._builtin_code import CODE_TASK, FILE_READING
-from slimtools.eval._builtin_records import API_LISTING, LOG_SEARCH
+from slimtools.eval._builtins import BUILTIN_SCENARIOS
 from slimtools.eval._generated import GeneratedScenario
 from slimtools.eval.checks import CHECK_KINDS, AnswerCheck, Claim
 from slimtools.eval.models import (
@@ -55,11 +52,6 @@ from slimtools.eval.scenarios import (
     ToolDef,
     validate_episode,
 )
-
-BUILTIN_SCENARIOS = MappingProxyType(
-    {s.name: s for s in (LOG_SEARCH, FILE_READING, API_LISTING, CODE_TASK)}
-)
-"""The built-in scenarios by name: log_search, file_reading, api_listing, code_task."""
 
 __all__ = [
     "BUILTIN_SCENARIOS",

@@ -29,6 +29,7 @@ from typing import Any, NamedTuple
 
 from slimtools.clearing import Clearer, ClearingPolicy, is_placeholder
 from slimtools.errors import ConfigurationError, SlimtoolsError
+from slimtools.eval._builtins import BUILTIN_SCENARIOS
 from slimtools.eval.models import (
     ChatModel,
     ModelReplyError,
@@ -175,8 +176,6 @@ def resolve_scenario(scenario: Scenario | str) -> Scenario:
         if not isinstance(scenario, Scenario):
             raise ConfigurationError(f"not a scenario: {scenario!r}")
         return scenario
-    from slimtools.eval import BUILTIN_SCENARIOS
-
     if scenario in BUILTIN_SCENARIOS:
         return BUILTIN_SCENARIOS[scenario]
     if scenario.lower().endswith((".json", ".toml")):

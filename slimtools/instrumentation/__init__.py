@@ -9,20 +9,38 @@ response's usage). :mod:`slimtools.instrumentation.otel` reports them to OpenTel
 
 (``slimtools.observe`` is the function; this namespace is not called ``observe`` because the
 function would hide it: ``import slimtools.observe.otel as otel`` would then fail.)
+
+For the engines that report events (the slimming core, the clearer) and tools built on
+them: :data:`REGISTRY` holds the process-wide listeners (check its flag before building an
+event), :func:`emit` delivers an event to a local listener and the registry,
+:func:`check_listener` validates a listener where it is configured, :data:`CALL_ID` is the
+tool call being served, and :data:`TTL_5M`/:data:`TTL_1H` are the cache lifetimes in seconds.
 """
 
-from slimtools.instrumentation._breaks import CacheWatch, cause_of, is_break
+from slimtools.instrumentation._breaks import TTL_1H, TTL_5M, CacheWatch, cause_of, is_break
 from slimtools.instrumentation._events import (
     CacheBreak,
     ClearingPass,
     Event,
+    Listener,
     RecordLookup,
     SlimmedCall,
 )
-from slimtools.instrumentation._registry import Subscription, observe, tool_call_id
-from slimtools.typing import Listener
+from slimtools.instrumentation._registry import (
+    CALL_ID,
+    REGISTRY,
+    Subscription,
+    check_listener,
+    emit,
+    observe,
+    tool_call_id,
+)
 
 __all__ = [
+    "CALL_ID",
+    "REGISTRY",
+    "TTL_1H",
+    "TTL_5M",
     "CacheBreak",
     "CacheWatch",
     "ClearingPass",
@@ -32,6 +50,8 @@ __all__ = [
     "SlimmedCall",
     "Subscription",
     "cause_of",
+    "check_listener",
+    "emit",
     "is_break",
     "observe",
     "tool_call_id",

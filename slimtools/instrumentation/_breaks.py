@@ -16,9 +16,8 @@ from datetime import datetime
 from typing import Any, Literal
 
 from slimtools._core.session import current_session
-from slimtools.instrumentation._events import CacheBreak, ClearingPass, Event
+from slimtools.instrumentation._events import CacheBreak, ClearingPass, Event, Listener
 from slimtools.instrumentation._registry import REGISTRY, check_listener, emit
-from slimtools.typing import Listener
 
 BREAK_SHARE = 0.05
 BREAK_TOKENS = 2_000

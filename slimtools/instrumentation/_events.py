@@ -6,6 +6,7 @@ call) whose ``as_dict()`` is plain JSON data, and whose ``kind`` names it there.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, NamedTuple, TypeAlias
 
 
@@ -222,3 +223,8 @@ class CacheBreak(NamedTuple):
 
 Event: TypeAlias = SlimmedCall | RecordLookup | ClearingPass | CacheBreak
 """Any event a listener receives; tell them apart with ``isinstance`` (or ``kind``)."""
+
+
+Listener: TypeAlias = Callable[[Event], object]
+"""Hears each ``slimtools.instrumentation`` event (a ``SlimmedCall``, ``RecordLookup`` or
+``ClearingPass``); what it returns is ignored, what it raises is logged."""

@@ -18,8 +18,7 @@ from contextvars import ContextVar
 from types import TracebackType
 
 from slimtools.errors import ConfigurationError
-from slimtools.instrumentation._events import Event
-from slimtools.typing import Listener
+from slimtools.instrumentation._events import Event, Listener
 
 log = logging.getLogger("slimtools")
 

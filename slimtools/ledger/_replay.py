@@ -18,9 +18,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from slimtools.clearing import Clearer, ClearingPolicy, HistoryView, detect_format, view
+from slimtools.clearing.clear import ClearFn
 from slimtools.clearing.pricing import DEFAULT_PRICING, CachePricing, pricing_of
-from slimtools.tokens import count_tokens
-from slimtools.typing import ClearFn, TokenCounter
+from slimtools.tokens import TokenCounter, count_tokens
 
 
 def tool_result_bill(rounds: int, per_result: int, *, every: int = 5) -> list[tuple[int, int, int]]:

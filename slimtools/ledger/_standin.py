@@ -24,7 +24,7 @@ from typing import Any, NamedTuple
 from slimtools.clearing.formats.base import RawCall, RawResult, decoded
 from slimtools.clearing.formats.view import get_codec
 from slimtools.clearing.marker import seal
-from slimtools.typing import TokenCounter
+from slimtools.tokens import TokenCounter
 
 MARK = "\xb6"
 RESULT_CHARS = 36

@@ -29,7 +29,7 @@ from slimtools.clearing.placeholder import PlaceholderInfo
 from slimtools.errors import ConfigurationError
 from slimtools.ledger import _standin
 from slimtools.ledger._columns import LedgerColumns
-from slimtools.typing import TokenCounter
+from slimtools.tokens import TokenCounter
 
 logger = logging.getLogger("slimtools.ledger")
 

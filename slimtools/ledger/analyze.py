@@ -22,9 +22,8 @@ from slimtools.errors import TranscriptError
 from slimtools.ledger._figures import Figures, RoundSeries, ToolTally, percentile
 from slimtools.ledger.bill import RunBill, bill_of
 from slimtools.ledger.stream import NO_CLEARING, RunFigures, RunReplay
-from slimtools.tokens import count_tokens
+from slimtools.tokens import TokenCounter, count_tokens
 from slimtools.transcripts import RunStream, stream_file, transcript_files
-from slimtools.typing import TokenCounter
 
 __all__ = [
     "Analysis",

@@ -1,6 +1,6 @@
 """The ledger's modelled bill against the bill a provider recorded, for one run.
 
-A Claude Code session records each request's usage (:mod:`slimtools.transcripts._usage`);
+A Claude Code session records each request's usage (:func:`slimtools.transcripts.read_usage`);
 the ledger models the same run without clearing. Three things are not in the transcript
 and are estimated from the record:
 
@@ -29,12 +29,10 @@ from typing import Any, Literal
 
 from slimtools.clearing import view
 from slimtools.clearing.pricing import CachePricing
-from slimtools.instrumentation import CacheBreak, cause_of, is_break
-from slimtools.instrumentation._breaks import TTL_1H, TTL_5M
+from slimtools.instrumentation import TTL_1H, TTL_5M, CacheBreak, cause_of, is_break
 from slimtools.ledger._replay import _Reader
-from slimtools.tokens import count_tokens
-from slimtools.transcripts._usage import RecordedRequest
-from slimtools.typing import TokenCounter
+from slimtools.tokens import TokenCounter, count_tokens
+from slimtools.transcripts import RecordedRequest
 
 # Anthropic's prices (the "anthropic" and "anthropic-1h" presets of clearing.pricing)
 _FIVE_MINUTES = CachePricing(read=0.1, write=1.25, name="anthropic")

@@ -15,9 +15,9 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from slimtools.clearing import ClearingPolicy
+from slimtools.clearing.clear import ClearFn
 from slimtools.clearing.pricing import DEFAULT_PRICING, CachePricing, pricing_of
 from slimtools.ledger._replay import LedgerSummary, TokenLedger
-from slimtools.typing import ClearFn
 
 Prepared = tuple[Sequence[Any], "ClearFn | ClearingPolicy | None"]
 """What to replay, and the clearing before each call (a step, a policy, or none)."""
@@ -94,7 +94,7 @@ def peer_strategies() -> list[Strategy]:
     return out
 
 
-def item7_strategies(cache: CachePricing | str | None = DEFAULT_PRICING) -> list[Strategy]:
+def published_strategies(cache: CachePricing | str | None = DEFAULT_PRICING) -> list[Strategy]:
     """No clearing, the peers and slimtools' ways: the comparison the README reports."""
     return [Strategy.policy("no clearing", None), *peer_strategies(), *slimtools_strategies(cache)]
 

@@ -29,8 +29,7 @@ from slimtools.ledger import _standin
 from slimtools.ledger._columns import LedgerColumns
 from slimtools.ledger._replay import TokenLedger
 from slimtools.ledger._tracks import CallRecord, Track
-from slimtools.tokens import count_tokens
-from slimtools.typing import TokenCounter
+from slimtools.tokens import TokenCounter, count_tokens
 
 __all__ = ["NO_CLEARING", "LedgerColumns", "RunFigures", "RunReplay"]
 

@@ -19,9 +19,8 @@ from slimtools.decorators import paginate, project_fields, summarize_with_handle
 from slimtools.proxy._payload import extract, guard, obvious_list, raw_tokens, reshape_oversized
 from slimtools.proxy._screen import Screen
 from slimtools.proxy.config import ToolOptions
-from slimtools.tokens import count_tokens
+from slimtools.tokens import TokenCounter, count_tokens
 from slimtools.toolkit import ToolResult
-from slimtools.typing import TokenCounter
 
 UNCONFIGURED_LIMIT = 2_000
 """Records (or lines) per page of an unconfigured tool's oversized result: so many that

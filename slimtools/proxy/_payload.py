@@ -24,7 +24,7 @@ from slimtools._core.pipeline import FinalResult
 from slimtools._core.readable import MISSING, Unreadable, read, read_text
 from slimtools._core.scrub import denied_names, deny_anywhere, scrub_pairs
 from slimtools.envelope import Envelope
-from slimtools.typing import TokenCounter
+from slimtools.tokens import TokenCounter
 
 
 def parse_json(text: str) -> Any:

@@ -21,8 +21,8 @@ from typing import Any
 from urllib.parse import parse_qsl, unquote, urlencode, urlsplit, urlunsplit
 
 from slimtools.errors import ConfigurationError
+from slimtools.stores.base import HandleStore
 from slimtools.stores.memory import MemoryStore
-from slimtools.typing import HandleStore
 
 ENV_VAR = "SLIMTOOLS_STORE"
 DEFAULT_URL = "memory://"

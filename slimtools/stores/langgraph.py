@@ -29,7 +29,7 @@ from typing import Any
 
 from slimtools.errors import ConfigurationError, StoreUnavailableError
 from slimtools.stores._encoding import decode_found, encode_items, escape, logger, validate_limit
-from slimtools.typing import Scope
+from slimtools.stores.base import Scope
 
 try:
     from langgraph.store.base import BaseStore, GetOp, Item, PutOp

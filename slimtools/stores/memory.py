@@ -14,7 +14,7 @@ from typing import Any
 
 from slimtools._core.jsonenc import dumps
 from slimtools.errors import StoreUnavailableError
-from slimtools.typing import Scope
+from slimtools.stores.base import Scope
 
 _SAMPLE = 16
 

@@ -47,7 +47,7 @@ from slimtools.stores._encoding import (
     exact_bytes,
     validate_limit,
 )
-from slimtools.typing import Scope
+from slimtools.stores.base import Scope
 
 try:
     import redis

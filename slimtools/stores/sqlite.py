@@ -55,7 +55,7 @@ from slimtools.stores._encoding import (
     logger,
     validate_limit,
 )
-from slimtools.typing import Scope
+from slimtools.stores.base import Scope
 
 DEFAULT_TTL = 3600.0
 DEFAULT_MAX_ITEMS = 100_000

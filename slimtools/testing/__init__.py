@@ -24,15 +24,12 @@ class named ``Test*``; with unittest, also inherit ``unittest.TestCase``.
 
 from __future__ import annotations
 
-from slimtools.testing._stores import (
+from slimtools.testing._store_variants import (
     AsyncStoreConformance,
     BoundedStoreConformance,
     ForgettingStoreConformance,
-    InnerFailureError,
-    StoreConformance,
-    afail,
-    fail,
 )
+from slimtools.testing._stores import InnerFailureError, StoreConformance, afail, fail
 from slimtools.toolkit import default_toolkit
 
 __all__ = [

@@ -37,8 +37,9 @@ from slimtools.transcripts._memory import (
     tau_bench_runs,
 )
 from slimtools.transcripts._model import SOURCES, Location, Origin, Source, Transcript
-from slimtools.transcripts._stream import RunStream, stream_file, transcript_files
-from slimtools.transcripts._usage import RecordedRequest, read_usage, recorded_requests
+from slimtools.transcripts._reader import RunStream
+from slimtools.transcripts._stream import read_usage, stream_file, transcript_files
+from slimtools.transcripts._usage import RecordedRequest, recorded_requests
 from slimtools.transcripts._writeback import FileClearing, clear_file, restore_file
 
 __all__ = [

@@ -15,11 +15,15 @@ OpenAI Chat dicts otherwise (the core never imports LangChain); both measure ali
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Sequence
+from collections import deque
+from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
 from typing import Any, cast
 
 from slimtools.clearing import detect_format
+from slimtools.clearing.formats import message_format
 from slimtools.clearing.formats.view import get_codec, safe_decode
+from slimtools.transcripts._jsonio import iter_jsonl, reading
 from slimtools.transcripts._model import (
     HistoryFormat,
     JsonPath,
@@ -28,7 +32,9 @@ from slimtools.transcripts._model import (
     Message,
     Origin,
     Run,
+    Source,
 )
+from slimtools.transcripts._reader import Entries, Progress, Reader, RunStream, unzip
 
 API_FORMATS: tuple[HistoryFormat, ...] = ("openai_chat", "openai_responses", "anthropic")
 RESPONSES_ITEM_TYPES = frozenset(
@@ -196,3 +202,71 @@ def _chat_call(call: dict[str, Any]) -> dict[str, Any]:
         "type": "function",
         "function": {"name": call.get("name"), "arguments": arguments},
     }
+
+
+def langchain_body_run(doc: dict[str, Any], base: Location) -> Run:
+    """A LangChain dump held in an object's ``messages`` list."""
+    items = doc.get("messages")
+    if not isinstance(items, list):
+        raise MalformedError("a LangChain dump needs a 'messages' list")
+    return langchain_run(items, [base.child("messages", i) for i in range(len(items))])
+
+
+def stream_messages(path: Path, forced: Source | None, report: Progress) -> RunStream:
+    """A JSONL file of API messages; its format is the first telling message's (see
+    :func:`slimtools.clearing.detect_format`), so the messages before that one are held."""
+    records = iter_jsonl(path, progress=report)
+    held: deque[Any] = deque()
+    found = forced
+    with reading(path):
+        for number, value in records:
+            held.append(_message(number, value))
+            found = found or cast("Source | None", message_format(value))
+            if found is not None:
+                break
+    fmt = cast(HistoryFormat, found or "openai_chat")
+
+    def messages() -> Iterator[Any]:
+        with reading(path):
+            while held:  # handed out one by one, so none is kept once used
+                yield held.popleft()
+            for number, value in records:
+                yield _message(number, value)
+
+    return RunStream(path.name, fmt, fmt, messages(), path, streamed=True)
+
+
+def _message(number: int, value: Any) -> Any:
+    if not isinstance(value, dict):
+        raise MalformedError(f"a {type(value).__name__}, not a message object", line=number)
+    return value
+
+
+def _read_api(entries: Entries, forced: Source | None) -> Run:
+    values, ats = unzip(entries)
+    return api_run(values, ats, cast("HistoryFormat | None", forced))
+
+
+LANGCHAIN = Reader(
+    "langchain",
+    "langchain",
+    "either",
+    read_run=lambda doc, base, _forced: langchain_body_run(doc, base),
+    read_messages=lambda entries, _forced: langchain_run(*unzip(entries)),
+    is_run=lambda doc: body_kind(doc) == "langchain",
+    is_entry=is_langchain_dict,
+)
+"""A LangChain ``messages_to_dict`` dump: a list, JSON Lines, or an object's ``messages``."""
+
+API = Reader(
+    "api",
+    None,
+    "either",
+    read_run=lambda doc, base, forced: body_run(doc, base, cast("HistoryFormat | None", forced)),
+    read_messages=_read_api,
+    is_run=lambda doc: body_kind(doc) == "api",
+    is_entry=is_message,
+    stream=stream_messages,
+    forced_by=API_FORMATS,
+)
+"""A history of the three API formats: a message list, JSON Lines, or a request body."""

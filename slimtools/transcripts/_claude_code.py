@@ -27,9 +27,13 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
-from slimtools.transcripts._model import Location, MalformedError, Message, Origin, Run
+from slimtools.transcripts._jsonio import iter_jsonl, reading
+from slimtools.transcripts._model import Location, MalformedError, Message, Origin, Run, Source
+from slimtools.transcripts._reader import Entries, Progress, Reader, RunStream
+from slimtools.transcripts._usage import RecordedRequest, UsageCollector
 
 MARKER_KEYS = frozenset({"uuid", "sessionId", "leafUuid", "parentUuid"})
 MARKER_TYPES = frozenset({"file-history-snapshot", "summary", "queue-operation"})
@@ -248,3 +252,59 @@ def _blocks(content: Any, number: int) -> list[Block]:
             if isinstance(b, dict)
         ]
     return []
+
+
+_LINES_ONLY = "Claude Code sessions are JSON Lines, one record a line"
+
+
+def _no_document(_doc: dict[str, Any], _base: Location, _forced: Source | None) -> Run:
+    raise MalformedError(_LINES_ONLY)
+
+
+def _read_lines(entries: Entries, _forced: Source | None) -> Run:
+    return claude_code_run(_numbered(entries))
+
+
+def _numbered(entries: Entries) -> Iterator[tuple[int, Any]]:
+    for value, at in entries:
+        if at.line is None:
+            raise MalformedError(_LINES_ONLY)
+        yield at.line, value
+
+
+def stream_session(path: Path, _forced: Source | None, report: Progress) -> RunStream:
+    """A Claude Code session read twice: ids and line numbers first, then the messages."""
+
+    usage: list[RecordedRequest] = []
+
+    def messages() -> Iterator[Any]:
+        with reading(path):
+            collector = UsageCollector()
+            index = index_session(session_entries(_tapped(iter_jsonl(path), collector)))
+            usage.extend(collector.requests())
+            lines = session_entries(iter_jsonl(path, progress=report))
+            for message, _ in session_messages(lines, index):
+                yield message
+
+    return RunStream(
+        path.name, "claude_code", "anthropic", messages(), path, streamed=True, usage=usage
+    )
+
+
+def _tapped(records: Iterator[tuple[int, Any]], collector: UsageCollector) -> Iterator[Any]:
+    """``records``, each also read by ``collector`` (every line: system lines too)."""
+    for number, value in records:
+        collector.add(number, value)
+        yield number, value
+
+
+CLAUDE_CODE = Reader(
+    "claude_code",
+    "claude_code",
+    "messages",
+    read_run=_no_document,
+    read_messages=_read_lines,
+    marks=is_claude_code_line,
+    stream=stream_session,
+)
+"""A Claude Code session (JSON Lines; a subagent's transcript too)."""

@@ -16,11 +16,13 @@ import json
 import re
 import warnings
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import IO, Any, Literal, NamedTuple
 
 import orjson
 
+from slimtools.errors import TranscriptError
 from slimtools.transcripts._model import MalformedError
 
 Layout = Literal["jsonl", "array", "object"]
@@ -309,3 +311,21 @@ def _closing(buf: _Buffer, pos: int) -> Element:
 def open_text(path: Path) -> IO[str]:
     """Open a JSON file as text exactly as stored (UTF-8, no newline translation)."""
     return path.open(encoding="utf-8", newline="")
+
+
+@contextmanager
+def reading(path: Path) -> Iterator[None]:
+    """Turn whatever reading ``path`` raises into one :class:`TranscriptError`."""
+    try:
+        yield
+    except MalformedError as exc:
+        raise TranscriptError(path, exc.reason, line=exc.line) from None
+    except UnicodeDecodeError as exc:
+        raise TranscriptError(path, f"not UTF-8 text (byte {exc.start})") from None
+    except OSError as exc:
+        raise TranscriptError(path, f"cannot be read ({exc.strerror or exc})") from None
+    except (KeyError, TypeError, AttributeError, IndexError, ValueError) as exc:
+        if isinstance(exc, TranscriptError):
+            raise
+        reason = f"not a well-formed transcript ({type(exc).__name__}: {exc})"
+        raise TranscriptError(path, reason) from None

@@ -33,6 +33,7 @@ from __future__ import annotations
 from typing import Any
 
 from slimtools.transcripts._model import Location, MalformedError, Message, Origin, Run
+from slimtools.transcripts._reader import Reader, unzip
 from slimtools.transcripts._synthetic import call, text_of
 
 TOOL_ACTIONS = frozenset(
@@ -234,3 +235,15 @@ def _response_message(response: Any) -> Message | None:
                 }
             )
     return {"role": "assistant", "content": text_of(message.get("content")), "tool_calls": calls}
+
+
+OPENHANDS = Reader(
+    "openhands",
+    "openhands",
+    "either",
+    read_run=lambda doc, base, _forced: openhands_record_run(doc, base),
+    read_messages=lambda entries, _forced: openhands_run(*unzip(entries)),
+    is_run=is_openhands_run,
+    is_entry=is_event,
+)
+"""An OpenHands event stream, or run records (``{"history": [events]}``) holding one."""

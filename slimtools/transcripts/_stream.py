@@ -10,64 +10,20 @@ a single document whole) and its runs' messages are handed out from memory.
 
 from __future__ import annotations
 
-from collections import deque
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from collections.abc import Iterator
 from itertools import islice
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 
-from slimtools.clearing.formats.view import _format_of
-from slimtools.transcripts._api import API_FORMATS
-from slimtools.transcripts._claude_code import index_session, session_entries, session_messages
-from slimtools.transcripts._jsonio import iter_jsonl, sniff
-from slimtools.transcripts._load import (
-    _API,
-    _SNIFF_RECORDS,
-    OnError,
-    _check_format,
-    _files,
-    _reading,
-    _split,
-)
+from slimtools.transcripts._formats import match
+from slimtools.transcripts._jsonio import describe, iter_jsonl, loads, reading, sniff
+from slimtools.transcripts._load import SNIFF_RECORDS, OnError, check_format, detect_source, files
 from slimtools.transcripts._load import iter_file as _iter_file
-from slimtools.transcripts._model import HistoryFormat, MalformedError, Source
-from slimtools.transcripts._usage import RecordedRequest, UsageCollector
+from slimtools.transcripts._model import MalformedError, Source
+from slimtools.transcripts._reader import Progress, Reader, RunStream
+from slimtools.transcripts._usage import RecordedRequest, recorded_requests
 
-Progress = Callable[[int], None]
-"""Called with the number of bytes of the file read since the last call."""
-
-
-@dataclass(frozen=True)
-class RunStream:
-    """One run of a transcript file, its messages read while they are iterated.
-
-    Attributes:
-        name: the run's label, as :class:`~slimtools.transcripts.Transcript` names it.
-        source: the format the run is read from (one of
-            :data:`~slimtools.transcripts.SOURCES`).
-        format: the history format of the messages, one the clearing core reads.
-        messages: the history, oldest first; iterate it once, before asking the file for
-            its next run. A malformed line raises
-            :class:`~slimtools.errors.TranscriptError` from here.
-        path: the file.
-        run: the run's index in its file.
-        synthetic: True when some tool calls were synthesised from text actions.
-        streamed: True when the messages are read from the file as they are iterated
-            (False: the run was loaded whole).
-        usage: what each request of the run recorded it was billed, once ``messages`` has
-            been read (Claude Code sessions; empty for every other run).
-    """
-
-    name: str
-    source: Source
-    format: HistoryFormat
-    messages: Iterator[Any] = field(repr=False)
-    path: Path
-    run: int = 0
-    synthetic: bool = False
-    streamed: bool = False
-    usage: list[RecordedRequest] = field(default_factory=list, repr=False)
+__all__ = ["Progress", "RunStream", "read_usage", "stream_file", "transcript_files"]
 
 
 def transcript_files(*paths: str | Path, on_error: OnError | None = None) -> Iterator[Path]:
@@ -78,7 +34,7 @@ def transcript_files(*paths: str | Path, on_error: OnError | None = None) -> Ite
         FileNotFoundError: a path that does not exist, when there is no ``on_error`` (with
             it, ``on_error`` gets a :class:`~slimtools.errors.TranscriptError` instead).
     """
-    yield from _files(paths, on_error)
+    yield from files(paths, on_error)
 
 
 def stream_file(
@@ -96,23 +52,19 @@ def stream_file(
         TranscriptError: the file cannot be read or is malformed (from this iterator or
             from a run's ``messages``); the message names the file, the line and the fault.
     """
-    _check_format(format)
+    forced = check_format(format)
     path = Path(path)
     report = progress or (lambda _n: None)
-    with _reading(path):
+    with reading(path):
         layout = sniff(path)
         if layout is None:
             report(_size(path))
             return
-        kind = _jsonl_sequence(path, format) if layout == "jsonl" else None
-    if kind == "claude_code":
-        yield _claude_code(path, report)
+        streamer = _line_reader(path, forced) if layout == "jsonl" else None
+    if streamer is not None and streamer.stream is not None:
+        yield streamer.stream(path, forced, report)
         return
-    if kind is not None:
-        stream = _api_messages(path, kind, report)
-        yield stream
-        return
-    for t in _iter_file(path, format=format):
+    for t in _iter_file(path, format=forced):
         yield RunStream(
             name=t.name,
             source=t.source,
@@ -132,70 +84,42 @@ def _size(path: Path) -> int:
         return 0
 
 
-def _jsonl_sequence(path: Path, forced: str | None) -> str | None:
-    """The format of a JSONL file of one run's messages read line by line, else None."""
-    for _, value in islice(iter_jsonl(path), _SNIFF_RECORDS):
-        split = _split(value, forced)
-        if split is None:
+def _line_reader(path: Path, forced: Source | None) -> Reader | None:
+    """The reader of a JSONL file of one run's messages that it reads line by line, else None."""
+    for _, value in islice(iter_jsonl(path), SNIFF_RECORDS):
+        found = match(value, forced)
+        if found is None:
             continue
-        kind, whole = split
-        if not whole and kind in ("claude_code", _API, *API_FORMATS):
-            return kind
-        return None
+        return found.reader if not found.whole and found.reader.stream is not None else None
     return None
 
 
-def _claude_code(path: Path, report: Progress) -> RunStream:
-    """A Claude Code session read twice: ids and line numbers first, then the messages."""
+def read_usage(path: str | Path) -> list[RecordedRequest]:
+    """The recorded usage of a Claude Code session file (empty for any other file).
 
-    usage: list[RecordedRequest] = []
+    Only lines that can matter are parsed (those naming ``usage``, a compaction or a local
+    command): a session's tool results, most of its bytes, are skipped unread.
 
-    def messages() -> Iterator[Any]:
-        with _reading(path):
-            collector = UsageCollector()
-            index = index_session(session_entries(_tapped(iter_jsonl(path), collector)))
-            usage.extend(collector.requests())
-            lines = session_entries(iter_jsonl(path, progress=report))
-            for message, _ in session_messages(lines, index):
-                yield message
-
-    return RunStream(
-        path.name, "claude_code", "anthropic", messages(), path, streamed=True, usage=usage
-    )
+    Raises:
+        TranscriptError: the file cannot be read or a line read is not JSON.
+    """
+    target = Path(path)
+    with reading(target):
+        if detect_source(target) != "claude_code":
+            return []
+        return recorded_requests(_lines_that_matter(target))
 
 
-def _tapped(records: Iterator[tuple[int, Any]], collector: UsageCollector) -> Iterator[Any]:
-    """``records``, each also read by ``collector`` (every line: system lines too)."""
-    for number, value in records:
-        collector.add(number, value)
-        yield number, value
+_MATTERS = (b'"usage"', b"compact", b"<command-name>")
 
 
-def _api_messages(path: Path, kind: str, report: Progress) -> RunStream:
-    """A JSONL file of API messages; its format is the first telling message's (see
-    :func:`slimtools.clearing.detect_format`), so the messages before that one are held."""
-    records = iter_jsonl(path, progress=report)
-    held: deque[Any] = deque()
-    found = None if kind == _API else kind
-    with _reading(path):
-        for number, value in records:
-            held.append(_message(number, value))
-            found = found or _format_of(value)
-            if found is not None:
-                break
-    fmt = cast(HistoryFormat, found or "openai_chat")
-
-    def messages() -> Iterator[Any]:
-        with _reading(path):
-            while held:  # handed out one by one, so none is kept once used
-                yield held.popleft()
-            for number, value in records:
-                yield _message(number, value)
-
-    return RunStream(path.name, cast(Source, fmt), fmt, messages(), path, streamed=True)
-
-
-def _message(number: int, value: Any) -> Any:
-    if not isinstance(value, dict):
-        raise MalformedError(f"a {type(value).__name__}, not a message object", line=number)
-    return value
+def _lines_that_matter(path: Path) -> Iterator[tuple[int, Any]]:
+    """``(line number, value)`` of the lines :func:`recorded_requests` reads."""
+    with path.open("rb") as fh:
+        for number, raw in enumerate(fh, 1):
+            if not any(mark in raw for mark in _MATTERS):
+                continue
+            try:
+                yield number, loads(raw.removeprefix(b"\xef\xbb\xbf") if number == 1 else raw)
+            except ValueError as exc:
+                raise MalformedError(describe(exc), line=number) from None

@@ -19,6 +19,7 @@ import re
 from typing import Any
 
 from slimtools.transcripts._model import Location, MalformedError, Message, Origin, Run
+from slimtools.transcripts._reader import Reader
 from slimtools.transcripts._synthetic import Step, synthesise, text_of
 
 # SWE-agent's own (ACI) commands: a text action starting with one of these is a call of that
@@ -52,6 +53,12 @@ def _messages(doc: dict[str, Any], key: str) -> list[dict[str, Any]]:
         if not isinstance(m, dict):
             raise MalformedError(f"{key}[{i}] is a {type(m).__name__}, not a message object")
     return items
+
+
+def is_swe_agent(doc: dict[str, Any]) -> bool:
+    """A SWE-agent ``.traj``: a ``history`` list (OpenHands run records, which have one too,
+    are recognised first)."""
+    return isinstance(doc.get("history"), list)
 
 
 def swe_agent_run(doc: dict[str, Any], base: Location) -> Run:
@@ -165,3 +172,22 @@ def _exit_message(doc: dict[str, Any], messages: list[dict[str, Any]]) -> int | 
     if messages[last].get("role") != "user" or messages[last - 1].get("role") != "assistant":
         return None
     return last
+
+
+SWE_AGENT = Reader(
+    "swe_agent",
+    "swe_agent",
+    "runs",
+    read_run=lambda doc, base, _forced: swe_agent_run(doc, base),
+    is_run=is_swe_agent,
+)
+"""A SWE-agent ``.traj`` (or a list or JSON Lines of them)."""
+
+MINI_SWE_AGENT = Reader(
+    "mini_swe_agent",
+    "mini_swe_agent",
+    "runs",
+    read_run=lambda doc, base, _forced: mini_swe_agent_run(doc, base),
+    is_run=is_mini_swe_agent,
+)
+"""A mini-swe-agent trajectory (or a list or JSON Lines of them)."""

@@ -10,6 +10,7 @@ from typing import Any
 
 from slimtools.transcripts._api import content_path, origins_for
 from slimtools.transcripts._model import Location, MalformedError, Run
+from slimtools.transcripts._reader import Reader
 
 
 def is_tau_bench_run(value: Any) -> bool:
@@ -30,3 +31,13 @@ def tau_bench_run(run: Any, base: Location) -> Run:
     origins = origins_for(messages, ats, "openai_chat", lambda s: content_path("openai_chat", s))
     label = f"#{run.get('task_id', '?')}-{run.get('trial', 0)}"
     return Run(messages, origins, "openai_chat", label=label)
+
+
+TAU_BENCH = Reader(
+    "tau_bench",
+    "tau_bench",
+    "runs",
+    read_run=lambda doc, base, _forced: tau_bench_run(doc, base),
+    is_run=is_tau_bench_run,
+)
+"""A list (or JSON Lines) of tau-bench runs."""

@@ -15,15 +15,10 @@ line or a summary the user line flags ``isCompactSummary``) and the local comman
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
-from pathlib import Path
 from typing import Any
-
-from slimtools.transcripts._jsonio import describe, loads
-from slimtools.transcripts._load import _reading, detect_source
-from slimtools.transcripts._model import MalformedError
 
 _COMMAND = re.compile(r"<command-name>\s*(/[\w:-]+)\s*</command-name>")
 
@@ -182,34 +177,3 @@ def _time(value: Any) -> datetime | None:
         return datetime.fromisoformat(value.replace("Z", "+00:00"))
     except ValueError:
         return None
-
-
-def read_usage(path: str | Path) -> list[RecordedRequest]:
-    """The recorded usage of a Claude Code session file (empty for any other file).
-
-    Only lines that can matter are parsed (those naming ``usage``, a compaction or a local
-    command): a session's tool results, most of its bytes, are skipped unread.
-
-    Raises:
-        TranscriptError: the file cannot be read or a line read is not JSON.
-    """
-    target = Path(path)
-    with _reading(target):
-        if detect_source(target) != "claude_code":
-            return []
-        return recorded_requests(_lines_that_matter(target))
-
-
-_MATTERS = (b'"usage"', b"compact", b"<command-name>")
-
-
-def _lines_that_matter(path: Path) -> Iterator[tuple[int, Any]]:
-    """``(line number, value)`` of the lines :func:`recorded_requests` reads."""
-    with path.open("rb") as fh:
-        for number, raw in enumerate(fh, 1):
-            if not any(mark in raw for mark in _MATTERS):
-                continue
-            try:
-                yield number, loads(raw.removeprefix(b"\xef\xbb\xbf") if number == 1 else raw)
-            except ValueError as exc:
-                raise MalformedError(describe(exc), line=number) from None

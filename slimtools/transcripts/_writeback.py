@@ -20,7 +20,7 @@ from slimtools.clearing import ClearingPolicy, MemoryAudit, clear_with_report
 from slimtools.clearing.formats.view import get_codec, safe_decode
 from slimtools.errors import ConfigurationError, TranscriptError
 from slimtools.transcripts._audit import AuditIndex, AuditWriter, check_target
-from slimtools.transcripts._jsonio import torn_tail
+from slimtools.transcripts._jsonio import Layout, torn_tail
 from slimtools.transcripts._load import iter_file
 from slimtools.transcripts._model import Location, MalformedError, Transcript
 from slimtools.transcripts._rewrite import (
@@ -99,15 +99,7 @@ def clear_file(
     path, out = Path(path), Path(out)
     audit_path = Path(audit) if audit is not None else None
     step = (str(path.resolve()), str(out.resolve()))
-    if audit_path is not None:
-        check_target(audit_path, step)
-    layout = layout_of(path)
-    if layout == "jsonl" and step[0] == step[1] and torn_tail(path):
-        raise TranscriptError(
-            path,
-            "its last line is incomplete (still being written?): clearing it in place would "
-            "lose what its writer appends next; write the cleared copy to another file",
-        )
+    layout = _checked_layout(path, step, audit_path)
     runs = results = count = before = after = 0
     source = ""
     with replacing(out, like=path) as sink, replacing(audit_path, append=True, like=path) as spool:
@@ -130,6 +122,20 @@ def clear_file(
             raise TranscriptError(path, "not a transcript slimtools recognises")
         guarded(path, rewriter.finish)
     return FileClearing(path, out, source, runs, results, count, before, after, audit_path)
+
+
+def _checked_layout(path: Path, step: tuple[str, str], audit: Path | None) -> Layout:
+    """The layout of ``path``, once the audit and an in-place write are known to be safe."""
+    if audit is not None:
+        check_target(audit, step)
+    layout = layout_of(path)
+    if layout == "jsonl" and step[0] == step[1] and torn_tail(path):
+        raise TranscriptError(
+            path,
+            "its last line is incomplete (still being written?): clearing it in place would "
+            "lose what its writer appends next; write the cleared copy to another file",
+        )
+    return layout
 
 
 def restore_file(path: str | Path, audit: str | Path, out: str | Path) -> int:

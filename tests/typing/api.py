@@ -218,8 +218,7 @@ def use_live_metrics() -> None:
             saved.append(event.tokens_saved)
         elif isinstance(event, ClearingPass):
             assert_type(event.first_changed, int | None)
-        else:
-            assert_type(event, RecordLookup)
+        elif isinstance(event, RecordLookup):
             assert_type(event.found, bool)
 
     listener: Listener = tally

@@ -4,3 +4,8 @@ Every piece of knowledge about a format (where its tool calls and results are, w
 is, how to rewrite a result) lives in its codec module here; the engine, the view, the ledger
 and compaction only ever see the neutral records of :mod:`slimtools.clearing.formats.base`.
 """
+
+from slimtools.clearing.formats._objects import get
+from slimtools.clearing.formats.view import _format_of as message_format
+
+__all__ = ["get", "message_format"]

@@ -55,7 +55,7 @@ __all__ = [
 
 
 def peer_steps() -> dict[str, Step]:
-    """The peers of issue 8 with their published defaults, by label, for reports and benchmarks.
+    """The peer libraries' clearing at their published defaults, by label, for reports.
 
     LangChain's ``ClearToolUsesEdit`` is not here: it replays on LangChain messages, see
     :func:`langchain_defaults_step`.

@@ -7,7 +7,7 @@ from collections.abc import Callable, Collection, Sequence
 from typing import Any, TypeAlias
 
 from slimtools.clearing import ResultView
-from slimtools.clearing.formats._objects import get
+from slimtools.clearing.formats import get
 from slimtools.clearing.formats.media import TEXT_BLOCK_TYPES
 from slimtools.clearing.formats.view import get_codec, safe_decode
 from slimtools.errors import ConfigurationError

@@ -10,7 +10,7 @@ from collections.abc import Collection
 from typing import Any
 
 from slimtools.clearing import ResultView, detect_format, view
-from slimtools.clearing.formats._objects import get
+from slimtools.clearing.formats import get
 from slimtools.ledger.peers._common import Step, _check_int, _check_tags, _mask, _tags
 
 
