@@ -13,6 +13,7 @@ from collections.abc import Collection
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
+from slimtools.clearing._ingest import Reading, SeenCall
 from slimtools.clearing._plan import Candidates
 from slimtools.clearing._savings import SavingsIndex
 from slimtools.clearing.audit import AuditRecord
@@ -22,16 +23,6 @@ from slimtools.clearing.report import ClearingReport
 from slimtools.typing import Audit
 
 logger = logging.getLogger("slimtools.clearing")
-
-
-class SeenCall(NamedTuple):
-    """A tool call as the engine remembers it (by id)."""
-
-    name: str
-    args: dict[str, Any]
-    position: int
-    args_tokens: int
-    args_chars: int
 
 
 class Memory:
@@ -163,22 +154,15 @@ class Watch:
 
 
 @dataclass(slots=True)
-class State:
+class State(Reading):
     """Everything derived from the messages ingested so far (reset on a full pass)."""
 
     n: int = 0
     out: list[Any] = field(default_factory=list)
     first: Any = None
     last: Any = None
-    turns: int = 0
-    turn_start: int = 0  # position of the message that started the last turn
-    previous_model: bool = False
-    tokens: int = 0
-    offsets: list[int] = field(default_factory=list)  # original tokens before each message
     saved: int = 0
     savings: SavingsIndex = field(default_factory=SavingsIndex)  # saved tokens by position
-    tool_uses: int = 0
-    calls: dict[str, SeenCall] = field(default_factory=dict)
     # The turn of each result that counts toward ``keep``: one machine integer a result.
     eligible_turns: array[int] = field(default_factory=lambda: array("q"))
     snapshot: int = 0

@@ -16,6 +16,7 @@ by its tool's category, or by its ``command`` argument for editors that do both
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -70,6 +71,25 @@ class Supersession:
             if read is not None and read is not older and read.position < written:
                 out.append((read, REREAD))
         return out
+
+
+def standing_args(args: Mapping[str, Any]) -> dict[str, Any]:
+    """Arguments that stand for ``args`` under both rules: the ``command`` and path they
+    read, and a digest of the whole (equal digests: equal arguments, whatever the order).
+
+    The ledger's stand-ins carry them, so a replay supersedes what the engine would.
+    """
+    out: dict[str, Any] = {}
+    command = args.get("command")
+    if isinstance(command, str):
+        out["command"] = command
+    for key in PATH_KEYS:
+        value = args.get(key)
+        if isinstance(value, str) and value:
+            out[key] = value
+            break
+    out["fingerprint"] = hashlib.blake2b(_canonical(args), digest_size=8).hexdigest()
+    return out
 
 
 def _kind(category: str | None, args: Mapping[str, Any]) -> str | None:

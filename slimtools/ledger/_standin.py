@@ -21,6 +21,8 @@ import functools
 from collections.abc import Sequence
 from typing import Any, NamedTuple
 
+import orjson
+
 from slimtools.clearing.formats.base import RawCall, RawResult, decoded
 from slimtools.clearing.formats.view import get_codec
 from slimtools.clearing.marker import seal
@@ -70,11 +72,14 @@ def standin_format(format: str) -> str:
 
 
 class Call(NamedTuple):
-    """A call as its stand-in shows it: a unique id, the real name, its billed tokens."""
+    """A call as its stand-in shows it: a unique id, the real name, its billed tokens, and
+    the arguments that stand for the real ones (:func:`~slimtools.clearing.replay.
+    standing_args`; None when no policy replayed supersedes, so none are needed)."""
 
     id: str
     name: str
     tokens: int
+    args: dict[str, Any] | None = None
 
 
 class Result(NamedTuple):
@@ -105,13 +110,21 @@ def build(
         results: its tool results.
     """
     text = "" if content is None else carried(content)
-    raw_calls = tuple(RawCall(c.id, c.name, _args(c.tokens), carried(c.tokens)) for c in calls)
+    raw_calls = tuple(_call(c) for c in calls)
     raw_results = tuple(
         RawResult(r.id, r.name, _content(r), slot, False, not r.clearable, r.clearable)
         for slot, r in enumerate(results)
     )
     message = decoded(model_output, text, raw_calls if model_output else (), raw_results)
     return get_codec(format).encode(message)
+
+
+def _call(call: Call) -> RawCall:
+    """A call's stand-in: its arguments carry its tokens at the end of their text."""
+    if call.args is None:
+        return RawCall(call.id, call.name, _args(call.tokens), carried(call.tokens))
+    args = {**call.args, "_raw": carried(call.tokens)}
+    return RawCall(call.id, call.name, args, orjson.dumps(args).decode())
 
 
 def _content(result: Result) -> str:
