@@ -48,7 +48,9 @@ def test_a_replay_clears_what_the_clearer_clears_and_sums_its_savings(history, p
 
 def test_a_replay_keeps_only_held_messages_and_hands_back_no_copy():
     """Messages not held are let go once read; a released one goes too."""
-    script = [Turn((Call(f"c{i}", "bash", {}, Res(big(f"r{i}_"))),), user="go") for i in range(4)]
+    script = [
+        Turn((Call(f"c{i}", "bash", {"n": i}, Res(big(f"r{i}_"))),), user="go") for i in range(4)
+    ]
     messages = render(FMT, script)
     replay = ReplayClearer(ClearingPolicy(keep_turns=10**6), format=FMT)
     replay.hold(2)

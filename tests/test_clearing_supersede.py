@@ -92,13 +92,16 @@ def test_supersession_still_waits_for_clear_at_least():
     assert texts(clear_stale_results(chat(calls), policy))[0] == "A" * 400
 
 
-def test_supersession_is_off_unless_asked():
-    """The default policy leaves a fresh duplicate read alone (its retention protects it)."""
+def test_supersession_is_on_by_default_and_off_when_asked():
+    """The default policy clears a fresh duplicate read; ``supersede=False`` leaves it to
+    its retention."""
     calls = [
         ("read_file", {"path": "a.py"}, "A" * 4000),
         ("read_file", {"path": "a.py"}, "B" * 4000),
     ]
-    assert texts(clear_stale_results(chat(calls)))[0] == "A" * 4000
+    assert "superseded" in texts(clear_stale_results(chat(calls)))[0]
+    off = ClearingPolicy(supersede=False)
+    assert texts(clear_stale_results(chat(calls), off))[0] == "A" * 4000
 
 
 _calls = st.lists(

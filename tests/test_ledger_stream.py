@@ -135,7 +135,7 @@ def test_a_failing_placeholder_template_keeps_the_result_as_the_engine_does(capl
         raise RuntimeError("no")
 
     history = render(
-        "anthropic", [Turn((Call(f"c{i}", "bash", {}, Res(big("o", 90))),)) for i in range(6)]
+        "anthropic", [Turn((Call(f"c{i}", "bash", {"n": i}, Res(big("o", 90))),)) for i in range(6)]
     )
     with caplog.at_level(logging.CRITICAL, logger="slimtools.clearing"):
         assert_same_ledgers(
