@@ -132,3 +132,21 @@ def test_supersession_clears_incrementally_as_in_one_pass(calls, cache, keep):
     if cache is None:
         assert grown == clear_stale_results(history, policy)
     assert clear_stale_results(grown, policy) == grown  # idempotent
+
+
+def test_supersession_forgets_results_once_they_fall_due():
+    """A long run of distinct calls keeps only the results not yet due in its tables."""
+    from slimtools.clearing._batch import Pending
+    from slimtools.clearing._ingest import SeenCall
+    from slimtools.clearing._supersede import Supersession
+    from slimtools.clearing.formats.base import RawResult
+
+    tracker = Supersession(lambda tool: "read")
+    for turn in range(1, 1_001):
+        call = SeenCall("read_file", {"path": f"f{turn}.py"}, 2 * turn, 5, 20, turn)
+        raw = RawResult(f"c{turn}", None, "text", 0, False, False, True)
+        pending = Pending(raw, "read_file", call, 2 * turn + 1, turn, 100, turn)
+        assert tracker.file(pending, due=turn + 3) == []
+    assert len(tracker._calls) <= 4
+    assert len(tracker._reads) <= 4
+    assert len(tracker._expiry) <= 8

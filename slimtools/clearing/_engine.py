@@ -278,7 +278,7 @@ class Clearer(Deciding, Thinning):
             tracker = state.supersession
             if tracker is None:
                 tracker = state.supersession = Supersession(self.policy.category_of)
-            for older, reason in tracker.file(pending):
+            for older, reason in tracker.file(pending, due=turn + keep_turns):
                 # Only a result not yet due by its age: one already due may have been
                 # cleared by age before this result arrived (incremental = one pass).
                 if turn < older.turn + (keeps.get(older.tool) or 0):

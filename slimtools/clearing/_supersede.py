@@ -17,6 +17,7 @@ by its tool's category, or by its ``command`` argument for editors that do both
 from __future__ import annotations
 
 import hashlib
+import heapq
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -37,18 +38,28 @@ REREAD = "a re-read after a write"
 
 
 class Supersession:
-    """The latest result of each call and of each path, to tell which older one went stale."""
+    """The latest result of each call and of each path, to tell which older one went stale.
 
-    __slots__ = ("_calls", "_category", "_reads", "_writes")
+    Only a result not yet due by its age can be superseded (one already due may have been
+    cleared by age before the newer result came), so each entry is dropped once its result
+    falls due: the tables hold the results of the last few turns, not of the whole run.
+    """
+
+    __slots__ = ("_calls", "_category", "_expiry", "_reads", "_seq", "_writes")
 
     def __init__(self, category_of: Callable[[str], str | None]) -> None:
         self._category = category_of
         self._calls: dict[tuple[str, bytes], Pending] = {}
         self._reads: dict[str, Pending] = {}
         self._writes: dict[str, int] = {}  # path -> position of its latest write
+        # (due turn, sequence, table, key, entry): a heap, to drop entries as they fall due
+        self._expiry: list[tuple[int, int, dict[Any, Pending], Any, Pending]] = []
+        self._seq = 0
 
-    def file(self, newer: Pending) -> list[tuple[Pending, str]]:
-        """File ``newer``; the older results it supersedes, each with the reason."""
+    def file(self, newer: Pending, *, due: int) -> list[tuple[Pending, str]]:
+        """File ``newer`` (due by its age at turn ``due``); the older results it
+        supersedes, each with the reason."""
+        self._expire(newer.turn)
         tool, args = newer.tool, newer.call.args
         kind = _kind(self._category(tool), args)
         path = _path(args)
@@ -61,16 +72,29 @@ class Supersession:
         out: list[tuple[Pending, str]] = []
         key = (tool, _canonical(args))
         older = self._calls.get(key)
-        self._calls[key] = newer
+        self._keep(self._calls, key, newer, due)
         if older is not None:
             out.append((older, SAME_CALL))
         if kind == "read" and path is not None:
             read = self._reads.get(path)
-            self._reads[path] = newer
+            self._keep(self._reads, path, newer, due)
             written = self._writes.get(path, -1)
             if read is not None and read is not older and read.position < written:
                 out.append((read, REREAD))
         return out
+
+    def _keep(self, table: dict[Any, Pending], key: Any, entry: Pending, due: int) -> None:
+        table[key] = entry
+        self._seq += 1
+        heapq.heappush(self._expiry, (due, self._seq, table, key, entry))
+
+    def _expire(self, turn: int) -> None:
+        """Drop the entries whose results are due by ``turn``: none can be superseded now."""
+        heap = self._expiry
+        while heap and heap[0][0] <= turn:
+            _, _, table, key, entry = heapq.heappop(heap)
+            if table.get(key) is entry:
+                del table[key]
 
 
 def standing_args(args: Mapping[str, Any]) -> dict[str, Any]:
