@@ -59,7 +59,8 @@ def test_clearing_is_idempotent(fmt, script, policy):
 @SETTINGS
 @given(script=turns(), policy=policies)
 def test_keep_window_and_excluded_untouched(fmt, script, policy):
-    """Results of the last keep_turns turns and of excluded tools keep their text and inputs."""
+    """Results of the last keep_turns turns and of excluded tools keep their text and inputs
+    (under ``supersede``, a result of the window that a newer one superseded may go)."""
     history = render(fmt, script)
     before, after = view(history), view(clear_stale_results(history, policy))
     protected = {
@@ -67,11 +68,14 @@ def test_keep_window_and_excluded_untouched(fmt, script, policy):
         for r in before.results
         if before.turns - r.turn < policy.keep_turns or r.name in policy.exclude_tools
     }
+    superseded = set()
     for old, new in zip(before.results, after.results, strict=True):
-        if old.call_id in protected:
-            assert new.text == old.text
+        if old.call_id in protected and new.text != old.text:
+            assert policy.supersede and old.name not in policy.exclude_tools
+            assert "; superseded by the result of turn " in new.text
+            superseded.add(old.call_id)
     for old_call, new_call in zip(before.calls, after.calls, strict=True):
-        if old_call.id in protected:
+        if old_call.id in protected - superseded:
             assert new_call.args == old_call.args
 
 

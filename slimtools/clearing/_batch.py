@@ -177,10 +177,9 @@ class State(Reading):
     # With a thinning schedule: (turn of the next step, sequence, watch), a heap.
     watches: list[tuple[int, int, Watch]] = field(default_factory=list)
     watch_seq: int = 0
-    # Superseded results: eidx of those cleared ahead of their age (skipped when they fall
-    # due), and eidx of those already made ready (too late to supersede).
-    gone: set[int] = field(default_factory=set)
-    made: set[int] = field(default_factory=set)
+    # Superseded results: per eidx, 1 once the result is made ready or cleared ahead of
+    # its age (too late to supersede, or skipped when it falls due); a byte a result.
+    made: bytearray = field(default_factory=bytearray)
     supersession: Any = None  # the _supersede.Supersession of this pass, made on first use
 
 

@@ -265,6 +265,8 @@ class Clearer(Deciding, Thinning):
             return  # excluded or never-clear: untouched, and not counted toward keep
         eidx = len(state.eligible_turns)
         state.eligible_turns.append(turn)
+        if self._supersede:
+            state.made.append(0)
         if not raw.clearable:  # empty or already cleared: counts toward keep, stays
             if raw.cleared and self._thin is not None:
                 self._watch_cleared(raw, position, tokens, turn + keep_turns)
@@ -294,14 +296,13 @@ class Clearer(Deciding, Thinning):
         It waits in the ready list like any clear (the trigger, ``clear_at_least`` and the
         cache rule still decide when), and is skipped when its own turn comes."""
         state = self._state
-        if older.eidx in state.made or older.eidx in state.gone:
+        if state.made[older.eidx]:
             return  # already on its way out (or written)
         text = self._placeholders.superseded(older, turn, reason)
         saving = older.tokens - self.policy.token_counter(text)
         if saving <= 0:
             return
-        state.gone.add(older.eidx)
-        state.made.add(older.eidx)
+        state.made[older.eidx] = 1
         args_saving, first = self._inputs_of(older)
         made = older._replace(
             placeholder=text, saving=saving, input_saving=args_saving, first=first
@@ -376,9 +377,9 @@ class Clearer(Deciding, Thinning):
         """Render the placeholder; a result it would not shrink is left alone for good."""
         if self._supersede:
             made = self._state.made
-            if pending.eidx in made:
+            if made[pending.eidx]:
                 return  # superseded: cleared ahead of its age already
-            made.add(pending.eidx)
+            made[pending.eidx] = 1
         if self._thin is not None:
             self._make_ready_thinning(pending)
             return
