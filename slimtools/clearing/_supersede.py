@@ -45,10 +45,11 @@ class Supersession:
     falls due: the tables hold the results of the last few turns, not of the whole run.
     """
 
-    __slots__ = ("_calls", "_category", "_expiry", "_reads", "_seq", "_writes")
+    __slots__ = ("_calls", "_categories", "_category", "_expiry", "_reads", "_seq", "_writes")
 
     def __init__(self, category_of: Callable[[str], str | None]) -> None:
         self._category = category_of
+        self._categories: dict[str, str | None] = {}  # tool -> category, asked once per tool
         self._calls: dict[tuple[str, bytes], Pending] = {}
         self._reads: dict[str, Pending] = {}
         self._writes: dict[str, int] = {}  # path -> position of its latest write
@@ -61,8 +62,14 @@ class Supersession:
         supersedes, each with the reason."""
         self._expire(newer.turn)
         tool, args = newer.tool, newer.call.args
-        kind = _kind(self._category(tool), args)
+        categories = self._categories
+        category = (
+            categories[tool]
+            if tool in categories
+            else categories.setdefault(tool, self._category(tool))
+        )
         path = _path(args)
+        kind = _kind(category, args, path)
         if kind == "write":
             if path is not None:
                 self._writes[path] = newer.position
@@ -116,9 +123,9 @@ def standing_args(args: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
-def _kind(category: str | None, args: Mapping[str, Any]) -> str | None:
+def _kind(category: str | None, args: Mapping[str, Any], path: str | None) -> str | None:
     command = args.get("command")
-    if isinstance(command, str) and _path(args) is not None:
+    if isinstance(command, str) and path is not None:
         if command in _WRITE_COMMANDS:
             return "write"
         if command in _READ_COMMANDS:
