@@ -71,7 +71,8 @@ def test_keep_window_and_excluded_untouched(fmt, script, policy):
     superseded = set()
     for old, new in zip(before.results, after.results, strict=True):
         if old.call_id in protected and new.text != old.text:
-            assert policy.supersede and old.name not in policy.exclude_tools
+            assert policy.supersede
+            assert old.name not in policy.exclude_tools
             assert "; superseded by the result of turn " in new.text
             superseded.add(old.call_id)
     for old_call, new_call in zip(before.calls, after.calls, strict=True):
