@@ -5,9 +5,13 @@ call's name, which results it carries and which of them are clearable) in the sa
 format family, but every billed text is a short token that *carries* the original's token
 count: ``"¶<count>¶"``. The engine counts with :func:`counter`, which reads the
 carried count, and renders placeholders with a template that returns a stand-in carrying
-the real placeholder's count (rendered from the original when it was read). So a real
-:class:`~slimtools.clearing.Clearer` makes exactly the decisions it would make on the real
-run, while only these few hundred bytes per message stay in memory.
+the real placeholder's count (rendered from the original when it was read). A call's
+arguments are a shared ``{"_raw": <count>}``, or, when a policy replayed supersedes, the
+arguments that stand for the real ones (:func:`~slimtools.clearing.replay.standing_args`:
+the command and path the rules read, a digest of the whole) with the count last. So the
+engine in replay mode (:class:`~slimtools.clearing.replay.ReplayClearer`) makes exactly the
+decisions it would make on the real run, while only these few hundred bytes per message
+stay in memory.
 
 The mark is the pilcrow, a Latin-1 character: JSON writers leave it unescaped (it survives
 the engine's own rendering of arguments) and stand-ins stay one byte a character. The count

@@ -3,10 +3,11 @@
 :class:`RunReplay` is fed a run's messages one at a time (:meth:`RunReplay.add`) and gives
 the same :class:`~slimtools.ledger.TokenLedger` rows as :meth:`TokenLedger.measure
 <slimtools.ledger.TokenLedger.measure>` for no clearing and for each policy, plus the counts
-``slimtools analyze`` reports (calls and result tokens per tool). Each message becomes a
-small stand-in (:mod:`slimtools.ledger._standin`) that a real
-:class:`~slimtools.clearing.Clearer` per policy reads, so every decision is the engine's own
-while a long session's texts are never held; once read, a stand-in is kept only while its
+``slimtools analyze`` reports (calls and result tokens per tool). Messages are read with the
+engine's own ingestion (:func:`slimtools.clearing.replay.read_messages`); each becomes a
+small stand-in (:mod:`slimtools.ledger._standin`) that the engine in replay mode
+(:class:`~slimtools.clearing.replay.ReplayClearer`, one per policy) reads, so every decision
+is the engine's own while a long session's texts are never held; once read, a stand-in is kept only while its
 engine may still rewrite it (a result still clearable). Per message there remain a few
 machine words (token offsets, ledger columns, an emptied slot among the stand-ins): about a
 hundred bytes a message with one policy. Holding the run whole, as ``measure`` does, was
