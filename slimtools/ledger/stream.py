@@ -8,10 +8,11 @@ engine's own ingestion (:func:`slimtools.clearing.replay.read_messages`); each b
 small stand-in (:mod:`slimtools.ledger._standin`) that the engine in replay mode
 (:class:`~slimtools.clearing.replay.ReplayClearer`, one per policy) reads, so every decision
 is the engine's own while a long session's texts are never held; once read, a stand-in is
-kept only while its engine may still rewrite it (a result still clearable). Per message there remain a few
-machine words (token offsets, ledger columns, an emptied slot among the stand-ins): about a
-hundred bytes a message with one policy. Holding the run whole, as ``measure`` does, was
-the simpler design; memory then grew with the file rather than with its message count.
+kept only while its engine may still rewrite it (a result still clearable). Per message
+there remain a few machine words (token offsets, ledger columns, an emptied slot among the
+stand-ins): about a hundred bytes a message with one policy. Holding the run whole, as
+``measure`` does, was the simpler design; memory then grew with the file rather than with
+its message count.
 """
 
 from __future__ import annotations
