@@ -396,3 +396,16 @@ def test_a_replay_is_freed_as_soon_as_it_is_dropped():
         assert all(engine() is None for engine in engines)
     finally:
         gc.enable()
+
+
+def test_stand_ins_of_results_never_shorter_are_let_go_once_due_under_supersession():
+    """Small results whose placeholder would be longer: once due by age none can be
+    superseded, so their stand-ins are not held to the end of the run."""
+    history = render(
+        "openai_chat",
+        [Turn((Call(f"c{i}", "bash", {"n": i}, Res(f"ok {i}")),), user="go") for i in range(40)],
+    )
+    replay = RunReplay("openai_chat", {"p": ClearingPolicy(cache=None)}).add_all(history)
+    (track,) = replay._tracks
+    assert len(track.clearer.held) <= 6
+    assert_same_ledgers(history, "openai_chat", {"p": ClearingPolicy(cache=None)})

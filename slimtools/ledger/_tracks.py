@@ -14,6 +14,7 @@ of calls whose arguments clearing them may blank), and no others once it has rea
 
 from __future__ import annotations
 
+import heapq
 from collections import Counter
 from collections.abc import Sequence
 from typing import Any
@@ -48,13 +49,16 @@ class Track:
         # uid -> (tool, rendered arguments, chars, tokens): what a superseded placeholder
         # shows, kept while the result may be cleared (only when the policy supersedes)
         self._superseding: dict[str, tuple[str, str, int, int]] = {}
+        # (due turn, uid, position, held call position or -1, shorter): a heap (_expire)
+        self._expiring: list[tuple[int, str, int, int, bool]] = []
+        self._asked: set[str] = set()  # uids the engine asked a superseded placeholder of
         standin_policy = policy.replace(
             token_counter=_standin.counter(counter), placeholder=_Bodies(self._bodies)
         )
         self.clearer = ReplayClearer(
             standin_policy,
             format=fmt,
-            superseded=_Superseded(self._superseding, self._renderer, counter)
+            superseded=_Superseded(self._superseding, self._asked, self._renderer, counter)
             if policy.supersede
             else None,
         )
@@ -70,7 +74,8 @@ class Track:
     ) -> None:
         """Note a clearable result: its placeholder's size, and the stand-ins to hold."""
         tool = call.name or raw.name or "tool"  # the engine's name for a paired result
-        if self.policy.turns_to_keep(tool) is None:
+        keep = self.policy.turns_to_keep(tool)
+        if keep is None:
             return
         # The policy's own rendering of the real result: one rule for placeholders. A
         # template that fails is logged there and gives None: the result stays.
@@ -80,16 +85,20 @@ class Track:
         size = self._count(text) if shorter and text is not None else 0
         self._bodies[uid] = _standin.carried(size, length=0 if shorter else _standin.RESULT_CHARS)
         if self.policy.supersede:
-            # A newer result may supersede it whatever its own placeholder (the stand-in of
-            # one never shorter is then held to the end: a few, of small results).
+            # A newer result may supersede it, whatever its own placeholder, until it falls
+            # due by its age: what that needs is kept until then (_expire).
             args = self._renderer.arguments(call.args)
             self._superseding[uid] = (tool, args, len(raw.text), tokens)
         elif not shorter:
             return
         self.clearer.hold(position)
         blanks = self._blanks and self.policy.clears_inputs_of(tool)
-        if blanks and self._renderer.args_saving(call.name, call.args_tokens):
+        held_call = blanks and bool(self._renderer.args_saving(call.name, call.args_tokens))
+        if held_call:
             self.clearer.hold(call.position)
+        if self.policy.supersede:
+            entry = (turn + keep, uid, position, call.position if held_call else -1, shorter)
+            heapq.heappush(self._expiring, entry)
 
     def called(self, position: int) -> None:
         """A call was read at ``position``: until it is answered, clearing its result may
@@ -128,6 +137,25 @@ class Track:
         resident = results - self._result_saved
         self.rows.append(report.tokens_after, resident, read, broken, self._cleared)
         self._previous_end = len(standins)
+        if self._expiring:
+            self._expire(len(self.rows))
+
+    def _expire(self, turn: int) -> None:
+        """After the model call of ``turn``, the engine reads only results of ``turn`` on,
+        which cannot supersede a result due by then: forget what superseding it needed,
+        and let go the stand-ins of those never shorter than their placeholder (the engine
+        will not rewrite them) unless one is on its way out as superseded."""
+        heap, asked = self._expiring, self._asked
+        while heap and heap[0][0] <= turn:
+            _, uid, position, call_position, shorter = heapq.heappop(heap)
+            self._superseding.pop(uid, None)
+            if uid in asked:
+                asked.discard(uid)  # cleared as superseded, or waiting to: released then
+                continue
+            if not shorter:
+                self.clearer.release(position)
+                if call_position >= 0:
+                    self.clearer.release(call_position)
 
 
 class _Bodies:
@@ -151,18 +179,20 @@ class _Superseded:
     and gives its stand-in (the real one's size). Like :class:`_Bodies`, it does not hold
     the track."""
 
-    __slots__ = ("_count", "_figures", "_renderer")
+    __slots__ = ("_asked", "_count", "_figures", "_renderer")
 
     def __init__(
         self,
         figures: dict[str, tuple[str, str, int, int]],
+        asked: set[str],
         renderer: PlaceholderRenderer,
         count: TokenCounter,
     ) -> None:
-        self._figures, self._renderer, self._count = figures, renderer, count
+        self._figures, self._asked, self._renderer, self._count = figures, asked, renderer, count
 
     def __call__(self, uid: str, turn: int, reason: str) -> str:
-        tool, args, chars, tokens = self._figures[uid]
+        tool, args, chars, tokens = self._figures.pop(uid)  # asked once per result
+        self._asked.add(uid)
         text = self._renderer.superseded(
             args, tool=tool, chars=chars, tokens=tokens, turn=turn, reason=reason
         )
