@@ -59,25 +59,25 @@ def test_clearing_is_idempotent(fmt, script, policy):
 @SETTINGS
 @given(script=turns(), policy=policies)
 def test_keep_window_and_excluded_untouched(fmt, script, policy):
-    """Results of the last keep_turns turns and of excluded tools keep their text and inputs;
-    under ``supersede`` a result in the window may give way to the same call's newer result."""
+    """Results of the last keep_turns turns and of excluded tools keep their text and inputs
+    (under ``supersede``, a result of the window that a newer one superseded may go)."""
     history = render(fmt, script)
     before, after = view(history), view(clear_stale_results(history, policy))
-    excluded = {r.call_id for r in before.results if r.name in policy.exclude_tools}
-    in_window = {
-        r.call_id for r in before.results if before.turns - r.turn < policy.keep_turns
-    } - excluded
+    protected = {
+        r.call_id
+        for r in before.results
+        if before.turns - r.turn < policy.keep_turns or r.name in policy.exclude_tools
+    }
+    superseded = set()
     for old, new in zip(before.results, after.results, strict=True):
-        if old.call_id in excluded:
-            assert new.text == old.text
-        elif old.call_id in in_window and new.text != old.text:
+        if old.call_id in protected and new.text != old.text:
             assert policy.supersede
-            assert "superseded by the result of turn" in new.text
-    protected = excluded | in_window
+            assert old.name not in policy.exclude_tools
+            assert "; superseded by the result of turn " in new.text
+            superseded.add(old.call_id)
     for old_call, new_call in zip(before.calls, after.calls, strict=True):
-        if old_call.id in protected and old_call.args != new_call.args:
-            assert policy.supersede
-            assert old_call.id in in_window
+        if old_call.id in protected - superseded:
+            assert new_call.args == old_call.args
 
 
 @fmt_param

@@ -92,13 +92,16 @@ def test_supersession_still_waits_for_clear_at_least():
     assert texts(clear_stale_results(chat(calls), policy))[0] == "A" * 400
 
 
-def test_supersession_is_off_unless_asked():
-    """The default policy leaves a fresh duplicate read alone (its retention protects it)."""
+def test_supersession_is_on_by_default_and_off_when_asked():
+    """The default policy clears a fresh duplicate read; ``supersede=False`` leaves it to
+    its retention."""
     calls = [
         ("read_file", {"path": "a.py"}, "A" * 4000),
         ("read_file", {"path": "a.py"}, "B" * 4000),
     ]
-    assert texts(clear_stale_results(chat(calls)))[0] == "A" * 4000
+    assert "superseded" in texts(clear_stale_results(chat(calls)))[0]
+    off = ClearingPolicy(supersede=False)
+    assert texts(clear_stale_results(chat(calls), off))[0] == "A" * 4000
 
 
 _calls = st.lists(
@@ -129,3 +132,21 @@ def test_supersession_clears_incrementally_as_in_one_pass(calls, cache, keep):
     if cache is None:
         assert grown == clear_stale_results(history, policy)
     assert clear_stale_results(grown, policy) == grown  # idempotent
+
+
+def test_supersession_forgets_results_once_they_fall_due():
+    """A long run of distinct calls keeps only the results not yet due in its tables."""
+    from slimtools.clearing._batch import Pending
+    from slimtools.clearing._ingest import SeenCall
+    from slimtools.clearing._supersede import Supersession
+    from slimtools.clearing.formats.base import RawResult
+
+    tracker = Supersession(lambda tool: "read")
+    for turn in range(1, 1_001):
+        call = SeenCall("read_file", {"path": f"f{turn}.py"}, 2 * turn, 5, 20, turn)
+        raw = RawResult(f"c{turn}", None, "text", 0, False, False, True)
+        pending = Pending(raw, "read_file", call, 2 * turn + 1, turn, 100, turn)
+        assert tracker.file(pending, due=turn + 3) == []
+    assert len(tracker._calls) <= 4
+    assert len(tracker._reads) <= 4
+    assert len(tracker._expiry) <= 8

@@ -38,7 +38,8 @@ def _write_run(folder: Path, rounds: int = 8, chars: int = 20_000) -> Path:
         {"role": "user", "content": "fix it"},
     ]
     for i in range(rounds):
-        call = {"id": f"c{i}", "function": {"name": "bash", "arguments": '{"cmd": "ls"}'}}
+        arguments = json.dumps({"cmd": f"ls {i}"})  # distinct calls: none supersedes another
+        call = {"id": f"c{i}", "function": {"name": "bash", "arguments": arguments}}
         history.append({"role": "assistant", "content": f"step {i}", "tool_calls": [call]})
         history.append({"role": "tool", "content": "x" * chars, "tool_call_ids": [f"c{i}"]})
     history.append({"role": "assistant", "content": "done"})

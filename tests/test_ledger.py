@@ -188,7 +188,8 @@ def test_langchain_history_is_measured():
 
     history = [HumanMessage("go")]
     for i in range(5):
-        history.append(AIMessage("", tool_calls=[{"id": f"t{i}", "name": "weather", "args": {}}]))
+        call = {"id": f"t{i}", "name": "weather", "args": {"day": i}}
+        history.append(AIMessage("", tool_calls=[call]))
         history.append(ToolMessage("data " * 500, tool_call_id=f"t{i}"))
     ledger = TokenLedger.measure(history, ClearingPolicy(cache=None))
     assert ledger.summary.rounds == 5

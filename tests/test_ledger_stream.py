@@ -6,16 +6,17 @@ import gc
 import itertools
 import logging
 import weakref
+from typing import Any
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from slimtools.clearing import ClearingPolicy, view
+from slimtools.clearing.replay import ReplayClearer
 from slimtools.errors import ConfigurationError
 from slimtools.ledger import TokenLedger
 from slimtools.ledger import _standin as standin
-from slimtools.ledger._tracks import _Fenwick
 from slimtools.ledger.stream import NO_CLEARING, LedgerColumns, RunReplay
 from slimtools.tokens import count_tokens
 from slimtools.transcripts import iter_transcripts
@@ -23,8 +24,8 @@ from tests._profile import examples
 from tests._shared import sample, shared_data
 from tests.strategies_clearing import FORMATS, Call, Res, Turn, big, policies, render, turns
 
-# The replay does not model thinning or superseded results.
-unthinned = policies.map(lambda p: p.replace(thin=None, supersede=False))
+# The replay does not model thinning.
+unthinned = policies.map(lambda p: p.replace(thin=None))
 
 DATA = "tests/data/transcripts"
 PRESETS = {
@@ -134,7 +135,7 @@ def test_a_failing_placeholder_template_keeps_the_result_as_the_engine_does(capl
         raise RuntimeError("no")
 
     history = render(
-        "anthropic", [Turn((Call(f"c{i}", "bash", {}, Res(big("o", 90))),)) for i in range(6)]
+        "anthropic", [Turn((Call(f"c{i}", "bash", {"n": i}, Res(big("o", 90))),)) for i in range(6)]
     )
     with caplog.at_level(logging.CRITICAL, logger="slimtools.clearing"):
         assert_same_ledgers(
@@ -175,18 +176,6 @@ def test_columns_summary_is_the_ledgers_summary(rows, cache):
         columns.append(total + read, tool, read, broken, i)
     assert columns.summary(cache) == columns.ledger(cache).summary
     assert [r.round for r in columns.rows()] == list(range(1, len(rows) + 1))
-
-
-@settings(max_examples=examples(100), deadline=None)
-@given(
-    st.lists(st.tuples(st.integers(0, 300), st.integers(-50, 50)), max_size=60), st.integers(0, 400)
-)
-def test_fenwick_sums_what_was_added_before_a_position(adds, position):
-    """Property: the index of saved tokens by position agrees with a plain sum."""
-    index = _Fenwick()
-    for where, value in adds:
-        index.add(where, value)
-    assert index.before(position) == sum(v for w, v in adds if w < position)
 
 
 @settings(max_examples=examples(100), deadline=None)
@@ -268,7 +257,7 @@ def test_each_engine_keeps_only_the_stand_ins_it_may_still_rewrite():
     )
     replay = RunReplay("anthropic", {"p": ClearingPolicy(cache=None)}).add_all(history)
     (track,) = replay._tracks
-    held = sorted(track._out._held)
+    held = track.clearer.held
     assert 0 < len(held) <= 3
     assert held[0] >= len(history) - 8
     kept = [i for i, standin in enumerate(replay._standins) if standin is not None]
@@ -276,16 +265,21 @@ def test_each_engine_keeps_only_the_stand_ins_it_may_still_rewrite():
     assert kept == [0, replay._previous_end - 1, *unread]
 
 
-def test_each_engine_reads_its_history_once():
-    """The replay only appends, so no engine re-reads (the state it began with is the state
-    it ends with) and none keeps a memory of what it cleared."""
+def test_each_engine_reads_its_history_once(monkeypatch):
+    """The replay only appends, so no engine re-reads (each starts one pass, and only one)."""
+    passes: list[ReplayClearer] = []
+    fresh = ReplayClearer._new_state
+
+    def counted(self: ReplayClearer) -> Any:
+        passes.append(self)
+        return fresh(self)
+
+    monkeypatch.setattr(ReplayClearer, "_new_state", counted)
     history = render(
         "openai_chat", [Turn((Call(f"c{i}", "bash", {}, Res(big(f"r{i}_"))),)) for i in range(30)]
     )
     replay = RunReplay("openai_chat", PRESETS).add_all(history)
-    for track in replay._tracks:
-        assert track.clearer._state.out is track._out
-        assert not track.clearer._memory
+    assert sorted(map(id, passes)) == sorted(id(track.clearer) for track in replay._tracks)
 
 
 @pytest.mark.parametrize("fmt", FORMATS)
@@ -309,6 +303,79 @@ def test_a_call_answered_after_the_next_model_call_has_its_arguments_blanked_as_
     assert figures.ledger("on").rows[-1].input_tokens < figures.ledger("off").rows[-1].input_tokens
 
 
+def _rereads(fmt: str) -> list:
+    """A run that reads files again, and re-reads one after writing it."""
+    read = {"path": "src/a.py"}
+    script = [
+        Turn((Call("c0", "read_file", read, Res(big("a", 600))),), user="go"),
+        Turn((Call("c1", "bash", {"command": "git status"}, Res(big("s", 500))),)),
+        Turn((Call("c2", "read_file", {"path": "src/b.py"}, Res(big("b", 700))),)),
+        Turn((Call("c3", "read_file", read, Res(big("A", 600))),)),
+        Turn((Call("c4", "write_file", {"path": "src/b.py", "content": "x"}, Res("ok")),)),
+        Turn((Call("c5", "read_file", {"path": "src/b.py", "limit": 9}, Res(big("B", 700))),)),
+        Turn((Call("c6", "bash", {"command": "git status"}, Res(big("t", 500))),)),
+        *(Turn((Call(f"d{i}", "search_logs", {"q": i}, Res(big(f"r{i}_"))),)) for i in range(4)),
+    ]
+    return render(fmt, script)
+
+
+SUPERSEDING = {
+    "alone": ClearingPolicy(keep_turns=10**6, supersede=True),
+    "alone, turn end": ClearingPolicy(keep_turns=10**6, supersede=True, cache=None),
+    "default": ClearingPolicy(supersede=True),
+    "turn end": ClearingPolicy(supersede=True, cache=None),
+    "inputs": ClearingPolicy(cache=None, clear_tool_inputs=True, supersede=True),
+}
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_superseded_results_replay_as_measure_does(fmt):
+    """Stand-in calls carry their arguments' fingerprint, command and path, so the replay
+    supersedes the results the engine supersedes on the real run, to the token."""
+    history = _rereads(fmt)
+    assert_same_ledgers(history, fmt, SUPERSEDING)
+    figures = replayed(history, fmt, SUPERSEDING)
+    assert figures.ledger("alone, turn end").rows[-1].cleared == 3
+
+
+def test_calls_of_one_size_with_other_arguments_are_not_superseded():
+    """Two reads of different files billed alike: neither supersedes the other."""
+    script = [
+        Turn((Call(f"c{i}", "read_file", {"path": p}, Res(big(p, 600))),), user="go")
+        for i, p in enumerate(["a.py", "b.py", "c.py", "d.py"])
+    ]
+    history = render("openai_chat", script)
+    figures = replayed(history, "openai_chat", SUPERSEDING)
+    assert figures.ledger("alone, turn end").rows[-1].cleared == 0
+    assert_same_ledgers(history, "openai_chat", SUPERSEDING)
+
+
+_reads = st.lists(
+    st.tuples(
+        st.sampled_from(["read_file", "write_file", "bash", "str_replace_editor"]),
+        st.fixed_dictionaries(
+            {"path": st.sampled_from(["a", "b"])},
+            optional={"command": st.sampled_from(["view", "create", "ls"])},
+        ),
+        st.sampled_from([800, 2000, 0]),
+    ),
+    max_size=12,
+)
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+@settings(max_examples=examples(40), deadline=None)
+@given(calls=_reads, keep=st.integers(0, 3), cache=st.sampled_from(["anthropic", None]))
+def test_any_rereading_run_replays_superseded_results_as_measure_does(fmt, calls, keep, cache):
+    """Property: runs that repeat calls and re-read written paths replay as measured."""
+    script = [
+        Turn((Call(f"c{i}", tool, args, Res(big(f"r{i}_", size) if size else "")),), user="go")
+        for i, (tool, args, size) in enumerate(calls)
+    ]
+    policy = ClearingPolicy(supersede=True, keep_turns=keep, cache=cache)
+    assert_same_ledgers(render(fmt, script), fmt, {"p": policy})
+
+
 def test_a_thinning_policy_is_refused_with_what_to_use_instead():
     """The streaming replay does not model thinning: it says so and names the alternative."""
     with pytest.raises(ConfigurationError, match=r"TokenLedger\.measure"):
@@ -329,3 +396,16 @@ def test_a_replay_is_freed_as_soon_as_it_is_dropped():
         assert all(engine() is None for engine in engines)
     finally:
         gc.enable()
+
+
+def test_stand_ins_of_results_never_shorter_are_let_go_once_due_under_supersession():
+    """Small results whose placeholder would be longer: once due by age none can be
+    superseded, so their stand-ins are not held to the end of the run."""
+    history = render(
+        "openai_chat",
+        [Turn((Call(f"c{i}", "bash", {"n": i}, Res(f"ok {i}")),), user="go") for i in range(40)],
+    )
+    replay = RunReplay("openai_chat", {"p": ClearingPolicy(cache=None)}).add_all(history)
+    (track,) = replay._tracks
+    assert len(track.clearer.held) <= 6
+    assert_same_ledgers(history, "openai_chat", {"p": ClearingPolicy(cache=None)})

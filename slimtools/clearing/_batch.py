@@ -13,6 +13,7 @@ from collections.abc import Collection
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
+from slimtools.clearing._ingest import Reading, SeenCall
 from slimtools.clearing._plan import Candidates
 from slimtools.clearing._savings import SavingsIndex
 from slimtools.clearing.audit import Audit, AuditRecord
@@ -21,16 +22,6 @@ from slimtools.clearing.formats.base import Codec, RawResult, new_tuple
 from slimtools.clearing.report import ClearingReport
 
 logger = logging.getLogger("slimtools.clearing")
-
-
-class SeenCall(NamedTuple):
-    """A tool call as the engine remembers it (by id)."""
-
-    name: str
-    args: dict[str, Any]
-    position: int
-    args_tokens: int
-    args_chars: int
 
 
 class Memory:
@@ -162,22 +153,15 @@ class Watch:
 
 
 @dataclass(slots=True)
-class State:
+class State(Reading):
     """Everything derived from the messages ingested so far (reset on a full pass)."""
 
     n: int = 0
     out: list[Any] = field(default_factory=list)
     first: Any = None
     last: Any = None
-    turns: int = 0
-    turn_start: int = 0  # position of the message that started the last turn
-    previous_model: bool = False
-    tokens: int = 0
-    offsets: list[int] = field(default_factory=list)  # original tokens before each message
     saved: int = 0
     savings: SavingsIndex = field(default_factory=SavingsIndex)  # saved tokens by position
-    tool_uses: int = 0
-    calls: dict[str, SeenCall] = field(default_factory=dict)
     # The turn of each result that counts toward ``keep``: one machine integer a result.
     eligible_turns: array[int] = field(default_factory=lambda: array("q"))
     snapshot: int = 0
@@ -192,10 +176,9 @@ class State:
     # With a thinning schedule: (turn of the next step, sequence, watch), a heap.
     watches: list[tuple[int, int, Watch]] = field(default_factory=list)
     watch_seq: int = 0
-    # Superseded results: eidx of those cleared ahead of their age (skipped when they fall
-    # due), and eidx of those already made ready (too late to supersede).
-    gone: set[int] = field(default_factory=set)
-    made: set[int] = field(default_factory=set)
+    # Superseded results: per eidx, 1 once the result is made ready or cleared ahead of
+    # its age (too late to supersede, or skipped when it falls due); a byte a result.
+    made: bytearray = field(default_factory=bytearray)
     supersession: Any = None  # the _supersede.Supersession of this pass, made on first use
 
 

@@ -21,6 +21,10 @@ taking over a persisted history continues it byte for byte). That is what keeps 
 prompt cache warm across agent restarts; ``tests/test_clearing_determinism.py`` checks it
 across processes.
 
+The clearer is split by concept: ingestion in ``_ingest.py`` (shared with the ledger's
+replay), when ready results go in ``_deciding.py``, thinning in ``_thinning_steps.py``,
+the writing of a batch in ``_batch.py``; ``replay.py`` is its public replay mode.
+
 The rejected simpler design, recomputing everything from scratch per call (as LangChain's
 ``ClearToolUsesEdit`` does, recounting the whole history after each cleared message), is
 quadratic in a long run and slides the cache boundary every turn.
@@ -32,7 +36,6 @@ import logging
 import time
 from collections import deque
 from collections.abc import Sequence
-from heapq import heappop, heappush
 from itertools import islice
 from typing import Any
 
@@ -41,29 +44,26 @@ from slimtools.clearing._batch import (
     Forgetful,
     Memory,
     Pending,
-    SeenCall,
     State,
-    Watch,
-    audit_originals,
     write_batch,
 )
+from slimtools.clearing._deciding import Deciding
+from slimtools.clearing._ingest import SeenCall, read_messages
 from slimtools.clearing._observe import report_pass
 from slimtools.clearing._render import Placeholders
 from slimtools.clearing._supersede import Supersession
+from slimtools.clearing._thinning_steps import Thinning
 from slimtools.clearing.audit import Audit
-from slimtools.clearing.formats.base import OTHER, Codec, RawResult, new_tuple, starts_turn
-from slimtools.clearing.formats.media import MEDIA_TOKENS
+from slimtools.clearing.formats.base import Codec, RawResult, new_tuple
 from slimtools.clearing.formats.view import _format_of, check_history, detect_format, get_codec
 from slimtools.clearing.policy import ClearingPolicy
-from slimtools.clearing.pricing import calls_ahead
 from slimtools.clearing.report import ClearingReport
-from slimtools.clearing.thinning import head_at, head_length, next_age, thin
 from slimtools.instrumentation._registry import REGISTRY
 
 logger = logging.getLogger("slimtools.clearing")
 
 
-class Clearer:
+class Clearer(Deciding, Thinning):
     """A stateful clearer for one growing history: call :meth:`clear` before each model call.
 
     It remembers how far it has read, so each call costs time proportional to the messages
@@ -101,7 +101,7 @@ class Clearer:
         # cleared result became, keyed by call id and the original's hash (ids may repeat).
         self._memory = Memory()
         self._rereading = False
-        self._state = State()
+        self._state = self._new_state()
         self._placeholders = Placeholders(self.policy)
         self._thin = self.policy.thin
         self._clock = 0
@@ -122,6 +122,10 @@ class Clearer:
         clearer._memory = Forgetful()
         return clearer
 
+    def _new_state(self) -> State:
+        """The state of a pass that has read nothing yet (replay mode keeps it leaner)."""
+        return State()
+
     @property
     def format(self) -> str | None:
         """The history format in use (None until a history has told it)."""
@@ -130,7 +134,7 @@ class Clearer:
     def reset(self) -> None:
         """Forget everything, including which results were cleared."""
         self._memory.clear()
-        self._state = State()
+        self._state = self._new_state()
         if not self._named:
             self._codec, self._sure = None, False
 
@@ -186,7 +190,7 @@ class Clearer:
         )
         in_place = history is state.out and len(history) >= n
         if not (grown or in_place) and not self._extends(history):
-            state = self._state = State()
+            state = self._state = self._new_state()
             self._rereading = bool(self._memory)
         start, end = state.n, len(history)
         if end > start:
@@ -217,7 +221,7 @@ class Clearer:
         self._sure = True
         if self._codec is None or self._codec.name != found:
             self._codec = get_codec(found)
-            self._state = State()
+            self._state = self._new_state()
         return self._codec
 
     def _extends(self, history: Sequence[Any]) -> bool:
@@ -239,53 +243,17 @@ class Clearer:
             return False
 
     def _read(self, codec: Codec, history: Sequence[Any], start: int) -> None:
-        """Ingest ``history[start:]``: turns, tokens (once per piece), calls and results.
+        """Ingest ``history[start:]``: turns, tokens (once per piece), calls and results."""
+        count = self.policy.token_counter
+        read_messages(self._state, codec, count, history, start, file=self._file)
 
-        The hot loop of a long one-shot pass, hence the local variables.
-        """
-        state, count, decode = self._state, self.policy.token_counter, codec.decode
-        calls, run_turns, file = state.calls, codec.run_turns, self._file
-        turns, previous, tokens, uses = state.turns, state.previous_model, state.tokens, 0
-        turn_start, offset = state.turn_start, state.offsets.append
-        for position in range(start, len(history)):
-            offset(tokens)
-            try:
-                model, text, found_calls, results = decode(history[position])
-            except Exception:  # a malformed message must not stop the agent loop
-                logger.debug("cannot decode message %d; left as is", position, exc_info=True)
-                model, text, found_calls, results = OTHER
-            if starts_turn(run_turns, model, previous):
-                turns += 1
-                turn_start = position
-            previous = model
-            if text:
-                tokens += count(text)
-            for c in found_calls:
-                size = count(f"{c.name} {c.args_text}")
-                tokens += size
-                uses += 1
-                # The latest call with an id wins: some OpenAI-compatible servers reuse
-                # ids such as "call_0" every turn, and a result answers the call before it.
-                info = (c.name, c.args, position, size, len(c.args_text))
-                calls[c.id] = new_tuple(SeenCall, info)
-            for raw in results:
-                size = count(raw.text) if raw.text else 0
-                if raw.media:
-                    size += MEDIA_TOKENS * len(raw.media)
-                tokens += size
-                file(raw, position, size, turns)
-        state.turns, state.previous_model, state.tokens = turns, previous, tokens
-        state.turn_start = turn_start
-        state.tool_uses += uses
-
-    def _file(self, raw: RawResult, position: int, tokens: int, turn: int) -> None:
+    def _file(
+        self, raw: RawResult, position: int, tokens: int, turn: int, call: SeenCall | None
+    ) -> None:
         """Decide once, at ingestion, when (if ever) this result may be cleared."""
-        state = self._state
-        # A result consumes its call: a second result with that id is a duplicate, left as
-        # it is (and the engine keeps nothing per answered call but the pending result).
-        call = state.calls.pop(raw.call_id, None)
         if call is None:
             return  # orphan or duplicate result: left as it is
+        state = self._state
         tool = call.name or raw.name or "tool"
         keeps = self._keeps
         keep_turns = (
@@ -297,6 +265,8 @@ class Clearer:
             return  # excluded or never-clear: untouched, and not counted toward keep
         eidx = len(state.eligible_turns)
         state.eligible_turns.append(turn)
+        if self._supersede:
+            state.made.append(0)
         if not raw.clearable:  # empty or already cleared: counts toward keep, stays
             if raw.cleared and self._thin is not None:
                 self._watch_cleared(raw, position, tokens, turn + keep_turns)
@@ -310,7 +280,7 @@ class Clearer:
             tracker = state.supersession
             if tracker is None:
                 tracker = state.supersession = Supersession(self.policy.category_of)
-            for older, reason in tracker.file(pending):
+            for older, reason in tracker.file(pending, due=turn + keep_turns):
                 # Only a result not yet due by its age: one already due may have been
                 # cleared by age before this result arrived (incremental = one pass).
                 if turn < older.turn + (keeps.get(older.tool) or 0):
@@ -326,14 +296,13 @@ class Clearer:
         It waits in the ready list like any clear (the trigger, ``clear_at_least`` and the
         cache rule still decide when), and is skipped when its own turn comes."""
         state = self._state
-        if older.eidx in state.made or older.eidx in state.gone:
+        if state.made[older.eidx]:
             return  # already on its way out (or written)
         text = self._placeholders.superseded(older, turn, reason)
         saving = older.tokens - self.policy.token_counter(text)
         if saving <= 0:
             return
-        state.gone.add(older.eidx)
-        state.made.add(older.eidx)
+        state.made[older.eidx] = 1
         args_saving, first = self._inputs_of(older)
         made = older._replace(
             placeholder=text, saving=saving, input_saving=args_saving, first=first
@@ -354,7 +323,7 @@ class Clearer:
         )
         return args_saving, first
 
-    # -- deciding --------------------------------------------------------------------------
+    # -- deciding (the rest in _deciding.py) -------------------------------------------------
 
     def _evaluate(self, codec: Codec) -> ClearingReport:
         state, policy = self._state, self.policy
@@ -404,110 +373,13 @@ class Clearer:
             )
         return report
 
-    def _take_due(self, clock: int) -> None:
-        """Move the results due by ``clock`` to the ripe list, in due order (then filing)."""
-        due: list[Pending] = []
-        queues = 0
-        for keep_turns, queue in self._state.waiting.items():
-            if queue and queue[0].turn + keep_turns <= clock:
-                queues += 1
-                while queue and queue[0].turn + keep_turns <= clock:
-                    due.append(queue.popleft())
-        if queues > 1:  # results of several retentions fell due: merge them by due turn
-            keeps = self._keeps
-            due.sort(key=lambda p: (p.turn + (keeps[p.tool] or 0), p.eidx))
-        self._state.ripe += due
-
-    def _forced_now(self) -> list[Pending]:
-        """Results cleared before a re-read, now outside the keep window: clear them again."""
-        state = self._state
-        now: list[Pending] = []
-        later: list[Pending] = []
-        for pending in state.forced:
-            if state.turns - pending.turn < self.policy.keep_turns:
-                later.append(pending)
-                continue
-            text, blanked = self._memory.recall(pending.raw)
-            saving = pending.tokens - self.policy.token_counter(text)
-            args_saving = (
-                self._placeholders.args_saving(pending.call.name, pending.call.args_tokens)
-                if blanked
-                else 0
-            )
-            first = min(pending.position, pending.call.position) if blanked else pending.position
-            now.append(
-                pending._replace(
-                    placeholder=text, saving=saving, input_saving=args_saving, first=first
-                )
-            )
-        state.forced = later
-        return now
-
-    def _decide(self) -> list[Pending]:
-        """Which ready results go now: all, none, or (under a cache price) the cheapest cut.
-
-        The window guard comes first: over ``max_context_tokens``, results go whatever the
-        trigger, ``clear_at_least`` or the cache say. Otherwise the trigger must have fired;
-        without a price model everything ready goes once it saves ``clear_at_least``; with
-        one, the results wait in ``state.plan`` and the rule of
-        :func:`~slimtools.clearing.pricing.plan_clear` picks the cut whose saving over the
-        calls ahead most outweighs the cache rewrite it causes.
-        """
-        state, policy = self._state, self.policy
-        limit = policy.max_context_tokens
-        over = limit is not None and state.tokens - state.saved > limit
-        if not (over or self._untriggered or self._triggered()):
-            return []
-        pricing = policy.pricing
-        if pricing is None:
-            if not over and state.ready_saving < (policy.clear_at_least or 0):
-                return []
-            fresh, state.ready, state.ready_saving = state.ready, [], 0
-            return fresh
-        offsets, savings = state.offsets, state.savings
-
-        def tokens_before(position: int) -> int:
-            return offsets[position] - savings.before(position) if savings else offsets[position]
-
-        plan = state.plan
-        ready = state.ready
-        if len(ready) > 1:
-            ready.sort(key=_first_change)
-        firsts = [p.first for p in ready]
-        # Nothing cleared yet: the history before a position is all original tokens.
-        before = [tokens_before(f) for f in firsts] if savings else [offsets[f] for f in firsts]
-        plan.extend(ready, firsts, [p.saving + p.input_saving for p in ready], before)
-        state.ready, state.ready_saving = [], 0
-        need = state.tokens - state.saved - limit if over and limit is not None else 0
-        cut = plan.choose(
-            state.turn_start,
-            tokens_before(state.turn_start),
-            calls_ahead(state.turns, policy.expected_calls, policy.payback_horizon),
-            pricing,
-            at_least=policy.clear_at_least or 0,
-            need=need,
-        )
-        return [] if cut is None else plan.take(cut)
-
-    def _triggered(self) -> bool:
-        state, policy = self._state, self.policy
-        if policy.trigger_tokens is None and policy.trigger_tool_uses is None:
-            return True
-        by_tokens = policy.trigger_tokens is not None and (
-            state.tokens - state.saved > policy.trigger_tokens
-        )
-        by_uses = policy.trigger_tool_uses is not None and (
-            state.tool_uses > policy.trigger_tool_uses
-        )
-        return by_tokens or by_uses
-
     def _make_ready(self, pending: Pending) -> None:
         """Render the placeholder; a result it would not shrink is left alone for good."""
         if self._supersede:
             made = self._state.made
-            if pending.eidx in made:
+            if made[pending.eidx]:
                 return  # superseded: cleared ahead of its age already
-            made.add(pending.eidx)
+            made[pending.eidx] = 1
         if self._thin is not None:
             self._make_ready_thinning(pending)
             return
@@ -529,140 +401,3 @@ class Clearer:
         state = self._state
         state.ready.append(new_tuple(Pending, (*info, None)))
         state.ready_saving += saving + args_saving
-
-    # -- thinning --------------------------------------------------------------------------
-
-    def _push_watch(self, turn: int, watch: Watch) -> None:
-        state = self._state
-        state.watch_seq += 1
-        heappush(state.watches, (turn, state.watch_seq, watch))
-
-    def _watch_cleared(
-        self, raw: RawResult, position: int, tokens: int, due: int, *, text: str = "",
-        key: str = "",
-    ) -> None:  # fmt: skip
-        """Watch a result the history already holds cleared, for its next thinning step."""
-        schedule = self._thin
-        text = text or raw.text
-        head = head_length(text)
-        if schedule is None or not head:
-            return
-        step = next_age(schedule, head)
-        if step is not None:
-            watch = Watch(due, position, raw.slot, raw.call_id, text=text, tokens=tokens, key=key)
-            self._push_watch(due + step, watch)
-
-    def _thin_due(self, clock: int) -> None:
-        """Re-make what a thinning step reached: a waiting clear is rendered again with the
-        shorter head, a written placeholder gets a thinning candidate."""
-        state, schedule, policy = self._state, self._thin, self.policy
-        assert schedule is not None
-        heap = state.watches
-        while heap and heap[0][0] <= clock:
-            watch = heappop(heap)[2]
-            head = head_at(schedule, clock - watch.due, policy.keep_head)
-            waiting, retry = watch.candidate, watch.retry
-            watch.candidate = watch.retry = None
-            if waiting is not None:
-                self._unfile(waiting)
-            if waiting is not None and waiting.eidx != THINNING:  # not written yet
-                self._remake(waiting, watch, head)
-            elif retry is not None:
-                self._remake(retry, watch, head)
-            elif watch.text:
-                self._file_thinning(watch, head)
-            step = next_age(schedule, head)
-            if step is not None and (watch.text or watch.candidate or watch.retry):
-                self._push_watch(watch.due + step, watch)
-
-    def _make_ready_thinning(self, pending: Pending) -> None:
-        """:meth:`_make_ready` under a thinning schedule: the head its age gives, and a
-        watch when a later step will shorten it."""
-        due = pending.turn + (self._keeps.get(pending.tool) or 0)
-        schedule = self._thin
-        assert schedule is not None
-        head = head_at(schedule, self._clock - due, self.policy.keep_head)
-        step = next_age(schedule, head)
-        watch = None
-        if step is not None:
-            raw = pending.raw
-            watch = Watch(due, pending.position, raw.slot, raw.call_id)
-            self._push_watch(due + step, watch)
-        self._remake(pending, watch, head)
-
-    def _remake(self, pending: Pending, watch: Watch | None, head: int) -> None:
-        """Render a result's placeholder with a ``head``-character head and file the clear.
-
-        A result the placeholder would not shrink waits in its watch for a shorter head.
-        """
-        raw, call, position = pending.raw, pending.call, pending.position
-        sized = self._placeholders.sized(pending, keep_head=head)
-        if sized is None:
-            return
-        text, size = sized
-        saving = pending.tokens - size
-        if saving <= 0 or (len(text) >= len(raw.text) and not raw.media):
-            if watch is not None:
-                watch.retry = pending
-            return
-        args_saving, first = 0, position
-        if self._inputs and call.args and self.policy.clears_inputs_of(pending.tool):
-            args_saving = self._placeholders.args_saving(call.name, call.args_tokens)
-            if args_saving and call.position < position:
-                first = call.position
-        made = pending._replace(
-            placeholder=text, saving=saving, input_saving=args_saving, first=first, watch=watch
-        )
-        if watch is not None:
-            watch.candidate = made
-        self._state.ready.append(made)
-        self._state.ready_saving += saving + args_saving
-
-    def _file_thinning(self, watch: Watch, head: int) -> None:
-        """A candidate shortening a written placeholder to a ``head``-character head."""
-        text = thin(watch.text, head, self.policy.max_placeholder_chars)
-        if text == watch.text:
-            return
-        saving = watch.tokens - self.policy.token_counter(text)
-        if saving <= 0:
-            return
-        raw = RawResult(watch.call_id, None, "", watch.slot, False, True, False)
-        call = SeenCall("", {}, watch.position, 0, 0)
-        info = (raw, "", call, watch.position, 0, watch.tokens, THINNING, text, saving, 0,
-                watch.position, watch)  # fmt: skip
-        made: Pending = new_tuple(Pending, info)
-        watch.candidate = made
-        self._state.ready.append(made)
-        self._state.ready_saving += saving
-
-    def _unfile(self, pending: Pending) -> None:
-        """Take a waiting candidate out of the ready list or the plan."""
-        state = self._state
-        for i, candidate in enumerate(state.ready):
-            if candidate is pending:
-                del state.ready[i]
-                state.ready_saving -= pending.saving + pending.input_saving
-                return
-        state.plan.remove(pending, pending.first)
-
-    def _refile(self, thins: list[Pending]) -> None:
-        """Thinnings that could not be written this call wait again."""
-        state = self._state
-        state.ready.extend(thins)
-        state.ready_saving += sum(p.saving for p in thins)
-
-    # -- writing ---------------------------------------------------------------------------
-
-    def _audited(self, audit: Audit, codec: Codec, fresh: list[Pending]) -> bool:
-        """Audit the fresh originals first; when the sink fails they wait for the next call."""
-        state = self._state
-        if audit_originals(audit, codec, state, fresh):
-            return True
-        state.ready.extend(fresh)
-        state.ready_saving += sum(p.saving + p.input_saving for p in fresh)
-        return False
-
-
-def _first_change(pending: Pending) -> int:
-    """The first message clearing this result rewrites (its call's, when arguments blank)."""
-    return pending.first

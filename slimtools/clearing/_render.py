@@ -88,12 +88,19 @@ class Placeholders:
 
     def superseded(self, pending: Pending, turn: int, reason: str) -> str:
         """The placeholder of a result a newer one superseded: it names the newer result."""
-        raw = pending.raw
         args = render_args(pending.call.args)
+        return self.superseded_text(
+            pending.tool, args, len(pending.raw.text), pending.tokens, turn=turn, reason=reason
+        )
+
+    def superseded_text(
+        self, tool: str, args_text: str, chars: int, tokens: int, *, turn: int, reason: str
+    ) -> str:
+        """:meth:`superseded` from the figures alone (``args_text``: the rendered arguments)."""
         body = (
-            f"{pending.tool}({args}) returned {len(raw.text):,} chars (~{pending.tokens:,} "
-            f"tokens); superseded by the result of turn {turn} ({reason}), which is further "
-            "down in full; removed to save context."
+            f"{tool}({args_text}) returned {chars:,} chars (~{tokens:,} tokens); superseded "
+            f"by the result of turn {turn} ({reason}), which is further down in full; "
+            "removed to save context."
         )
         return seal(body, self.policy.max_placeholder_chars)
 

@@ -16,6 +16,8 @@ by its tool's category, or by its ``command`` argument for editors that do both
 
 from __future__ import annotations
 
+import hashlib
+import heapq
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -36,21 +38,38 @@ REREAD = "a re-read after a write"
 
 
 class Supersession:
-    """The latest result of each call and of each path, to tell which older one went stale."""
+    """The latest result of each call and of each path, to tell which older one went stale.
 
-    __slots__ = ("_calls", "_category", "_reads", "_writes")
+    Only a result not yet due by its age can be superseded (one already due may have been
+    cleared by age before the newer result came), so each entry is dropped once its result
+    falls due: the tables hold the results of the last few turns, not of the whole run.
+    """
+
+    __slots__ = ("_calls", "_categories", "_category", "_expiry", "_reads", "_seq", "_writes")
 
     def __init__(self, category_of: Callable[[str], str | None]) -> None:
         self._category = category_of
+        self._categories: dict[str, str | None] = {}  # tool -> category, asked once per tool
         self._calls: dict[tuple[str, bytes], Pending] = {}
         self._reads: dict[str, Pending] = {}
         self._writes: dict[str, int] = {}  # path -> position of its latest write
+        # (due turn, sequence, table, key, entry): a heap, to drop entries as they fall due
+        self._expiry: list[tuple[int, int, dict[Any, Pending], Any, Pending]] = []
+        self._seq = 0
 
-    def file(self, newer: Pending) -> list[tuple[Pending, str]]:
-        """File ``newer``; the older results it supersedes, each with the reason."""
+    def file(self, newer: Pending, *, due: int) -> list[tuple[Pending, str]]:
+        """File ``newer`` (due by its age at turn ``due``); the older results it
+        supersedes, each with the reason."""
+        self._expire(newer.turn)
         tool, args = newer.tool, newer.call.args
-        kind = _kind(self._category(tool), args)
+        categories = self._categories
+        category = (
+            categories[tool]
+            if tool in categories
+            else categories.setdefault(tool, self._category(tool))
+        )
         path = _path(args)
+        kind = _kind(category, args, path)
         if kind == "write":
             if path is not None:
                 self._writes[path] = newer.position
@@ -60,21 +79,53 @@ class Supersession:
         out: list[tuple[Pending, str]] = []
         key = (tool, _canonical(args))
         older = self._calls.get(key)
-        self._calls[key] = newer
+        self._keep(self._calls, key, newer, due)
         if older is not None:
             out.append((older, SAME_CALL))
         if kind == "read" and path is not None:
             read = self._reads.get(path)
-            self._reads[path] = newer
+            self._keep(self._reads, path, newer, due)
             written = self._writes.get(path, -1)
             if read is not None and read is not older and read.position < written:
                 out.append((read, REREAD))
         return out
 
+    def _keep(self, table: dict[Any, Pending], key: Any, entry: Pending, due: int) -> None:
+        table[key] = entry
+        self._seq += 1
+        heapq.heappush(self._expiry, (due, self._seq, table, key, entry))
 
-def _kind(category: str | None, args: Mapping[str, Any]) -> str | None:
+    def _expire(self, turn: int) -> None:
+        """Drop the entries whose results are due by ``turn``: none can be superseded now."""
+        heap = self._expiry
+        while heap and heap[0][0] <= turn:
+            _, _, table, key, entry = heapq.heappop(heap)
+            if table.get(key) is entry:
+                del table[key]
+
+
+def standing_args(args: Mapping[str, Any]) -> dict[str, Any]:
+    """Arguments that stand for ``args`` under both rules: the ``command`` and path they
+    read, and a digest of the whole (equal digests: equal arguments, whatever the order).
+
+    The ledger's stand-ins carry them, so a replay supersedes what the engine would.
+    """
+    out: dict[str, Any] = {}
     command = args.get("command")
-    if isinstance(command, str) and _path(args) is not None:
+    if isinstance(command, str):
+        out["command"] = command
+    for key in PATH_KEYS:
+        value = args.get(key)
+        if isinstance(value, str) and value:
+            out[key] = value
+            break
+    out["fingerprint"] = hashlib.blake2b(_canonical(args), digest_size=8).hexdigest()
+    return out
+
+
+def _kind(category: str | None, args: Mapping[str, Any], path: str | None) -> str | None:
+    command = args.get("command")
+    if isinstance(command, str) and path is not None:
         if command in _WRITE_COMMANDS:
             return "write"
         if command in _READ_COMMANDS:

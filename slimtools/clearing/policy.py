@@ -124,7 +124,8 @@ class ClearingPolicy:
             ``keep_turns``/``keep`` (the newer result is there in full), still under the
             trigger, ``clear_at_least`` and the cache rule. A result already due by its age
             when the newer one arrives keeps its age placeholder (so incremental clearing
-            equals one pass). Off by default until the streaming replay models it.
+            equals one pass). On by default: on the shared transcripts it is no dearer on
+            any source (``bench_clearing`` (f)); False clears by age alone.
         on_event: hears a :class:`~slimtools.instrumentation.ClearingPass` for each call of
             a clearer under this policy (``slimtools.observe`` hears every policy's). It
             observes and changes nothing, so it takes no part in ``==`` and ``hash``: two
@@ -157,7 +158,7 @@ class ClearingPolicy:
     payback_horizon: int | None = DEFAULT_HORIZON
     max_context_tokens: int | None = None
     thin: Sequence[tuple[int, int]] | None = None
-    supersede: bool = False
+    supersede: bool = True
     on_event: Listener | None = field(default=None, compare=False)
 
     def __post_init__(self) -> None:

@@ -5,9 +5,13 @@ call's name, which results it carries and which of them are clearable) in the sa
 format family, but every billed text is a short token that *carries* the original's token
 count: ``"¶<count>¶"``. The engine counts with :func:`counter`, which reads the
 carried count, and renders placeholders with a template that returns a stand-in carrying
-the real placeholder's count (rendered from the original when it was read). So a real
-:class:`~slimtools.clearing.Clearer` makes exactly the decisions it would make on the real
-run, while only these few hundred bytes per message stay in memory.
+the real placeholder's count (rendered from the original when it was read). A call's
+arguments are a shared ``{"_raw": <count>}``, or, when a policy replayed supersedes, the
+arguments that stand for the real ones (:func:`~slimtools.clearing.replay.standing_args`:
+the command and path the rules read, a digest of the whole) with the count last. So the
+engine in replay mode (:class:`~slimtools.clearing.replay.ReplayClearer`) makes exactly the
+decisions it would make on the real run, while only these few hundred bytes per message
+stay in memory.
 
 The mark is the pilcrow, a Latin-1 character: JSON writers leave it unescaped (it survives
 the engine's own rendering of arguments) and stand-ins stay one byte a character. The count
@@ -20,6 +24,8 @@ from __future__ import annotations
 import functools
 from collections.abc import Sequence
 from typing import Any, NamedTuple
+
+import orjson
 
 from slimtools.clearing.formats.base import RawCall, RawResult, decoded
 from slimtools.clearing.formats.view import get_codec
@@ -70,11 +76,14 @@ def standin_format(format: str) -> str:
 
 
 class Call(NamedTuple):
-    """A call as its stand-in shows it: a unique id, the real name, its billed tokens."""
+    """A call as its stand-in shows it: a unique id, the real name, its billed tokens, and
+    the arguments that stand for the real ones (:func:`~slimtools.clearing.replay.
+    standing_args`; None when no policy replayed supersedes, so none are needed)."""
 
     id: str
     name: str
     tokens: int
+    args: dict[str, Any] | None = None
 
 
 class Result(NamedTuple):
@@ -105,13 +114,21 @@ def build(
         results: its tool results.
     """
     text = "" if content is None else carried(content)
-    raw_calls = tuple(RawCall(c.id, c.name, _args(c.tokens), carried(c.tokens)) for c in calls)
+    raw_calls = tuple(_call(c) for c in calls)
     raw_results = tuple(
         RawResult(r.id, r.name, _content(r), slot, False, not r.clearable, r.clearable)
         for slot, r in enumerate(results)
     )
     message = decoded(model_output, text, raw_calls if model_output else (), raw_results)
     return get_codec(format).encode(message)
+
+
+def _call(call: Call) -> RawCall:
+    """A call's stand-in: its arguments carry its tokens at the end of their text."""
+    if call.args is None:
+        return RawCall(call.id, call.name, _args(call.tokens), carried(call.tokens))
+    args = {**call.args, "_raw": carried(call.tokens)}
+    return RawCall(call.id, call.name, args, orjson.dumps(args).decode())
 
 
 def _content(result: Result) -> str:

@@ -1,10 +1,11 @@
 """One policy's clearing engine fed stand-ins, and the ledger rows it gives (for RunReplay).
 
-A :class:`Track` owns a real :class:`~slimtools.clearing.Clearer` that reads the stand-ins of
-:mod:`slimtools.ledger._standin`. When a result is read, the track renders its real
-placeholder with the engine's own renderer (so one rule makes placeholders) and keeps only
-what clearing it would save; at each model call it reads the engine's report and writes the
-ledger row: tokens sent, tool tokens resident, what the cache could serve.
+A :class:`Track` owns a :class:`~slimtools.clearing.replay.ReplayClearer` (the engine in
+replay mode) that reads the stand-ins of :mod:`slimtools.ledger._standin`. When a result is
+read, the track renders its real placeholder with the policy's own renderer and keeps only
+its size, which the stand-in template hands the engine; at each model call it reads what
+the engine cleared and writes the ledger row: tokens sent, tool tokens resident, what the
+cache could serve.
 
 Memory is what a long session costs, so per message a track keeps only machine integers:
 its engine holds the stand-ins it may still rewrite (those of results still clearable, and
@@ -13,29 +14,18 @@ of calls whose arguments clearing them may blank), and no others once it has rea
 
 from __future__ import annotations
 
-import logging
-from array import array
+import heapq
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
-from slimtools.clearing import Clearer, ClearingPolicy
-from slimtools.clearing._batch import Forgetful, State
-from slimtools.clearing._batch import Pending as EnginePending
-from slimtools.clearing._batch import SeenCall as EngineCall
-from slimtools.clearing._render import Placeholders
+from slimtools.clearing import ClearingPolicy, PlaceholderInfo
 from slimtools.clearing.formats.base import RawResult
-from slimtools.clearing.placeholder import PlaceholderInfo
+from slimtools.clearing.replay import PlaceholderRenderer, ReplayClearer, SeenCall
 from slimtools.errors import ConfigurationError
 from slimtools.ledger import _standin
 from slimtools.ledger._columns import LedgerColumns
 from slimtools.tokens import TokenCounter
-
-logger = logging.getLogger("slimtools.ledger")
-
-CallRecord = tuple[str, str, dict[str, Any], int, int]
-"""A call as the replay keeps it until its result: stand-in id, name, arguments, position
-and billed tokens."""
 
 
 class Track:
@@ -51,26 +41,28 @@ class Track:
                 f"policy {label!r}: the streaming replay does not model placeholders that thin "
                 "with age (thin=) yet; measure them with TokenLedger.measure or slimtools report"
             )
-        if policy.supersede:
-            raise ConfigurationError(
-                f"policy {label!r}: the streaming replay does not model superseded results "
-                "(supersede=True) yet; measure them with TokenLedger.measure"
-            )
         self.label = label
         self.policy = policy
         self._count = counter
-        self._renderer = Placeholders(policy.replace(token_counter=counter))
+        self._renderer = PlaceholderRenderer(policy.replace(token_counter=counter))
         self._bodies: dict[str, str] = {}  # uid -> its placeholder's stand-in, until used
+        # uid -> (tool, rendered arguments, chars, tokens): what a superseded placeholder
+        # shows, kept while the result may be cleared (only when the policy supersedes)
+        self._superseding: dict[str, tuple[str, str, int, int]] = {}
+        # (due turn, uid, position, held call position or -1, shorter): a heap (_expire)
+        self._expiring: list[tuple[int, str, int, int, bool]] = []
+        self._asked: set[str] = set()  # uids the engine asked a superseded placeholder of
         standin_policy = policy.replace(
             token_counter=_standin.counter(counter), placeholder=_Bodies(self._bodies)
         )
-        self.clearer = Clearer(standin_policy, format=fmt, observed=False)
-        self._holds: dict[int, int] = {}  # position -> rewrites the engine may still make there
-        self._out = _lean(self.clearer, self._holds)
-        # uid -> (position, tokens, tool, call position, placeholder tokens, argument saving)
-        self._pending: dict[str, tuple[int, int, str, int, int, int]] = {}
+        self.clearer = ReplayClearer(
+            standin_policy,
+            format=fmt,
+            superseded=_Superseded(self._superseding, self._asked, self._renderer, counter)
+            if policy.supersede
+            else None,
+        )
         self._blanks = bool(policy.clear_tool_inputs)  # whether call messages are rewritten
-        self._saved = _Fenwick()
         self._result_saved = 0
         self._cleared = 0
         self._tool_saved: Counter[str] = Counter()
@@ -78,48 +70,47 @@ class Track:
         self._previous_end = 0
 
     def file(
-        self,
-        raw: RawResult,
-        tokens: int,
-        call: CallRecord,
-        position: int,
-        turn: int,
+        self, raw: RawResult, tokens: int, call: SeenCall, position: int, *, turn: int, uid: str
     ) -> None:
-        """Note a clearable result: its placeholder's cost, and what clearing it saves."""
-        uid, name, args, call_position, piece = call
-        tool = name or raw.name or "tool"  # the engine's name for a paired result
-        if self.policy.turns_to_keep(tool) is None:
+        """Note a clearable result: its placeholder's size, and the stand-ins to hold."""
+        tool = call.name or raw.name or "tool"  # the engine's name for a paired result
+        keep = self.policy.turns_to_keep(tool)
+        if keep is None:
             return
-        engine_call = EngineCall(name, args, call_position, piece, 0)
-        pending = EnginePending(raw, tool, engine_call, position, turn, tokens, 0)
-        # The engine's own rendering of the real result: one rule for placeholders. A
+        # The policy's own rendering of the real result: one rule for placeholders. A
         # template that fails is logged there and gives None: the result stays.
-        text = self._renderer.text(pending)
-        if text is None or (len(text) >= len(raw.text) and not raw.media):
-            # never shorter: a stand-in as long as the result's, which the engine keeps
-            self._bodies[uid] = _standin.carried(0, length=_standin.RESULT_CHARS)
+        text = self._renderer.text(raw, tool=tool, args=call.args, tokens=tokens, turn=turn)
+        shorter = text is not None and (len(text) < len(raw.text) or bool(raw.media))
+        # never shorter: a stand-in as long as the result's, which the engine keeps
+        size = self._count(text) if shorter and text is not None else 0
+        self._bodies[uid] = _standin.carried(size, length=0 if shorter else _standin.RESULT_CHARS)
+        if self.policy.supersede:
+            # A newer result may supersede it, whatever its own placeholder, until it falls
+            # due by its age: what that needs is kept until then (_expire).
+            args = self._renderer.arguments(call.args)
+            self._superseding[uid] = (tool, args, len(raw.text), tokens)
+        elif not shorter:
             return
-        size = self._count(text)
-        self._bodies[uid] = _standin.carried(size)
-        args_saving = 0
-        if self.policy.clear_tool_inputs and self.policy.clears_inputs_of(tool):
-            args_saving = self._renderer.args_saving(name, piece)
-        self._pending[uid] = (position, tokens, tool, call_position, size, args_saving)
-        self._hold(position)
-        if args_saving:
-            self._hold(call_position)
+        self.clearer.hold(position)
+        blanks = self._blanks and self.policy.clears_inputs_of(tool)
+        held_call = blanks and bool(self._renderer.args_saving(call.name, call.args_tokens))
+        if held_call:
+            self.clearer.hold(call.position)
+        if self.policy.supersede:
+            entry = (turn + keep, uid, position, call.position if held_call else -1, shorter)
+            heapq.heappush(self._expiring, entry)
 
     def called(self, position: int) -> None:
         """A call was read at ``position``: until it is answered, clearing its result may
         blank its arguments there."""
         if self._blanks:
-            self._hold(position)
+            self.clearer.hold(position)
 
     def answered(self, position: int) -> None:
         """The call read at ``position`` was answered (its result filed, if clearable, just
         before), or a later call took its id, so it never will be."""
         if self._blanks:
-            self._release(position)
+            self.clearer.release(position)
 
     @property
     def tool_saved_at_call(self) -> dict[str, int]:
@@ -128,52 +119,43 @@ class Track:
 
     def account(self, standins: Sequence[Any], offsets: Sequence[int], results: int) -> None:
         """One model call: clear the stand-ins of the prompt and write its ledger row."""
-        _, report = self.clearer.clear_with_report(standins)
-        if report.cleared_call_ids:
-            expected = 0
-            for uid in report.cleared_call_ids:
-                position, tokens, tool, call_position, placeholder, args_saving = self._pending.pop(
-                    uid
-                )
-                saving = tokens - placeholder
-                self._saved.add(position, saving)
-                self._result_saved += saving
-                self._tool_saved[tool] += saving
-                expected += saving
-                self._release(position)
-                if args_saving:
-                    self._saved.add(call_position, args_saving)
-                    expected += args_saving
-                    self._release(call_position)
-            self._cleared += report.cleared_tool_uses
-            if expected != report.cleared_input_tokens:  # pragma: no cover - a broken mirror
-                logger.warning(
-                    "replay of %s: %d tokens saved, the engine says %d",
-                    self.label,
-                    expected,
-                    report.cleared_input_tokens,
-                )
-        end = len(standins)
+        clearer = self.clearer
+        report, cleared = clearer.account(standins)
+        for done in cleared:
+            self._result_saved += done.saving
+            self._tool_saved[done.tool] += done.saving
+            self._bodies.pop(done.call_id, None)  # superseded: its body was never asked for
+            self._superseding.pop(done.call_id, None)
+            clearer.release(done.position)
+            if done.input_saving:
+                clearer.release(done.call_position)
+        self._cleared += report.cleared_tool_uses
         first = report.first_changed
         broken = first is not None and first < self._previous_end
         shared = first if broken and first is not None else self._previous_end
-        read = offsets[shared] - self._saved.before(shared)
-        total = report.tokens_after
-        self.rows.append(total, results - self._result_saved, read, broken, self._cleared)
-        self._previous_end = end
+        read = offsets[shared] - clearer.saved_before(shared)
+        resident = results - self._result_saved
+        self.rows.append(report.tokens_after, resident, read, broken, self._cleared)
+        self._previous_end = len(standins)
+        if self._expiring:
+            self._expire(len(self.rows))
 
-    def _hold(self, position: int) -> None:
-        """The engine may rewrite the stand-in at ``position`` once more: it keeps it."""
-        holds = self._holds
-        holds[position] = holds.get(position, 0) + 1
-
-    def _release(self, position: int) -> None:
-        """One rewrite at ``position`` is done; with none left, the engine lets its stand-in go."""
-        left = self._holds.pop(position) - 1
-        if left:
-            self._holds[position] = left
-        elif self._out is not None:
-            self._out.release(position)
+    def _expire(self, turn: int) -> None:
+        """After the model call of ``turn``, the engine reads only results of ``turn`` on,
+        which cannot supersede a result due by then: forget what superseding it needed,
+        and let go the stand-ins of those never shorter than their placeholder (the engine
+        will not rewrite them) unless one is on its way out as superseded."""
+        heap, asked = self._expiring, self._asked
+        while heap and heap[0][0] <= turn:
+            _, uid, position, call_position, shorter = heapq.heappop(heap)
+            self._superseding.pop(uid, None)
+            if uid in asked:
+                asked.discard(uid)  # cleared as superseded, or waiting to: released then
+                continue
+            if not shorter:
+                self.clearer.release(position)
+                if call_position >= 0:
+                    self.clearer.release(call_position)
 
 
 class _Bodies:
@@ -192,100 +174,26 @@ class _Bodies:
         return self._bodies.pop(info.call_id)
 
 
-class _Held:
-    """The engine's output list as a track keeps it: by position, only the stand-ins the
-    engine may still rewrite (``holds`` says which when they are read); the copy of it the
-    engine hands back, which the replay never reads, is empty."""
+class _Superseded:
+    """Renders a superseded result's placeholder from the figures kept when it was read,
+    and gives its stand-in (the real one's size). Like :class:`_Bodies`, it does not hold
+    the track."""
 
-    __slots__ = ("_held", "_holds", "_length")
+    __slots__ = ("_asked", "_count", "_figures", "_renderer")
 
-    def __init__(self, holds: dict[int, int]) -> None:
-        self._holds = holds
-        self._held: dict[int, Any] = {}
-        self._length = 0
+    def __init__(
+        self,
+        figures: dict[str, tuple[str, str, int, int]],
+        asked: set[str],
+        renderer: PlaceholderRenderer,
+        count: TokenCounter,
+    ) -> None:
+        self._figures, self._asked, self._renderer, self._count = figures, asked, renderer, count
 
-    def __len__(self) -> int:
-        return self._length
-
-    def __iadd__(self, messages: Iterable[Any]) -> _Held:
-        position, holds, held = self._length, self._holds, self._held
-        for message in messages:
-            if position in holds:
-                held[position] = message
-            position += 1
-        self._length = position
-        return self
-
-    def __getitem__(self, position: int) -> Any:
-        return self._held[position]
-
-    def __setitem__(self, position: int, message: Any) -> None:
-        self._held[position] = message
-
-    def copy(self) -> list[Any]:
-        return []
-
-    def release(self, position: int) -> None:
-        """The engine will not rewrite the stand-in at ``position`` again."""
-        self._held.pop(position, None)
-
-
-def _lean(clearer: Clearer, holds: dict[int, int]) -> _Held | None:
-    """Spare a fresh engine what the replay never reads; returns its output list.
-
-    - ``clear_with_report`` returns a copy of the cleared history, which the replay never
-      reads; over a 180,000-message session those copies (and freeing them) were two thirds
-      of the time and made it grow with the square of the run. The output list (a
-      :class:`_Held`) hands back an empty copy, and keeps only the stand-ins the engine may
-      still rewrite (a list kept them all, rewritten ones too: some 1 KB a message).
-    - The memory of cleared results is consulted only when a changed history is re-read;
-      the replay only ever appends to the history it gives the engine, so the engine never
-      re-reads (a test holds it to that), and a forgetful memory keeps nothing.
-    - The tokens before each message are kept as machine integers (the replay's counts are
-      integers; a user's clearer keeps a list, which any counter's numbers fit).
-
-    The rejected alternative, an engine variant for the replay, would have been a second
-    copy of the engine's plumbing. Where the engine keeps its state differently this does
-    nothing: the replay then takes more memory and time, never gives other figures (a test
-    holds it to ``measure``).
-    """
-    state = getattr(clearer, "_state", None)
-    if not (isinstance(state, State) and type(state.out) is list and not state.out):
-        return None
-    if type(state.offsets) is list and not state.offsets:
-        state.offsets = array("q")  # type: ignore[assignment]
-    clearer._memory = Forgetful()
-    out = _Held(holds)
-    state.out = out  # type: ignore[assignment]
-    return out
-
-
-class _Fenwick:
-    """Saved tokens by message position, summed before any position in log time (as machine
-    integers: 8 bytes a position)."""
-
-    def __init__(self) -> None:
-        self._tree = array("q", [0]) * 65  # 1-based; the capacity (64) doubles as needed
-
-    def add(self, position: int, value: int) -> None:
-        while position + 1 >= len(self._tree):
-            self._grow()
-        tree, i = self._tree, position + 1
-        while i < len(tree):
-            tree[i] += value
-            i += i & -i
-
-    def before(self, position: int) -> int:
-        tree, i, total = self._tree, min(position, len(self._tree) - 1), 0
-        while i > 0:
-            total += tree[i]
-            i -= i & -i
-        return total
-
-    def _grow(self) -> None:
-        # A node covers (i - lowbit(i), i] whatever the size, so doubling keeps every node;
-        # of the new ones only the last, which covers everything, is not empty.
-        n = len(self._tree) - 1
-        total = self.before(n)
-        self._tree.extend(array("q", [0]) * n)
-        self._tree[2 * n] = total
+    def __call__(self, uid: str, turn: int, reason: str) -> str:
+        tool, args, chars, tokens = self._figures.pop(uid)  # asked once per result
+        self._asked.add(uid)
+        text = self._renderer.superseded(
+            args, tool=tool, chars=chars, tokens=tokens, turn=turn, reason=reason
+        )
+        return _standin.carried(self._count(text))

@@ -3,14 +3,16 @@
 :class:`RunReplay` is fed a run's messages one at a time (:meth:`RunReplay.add`) and gives
 the same :class:`~slimtools.ledger.TokenLedger` rows as :meth:`TokenLedger.measure
 <slimtools.ledger.TokenLedger.measure>` for no clearing and for each policy, plus the counts
-``slimtools analyze`` reports (calls and result tokens per tool). Each message becomes a
-small stand-in (:mod:`slimtools.ledger._standin`) that a real
-:class:`~slimtools.clearing.Clearer` per policy reads, so every decision is the engine's own
-while a long session's texts are never held; once read, a stand-in is kept only while its
-engine may still rewrite it (a result still clearable). Per message there remain a few
-machine words (token offsets, ledger columns, an emptied slot among the stand-ins): about a
-hundred bytes a message with one policy. Holding the run whole, as ``measure`` does, was
-the simpler design; memory then grew with the file rather than with its message count.
+``slimtools analyze`` reports (calls and result tokens per tool). Messages are read with the
+engine's own ingestion (:func:`slimtools.clearing.replay.read_messages`); each becomes a
+small stand-in (:mod:`slimtools.ledger._standin`) that the engine in replay mode
+(:class:`~slimtools.clearing.replay.ReplayClearer`, one per policy) reads, so every decision
+is the engine's own while a long session's texts are never held; once read, a stand-in is
+kept only while its engine may still rewrite it (a result still clearable). Per message
+there remain a few machine words (token offsets, ledger columns, an emptied slot among the
+stand-ins): about a hundred bytes a message with one policy. Holding the run whole, as
+``measure`` does, was the simpler design; memory then grew with the file rather than with
+its message count.
 """
 
 from __future__ import annotations
@@ -21,14 +23,15 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from slimtools.clearing import MEDIA_TOKENS, ClearingPolicy
-from slimtools.clearing.formats.base import starts_turn
-from slimtools.clearing.formats.view import get_codec, safe_decode
+from slimtools.clearing import ClearingPolicy
+from slimtools.clearing.formats.base import RawCall, RawResult
+from slimtools.clearing.formats.view import get_codec
 from slimtools.clearing.pricing import DEFAULT_PRICING, CachePricing, pricing_of
+from slimtools.clearing.replay import Reading, SeenCall, read_messages, standing_args
 from slimtools.ledger import _standin
 from slimtools.ledger._columns import LedgerColumns
 from slimtools.ledger._replay import TokenLedger
-from slimtools.ledger._tracks import CallRecord, Track
+from slimtools.ledger._tracks import Track
 from slimtools.tokens import TokenCounter, count_tokens
 
 __all__ = ["NO_CLEARING", "LedgerColumns", "RunFigures", "RunReplay"]
@@ -111,12 +114,10 @@ class RunReplay:
         self._count = counter
         self._pricing = pricing_of(cache)
         self._standin_format = _standin.standin_format(format)
-        self._offsets = array("q", [0])  # tokens before each message, and in all
+        # The engine's own ingestion: turns, tokens once per piece, calls paired with results
+        self._reading = Reading(offsets=array("q"))
         self._results_so_far = 0
-        self._previous_model = False
-        self._turns = 0
         self._messages = 0
-        self._calls: dict[str, CallRecord] = {}
         self._names: dict[str, str] = {}  # one string object per tool name
         self._tool_results = 0
         self._calls_by_tool: Counter[str] = Counter()
@@ -126,13 +127,16 @@ class RunReplay:
         self._base = LedgerColumns()
         self._call_starts = array("q")
         self._previous_end = 0  # messages in the previous model call's prompt
-        self._uid = 0
+        self._orphans = 0
+        self._message_calls: list[_standin.Call] = []  # of the message being read
+        self._message_results: list[_standin.Result] = []
         policies = dict(policies or {})
         if NO_CLEARING in policies:
             raise ValueError(f"{NO_CLEARING!r} is the baseline's label; name the policy otherwise")
         self._tracks = [
             Track(label, p, counter, self._standin_format) for label, p in policies.items()
         ]
+        self._superseding = any(track.policy.supersede for track in self._tracks)
         # The stand-ins read so far, None where every engine has read them but the first and
         # the last (by which an engine sees that its history grew by appending). A sequence
         # holding only those two saved these 8 bytes a message, but the engines' reads
@@ -148,61 +152,59 @@ class RunReplay:
 
     def add(self, message: Any) -> None:
         """Read the next message of the run (a model call is accounted at each turn start)."""
-        decoded = safe_decode(self._codec, message)
-        model = decoded.model_output
-        if starts_turn(self._codec.run_turns, model, self._previous_model):
-            self._turns += 1
-            self._account_call()
-        self._previous_model = model
-        position = self._messages
-        self._messages += 1
-        count = self._count
-        tokens = count(decoded.content_text) if decoded.content_text else 0
-        content = tokens if decoded.content_text else None
-        calls: list[_standin.Call] = []
-        for c in decoded.calls:
-            piece = count(f"{c.name} {c.args_text}")
-            tokens += piece
-            uid = self._next_id()
-            name = self._names.setdefault(c.name, c.name)
-            # the latest call with an id is the one a result answers (the engine's rule)
-            args = c.args if self._tracks else {}  # only placeholders show them
-            taken = self._calls.get(c.id)
-            self._calls[c.id] = (uid, name, args, position, piece)
-            for track in self._tracks:
-                if taken is not None:  # its id is taken: the earlier call is never answered
-                    track.answered(taken[3])
-                track.called(position)
-            self._calls_by_tool[name or "?"] += 1
-            calls.append(_standin.Call(uid, name, piece))
-        results: list[_standin.Result] = []
-        for raw in decoded.results:
-            size = count(raw.text) if raw.text else 0
-            if raw.media:
-                size += MEDIA_TOKENS * len(raw.media)
-            tokens += size
-            self._results_so_far += size
-            self._tool_results += 1
-            call = self._calls.pop(raw.call_id, None)  # a result consumes its call
-            tool = (call[1] if call is not None else "") or raw.name or "?"
-            self._by_tool[tool] += size
-            self._result_tokens.setdefault(tool, array("q")).append(size)
-            if call is None:
-                uid = self._next_id()  # an orphan or a duplicate: answers no stand-in call
-            else:
-                uid = call[0]
-                for track in self._tracks:
-                    if raw.clearable:
-                        track.file(raw, size, call, position, self._turns)
-                    track.answered(call[3])
-            empty = not raw.text and not raw.media
-            results.append(_standin.Result(uid, raw.name, size, empty, raw.clearable))
-        self._offsets.append(self._offsets[-1] + tokens)
+        reading, position = self._reading, self._messages
+        self._message_calls, self._message_results = [], []
+        read_messages(
+            reading,
+            self._codec,
+            self._count,
+            (message,),
+            0,
+            first=position,
+            file=self._result,
+            on_call=self._call,
+            on_turn=self._account_call,
+        )
+        self._messages = position + 1
         if self._tracks:
-            model_calls = calls if model else []
-            self._standins.append(
-                _standin.build(self._standin_format, model, content, model_calls, results)
+            model = reading.previous_model
+            calls = self._message_calls if model else []
+            standin = _standin.build(
+                self._standin_format, model, reading.text_tokens, calls, self._message_results
             )
+            self._standins.append(standin)
+
+    def _call(self, call: RawCall, seen: SeenCall, displaced: SeenCall | None) -> None:
+        """A call was read (``displaced``: an unanswered earlier call with its id)."""
+        name = self._names.setdefault(call.name, call.name)
+        for track in self._tracks:
+            if displaced is not None:  # its id is taken: the earlier call is never answered
+                track.answered(displaced.position)
+            track.called(seen.position)
+        self._calls_by_tool[name or "?"] += 1
+        args = standing_args(call.args) if self._superseding else None
+        self._message_calls.append(_standin.Call(str(seen.number), name, seen.args_tokens, args))
+
+    def _result(
+        self, raw: RawResult, position: int, size: int, turn: int, call: SeenCall | None
+    ) -> None:
+        """A result was read, with the call it answers (None: an orphan or a duplicate)."""
+        self._results_so_far += size
+        self._tool_results += 1
+        tool = (call.name if call is not None else "") or raw.name or "?"
+        self._by_tool[tool] += size
+        self._result_tokens.setdefault(tool, array("q")).append(size)
+        if call is None:
+            self._orphans += 1
+            uid = f"o{self._orphans}"  # answers no stand-in call
+        else:
+            uid = str(call.number)
+            for track in self._tracks:
+                if raw.clearable:
+                    track.file(raw, size, call, position, turn=turn, uid=uid)
+                track.answered(call.position)
+        empty = not raw.text and not raw.media
+        self._message_results.append(_standin.Result(uid, raw.name, size, empty, raw.clearable))
 
     def finish(self) -> RunFigures:
         """The figures of the run read so far."""
@@ -217,7 +219,7 @@ class RunReplay:
         return RunFigures(
             format=self.format,
             messages=self._messages,
-            model_calls=self._turns,
+            model_calls=self._reading.turns,
             tool_calls=sum(self._calls_by_tool.values()),
             tool_results=self._tool_results,
             calls_by_tool=dict(self._calls_by_tool),
@@ -228,13 +230,9 @@ class RunReplay:
             call_starts=self._call_starts,
         )
 
-    def _next_id(self) -> str:
-        self._uid += 1
-        return str(self._uid)
-
-    def _account_call(self) -> None:
-        """One model call, whose prompt is every message read so far."""
-        end, offsets = self._messages, self._offsets
+    def _account_call(self, end: int) -> None:
+        """One model call, whose prompt is every message before ``end``."""
+        offsets = self._reading.offsets
         self._call_starts.append(end)
         read, total = offsets[self._previous_end], offsets[end]
         self._base.append(total, self._results_so_far, read, False, 0)

@@ -1,0 +1,138 @@
+"""When ready results go: the trigger, the batch minimum and the cache-aware cut.
+
+A mixin of :class:`~slimtools.clearing.Clearer` (``_engine.py``): results fall due by turn
+(one queue per retention), wait for the ``keep`` window, and once their placeholders are
+rendered wait in the ready list (or, under a cache price, in the plan) until the rule of
+:func:`~slimtools.clearing.pricing.plan_clear` lets them go.
+"""
+
+from __future__ import annotations
+
+from slimtools.clearing._batch import Memory, Pending, State, audit_originals
+from slimtools.clearing._render import Placeholders
+from slimtools.clearing.audit import Audit
+from slimtools.clearing.formats.base import Codec
+from slimtools.clearing.policy import ClearingPolicy
+from slimtools.clearing.pricing import calls_ahead
+
+
+class Deciding:
+    """The deciding steps of the clearer (state and policy are the clearer's)."""
+
+    policy: ClearingPolicy
+    _state: State
+    _placeholders: Placeholders
+    _memory: Memory
+    _keeps: dict[str, int | None]
+    _untriggered: bool
+
+    def _take_due(self, clock: int) -> None:
+        """Move the results due by ``clock`` to the ripe list, in due order (then filing)."""
+        due: list[Pending] = []
+        queues = 0
+        for keep_turns, queue in self._state.waiting.items():
+            if queue and queue[0].turn + keep_turns <= clock:
+                queues += 1
+                while queue and queue[0].turn + keep_turns <= clock:
+                    due.append(queue.popleft())
+        if queues > 1:  # results of several retentions fell due: merge them by due turn
+            keeps = self._keeps
+            due.sort(key=lambda p: (p.turn + (keeps[p.tool] or 0), p.eidx))
+        self._state.ripe += due
+
+    def _forced_now(self) -> list[Pending]:
+        """Results cleared before a re-read, now outside the keep window: clear them again."""
+        state = self._state
+        now: list[Pending] = []
+        later: list[Pending] = []
+        for pending in state.forced:
+            if state.turns - pending.turn < self.policy.keep_turns:
+                later.append(pending)
+                continue
+            text, blanked = self._memory.recall(pending.raw)
+            saving = pending.tokens - self.policy.token_counter(text)
+            args_saving = (
+                self._placeholders.args_saving(pending.call.name, pending.call.args_tokens)
+                if blanked
+                else 0
+            )
+            first = min(pending.position, pending.call.position) if blanked else pending.position
+            now.append(
+                pending._replace(
+                    placeholder=text, saving=saving, input_saving=args_saving, first=first
+                )
+            )
+        state.forced = later
+        return now
+
+    def _decide(self) -> list[Pending]:
+        """Which ready results go now: all, none, or (under a cache price) the cheapest cut.
+
+        The window guard comes first: over ``max_context_tokens``, results go whatever the
+        trigger, ``clear_at_least`` or the cache say. Otherwise the trigger must have fired;
+        without a price model everything ready goes once it saves ``clear_at_least``; with
+        one, the results wait in ``state.plan`` and the rule of
+        :func:`~slimtools.clearing.pricing.plan_clear` picks the cut whose saving over the
+        calls ahead most outweighs the cache rewrite it causes.
+        """
+        state, policy = self._state, self.policy
+        limit = policy.max_context_tokens
+        over = limit is not None and state.tokens - state.saved > limit
+        if not (over or self._untriggered or self._triggered()):
+            return []
+        pricing = policy.pricing
+        if pricing is None:
+            if not over and state.ready_saving < (policy.clear_at_least or 0):
+                return []
+            fresh, state.ready, state.ready_saving = state.ready, [], 0
+            return fresh
+        offsets, savings = state.offsets, state.savings
+
+        def tokens_before(position: int) -> int:
+            return offsets[position] - savings.before(position) if savings else offsets[position]
+
+        plan = state.plan
+        ready = state.ready
+        if len(ready) > 1:
+            ready.sort(key=_first_change)
+        firsts = [p.first for p in ready]
+        # Nothing cleared yet: the history before a position is all original tokens.
+        before = [tokens_before(f) for f in firsts] if savings else [offsets[f] for f in firsts]
+        plan.extend(ready, firsts, [p.saving + p.input_saving for p in ready], before)
+        state.ready, state.ready_saving = [], 0
+        need = state.tokens - state.saved - limit if over and limit is not None else 0
+        cut = plan.choose(
+            state.turn_start,
+            tokens_before(state.turn_start),
+            calls_ahead(state.turns, policy.expected_calls, policy.payback_horizon),
+            pricing,
+            at_least=policy.clear_at_least or 0,
+            need=need,
+        )
+        return [] if cut is None else plan.take(cut)
+
+    def _triggered(self) -> bool:
+        state, policy = self._state, self.policy
+        if policy.trigger_tokens is None and policy.trigger_tool_uses is None:
+            return True
+        by_tokens = policy.trigger_tokens is not None and (
+            state.tokens - state.saved > policy.trigger_tokens
+        )
+        by_uses = policy.trigger_tool_uses is not None and (
+            state.tool_uses > policy.trigger_tool_uses
+        )
+        return by_tokens or by_uses
+
+    def _audited(self, audit: Audit, codec: Codec, fresh: list[Pending]) -> bool:
+        """Audit the fresh originals first; when the sink fails they wait for the next call."""
+        state = self._state
+        if audit_originals(audit, codec, state, fresh):
+            return True
+        state.ready.extend(fresh)
+        state.ready_saving += sum(p.saving + p.input_saving for p in fresh)
+        return False
+
+
+def _first_change(pending: Pending) -> int:
+    """The first message clearing this result rewrites (its call's, when arguments blank)."""
+    return pending.first

@@ -1,0 +1,122 @@
+"""Reading a history the engine's way: turns, tokens once per piece, calls paired with results.
+
+The one statement of ingestion. The :class:`~slimtools.clearing.Clearer` reads every
+appended message through :func:`read_messages`, and so does the ledger's streaming replay
+(through :mod:`slimtools.clearing.replay`), so both agree on what a turn, a call, a result
+and its tokens are:
+
+- a message starts a turn by :func:`~slimtools.clearing.formats.base.starts_turn`;
+- its billed text is counted piece by piece: the content, each call as ``"name args"``,
+  each result's text plus :data:`MEDIA_TOKENS` per image, document or file;
+- a result answers the latest call with its id and consumes it (some OpenAI-compatible
+  servers reuse ids such as ``"call_0"`` every turn); a second result with that id, or one
+  whose call was never seen, is an orphan.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, MutableSequence, Sequence
+from dataclasses import dataclass, field
+from typing import Any, NamedTuple
+
+from slimtools.clearing.formats.base import OTHER, Codec, RawCall, RawResult, new_tuple, starts_turn
+from slimtools.clearing.formats.media import MEDIA_TOKENS
+from slimtools.tokens import TokenCounter
+
+logger = logging.getLogger("slimtools.clearing")
+
+
+class SeenCall(NamedTuple):
+    """A tool call as the engine remembers it (by id) until its result comes."""
+
+    name: str
+    args: dict[str, Any]
+    position: int
+    args_tokens: int  # tokens of ``"name args"`` as billed
+    args_chars: int
+    number: int  # 1-based: the how-manieth call of the run it is
+
+
+FileResult = Callable[[RawResult, int, int, int, "SeenCall | None"], None]
+"""Called for each result read: ``(result, position, tokens, turn, its call or None)``."""
+
+NoteCall = Callable[[RawCall, "SeenCall", "SeenCall | None"], None]
+"""Called for each call read: ``(call, as remembered, the unanswered call it displaced)``."""
+
+
+@dataclass(slots=True)
+class Reading:
+    """What reading a history so far has found (the clearer's state extends it)."""
+
+    turns: int = 0
+    turn_start: int = 0  # position of the message that started the last turn
+    previous_model: bool = False
+    tokens: int = 0
+    offsets: MutableSequence[int] = field(default_factory=list)  # tokens before each message
+    tool_uses: int = 0
+    calls: dict[str, SeenCall] = field(default_factory=dict)  # unanswered, by id
+    text_tokens: int | None = None  # the last message's other text (None: it had none)
+
+
+def read_messages(
+    reading: Reading,
+    codec: Codec,
+    count: TokenCounter,
+    messages: Sequence[Any],
+    start: int,
+    *,
+    first: int = 0,
+    file: FileResult,
+    on_call: NoteCall | None = None,
+    on_turn: Callable[[int], None] | None = None,
+) -> None:
+    """Read ``messages[start:]`` into ``reading``, as positions ``first + start`` on.
+
+    ``on_turn(position)`` is told of each turn start before anything of that message is
+    read (the prompt of that model call is every message before it); ``on_call`` of each
+    call, then ``file`` of each result. A message that cannot be decoded is read as plain
+    context (logged at debug level): a malformed message must not stop an agent loop.
+
+    The hot loop of a long one-shot pass, hence the local variables.
+    """
+    decode, calls, run_turns = codec.decode, reading.calls, codec.run_turns
+    turns, previous, tokens, uses = reading.turns, reading.previous_model, reading.tokens, 0
+    turn_start, offset, first_number = reading.turn_start, reading.offsets.append, reading.tool_uses
+    text_tokens: int | None = None
+    for index in range(start, len(messages)):
+        position = first + index
+        offset(tokens)
+        try:
+            model, text, found_calls, results = decode(messages[index])
+        except Exception:
+            logger.debug("cannot decode message %d; left as is", position, exc_info=True)
+            model, text, found_calls, results = OTHER
+        if starts_turn(run_turns, model, previous):
+            turns += 1
+            turn_start = position
+            if on_turn is not None:
+                reading.turns, reading.tokens, reading.turn_start = turns, tokens, turn_start
+                on_turn(position)
+        previous = model
+        text_tokens = count(text) if text else None
+        if text_tokens:
+            tokens += text_tokens
+        for c in found_calls:
+            size = count(f"{c.name} {c.args_text}")
+            tokens += size
+            uses += 1
+            info = (c.name, c.args, position, size, len(c.args_text), first_number + uses)
+            seen: SeenCall = new_tuple(SeenCall, info)
+            if on_call is not None:
+                on_call(c, seen, calls.get(c.id))
+            calls[c.id] = seen  # the latest call with an id is the one a result answers
+        for raw in results:
+            size = count(raw.text) if raw.text else 0
+            if raw.media:
+                size += MEDIA_TOKENS * len(raw.media)
+            tokens += size
+            file(raw, position, size, turns, calls.pop(raw.call_id, None))
+    reading.turns, reading.previous_model, reading.tokens = turns, previous, tokens
+    reading.turn_start, reading.text_tokens = turn_start, text_tokens
+    reading.tool_uses += uses
