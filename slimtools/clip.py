@@ -68,13 +68,15 @@ def _splits(text: str, i: int) -> bool:
     return False
 
 
-def safe_cut(text: str, i: int, low: int = 0) -> int:
+def safe_cut(text: str, i: int, low: int = 0, *, whole: bool = False) -> int:
     """The cut at or before ``i`` (and after ``low``) that breaks no grapheme or pair.
 
     Used to cut a long text into pieces that rejoin exactly: a cut never lands inside a
     surrogate pair, a combining sequence, an emoji ZWJ sequence, a flag or ``\\r\\n``.
-    When no such cut lies after ``low`` (a run of combining marks longer than the piece),
-    the nearest cut that splits no surrogate pair is taken, so a piece is never empty.
+    When no such cut lies after ``low`` (a grapheme longer than the piece), ``whole=True``
+    takes the first safe cut after ``i`` instead (the piece is longer than asked but the
+    grapheme stays whole); otherwise the nearest cut that splits no surrogate pair is taken
+    (the piece keeps to its length). Either way a piece is never empty.
     """
     if i >= len(text):
         return len(text)
@@ -82,6 +84,11 @@ def safe_cut(text: str, i: int, low: int = 0) -> int:
     while cut > low and _splits(text, cut):
         cut -= 1
     if cut > low:
+        return cut
+    if whole:
+        cut = i
+        while cut < len(text) and _splits(text, cut):
+            cut += 1
         return cut
     cut = i
     while cut > low + 1 and "\ud800" <= text[cut - 1] <= "\udbff":

@@ -166,6 +166,13 @@ def test_pieces_of_a_long_line_end_between_graphemes(units, budget):
     assert all(p.end in joints for p in pages)
 
 
+def test_a_grapheme_longer_than_a_page_stays_whole_in_its_piece():
+    """A ZWJ emoji costing more than the page is one piece, never cut inside."""
+    line = "\U0001f469\u200d\U0001f4bb"
+    pages = text_pages(line, 10, 1, count_tokens)
+    assert [line[p.start : p.end] for p in pages] == [line]
+
+
 def test_safe_cut_never_returns_an_empty_piece():
     """Even inside a run of combining marks longer than the piece, a cut moves forward."""
     text = "a" + "\u0301" * 50

@@ -116,8 +116,8 @@ def _pieces(
     while pos < end:
         want = max(1, int(max_tokens * ratio * 0.95))
         while True:
-            cut = safe_cut(text, min(end, pos + want), pos) if pos + want < end else end
-            if want == 1 or cost(counter, text[pos:cut]) <= max_tokens:
+            cut = min(end, safe_cut(text, pos + want, pos, whole=True)) if pos + want < end else end
+            if want == 1 or cut >= end or cost(counter, text[pos:cut]) <= max_tokens:
                 break
             want = max(1, want * 4 // 5)
         pieces.append(TextPage(pos, cut, number, number, (pos - begin, cut - begin, length)))
