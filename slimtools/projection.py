@@ -29,10 +29,10 @@ from pydantic_core import PydanticUndefined
 
 from slimtools._core.compiled import compile_flat
 from slimtools._core.deny import DenyTree, allowed_paths, denying
-from slimtools._core.jsonenc import to_jsonable
 from slimtools._core.shapes import MISSING as _MISSING
 from slimtools._core.shapes import PLAIN as _PLAIN
 from slimtools._core.shapes import Fit, compile_fit, fit_records
+from slimtools._json import to_jsonable
 from slimtools.clip import Clip, clip_text
 
 # ``Clip`` and ``clip_text`` moved to ``slimtools.clip``; still importable from here.

@@ -34,8 +34,8 @@ from slimtools._core.lookup import Lookup
 from slimtools._core.lookup import get_record as _get_record
 from slimtools._core.observed import observed_lookup
 from slimtools._core.params import roles, secret_defaults
-from slimtools._core.session import session
 from slimtools._core.wrapper import rebind, slim_state
+from slimtools._session import session
 from slimtools.clearing.categories import REPEATABLE_CATEGORIES, infer_category
 from slimtools.errors import ConfigurationError
 from slimtools.instrumentation._registry import CALL_ID, REGISTRY, check_listener

@@ -20,12 +20,12 @@ from typing import Any
 
 from slimtools._core.config import Call, SlimConfig
 from slimtools._core.drive import UNAVAILABLE, Engine, Invoke, Save
-from slimtools._core.jsonenc import dumps_str
 from slimtools._core.keeper import Keeper
 from slimtools._core.keys import is_snapshot_key
 from slimtools._core.lookup import Answer, Lookup, Sources, get_record
 from slimtools._core.paging import split_lines
 from slimtools._core.pipeline import FinalResult, run
+from slimtools._json import dumps_str
 from slimtools.envelope import Envelope
 from slimtools.instrumentation._events import RecordLookup, SlimmedCall
 from slimtools.instrumentation._registry import CALL_ID, emit

@@ -32,7 +32,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from slimtools._core.jsonenc import loads
+from slimtools._json import loads
 
 MISSING: Any = object()
 """What a parser returns for text it cannot read."""
@@ -124,7 +124,7 @@ def parse_json(text: str) -> Any:
     """The JSON value ``text`` holds, ``MISSING`` when it is not JSON.
 
     Reads what Python's ``json.dumps`` writes and orjson refuses (``NaN``, ``Infinity``,
-    lone surrogates) and keeps integers beyond 64 bits exact (``slimtools._core.jsonenc``).
+    lone surrogates) and keeps integers beyond 64 bits exact (``slimtools._json``).
     """
     try:
         return loads(text)

@@ -9,7 +9,7 @@ from typing import Any
 import orjson
 from agents import FunctionTool
 
-from slimtools._core.jsonenc import to_jsonable
+from slimtools._json import to_jsonable
 from slimtools.adapters.openai_agents import to_agents_tools
 from slimtools.proxy._forward import Plan, Raw
 from slimtools.toolkit import Toolkit

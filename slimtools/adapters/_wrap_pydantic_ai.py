@@ -7,7 +7,7 @@ from typing import Any
 
 from pydantic_ai import Tool
 
-from slimtools._core.jsonenc import to_jsonable
+from slimtools._json import to_jsonable
 from slimtools.adapters.pydantic_ai import _call
 from slimtools.proxy._forward import Plan, Raw
 from slimtools.toolkit import Toolkit

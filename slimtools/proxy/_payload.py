@@ -19,10 +19,10 @@ from typing import Any
 import orjson
 
 from slimtools._core.deny import DenyTree
-from slimtools._core.jsonenc import dumps_str, to_jsonable
 from slimtools._core.pipeline import FinalResult
 from slimtools._core.readable import MISSING, Unreadable, read, read_text
 from slimtools._core.scrub import denied_names, deny_anywhere, scrub_pairs
+from slimtools._json import dumps_str, to_jsonable
 from slimtools.envelope import Envelope
 from slimtools.typing import TokenCounter
 

@@ -16,9 +16,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from slimtools._core.deny import DenyTree, strip_anywhere
-from slimtools._core.jsonenc import dumps_str
+from slimtools._core.readable import MISSING
+from slimtools._json import dumps_str
 from slimtools.projection import Projection
-from slimtools.proxy._payload import MISSING, obvious_list, parse_json
+from slimtools.proxy._payload import obvious_list, parse_json
 
 __all__ = ["Screen", "withheld"]
 
