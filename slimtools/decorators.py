@@ -17,11 +17,10 @@ from typing import Any, Literal, ParamSpec, Protocol, TypeAlias, overload
 from pydantic import BaseModel
 
 from slimtools._core.config import HandleSpec, PageSpec, SlimConfig
-from slimtools._core.deny import compile_deny
 from slimtools._core.wrapper import build
 from slimtools.envelope import Envelope
 from slimtools.errors import ConfigurationError
-from slimtools.projection import Projection
+from slimtools.projection import Projection, compile_deny
 from slimtools.tokens import count_tokens
 from slimtools.typing import TokenCounter
 
@@ -85,7 +84,7 @@ def project_fields(
     and why) with none of its content, and the ``slimtools`` logger warns once per tool.
     JSON text (also fenced, after a one-line preamble, with ``NaN``), JSON Lines, Python
     literal reprs, models, dataclasses, objects, content blocks and ``ToolMessage``
-    artifacts are read as records (``slimtools._core.readable``). A denied field's value
+    artifacts are read as records (``slimtools.projection._readable``). A denied field's value
     seen in the records is masked in every other string the call shows or stores (values
     of fewer than 5 characters exempt), and in exception messages ``key: value`` pairs of
     denied keys are masked.

@@ -23,8 +23,8 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from slimtools._core.scrub import denied_names, scrub_exception
 from slimtools.errors import ConfigurationError
+from slimtools.projection import denied_names, scrub_exception
 from slimtools.proxy._forward import Plan, slim
 from slimtools.proxy._payload import guard_value
 from slimtools.proxy.config import DEFAULT_MAX_TOKENS, ToolOptions, tool_options
@@ -227,7 +227,7 @@ def _adapter(tool: Any) -> ModuleType | None:
 def _guarding(fn: Any, options: ToolOptions) -> Any:
     """``fn`` whose results are read as records, withheld when they cannot be, and lose the
     denied paths (the caller's data is never changed): ``_payload.guard_value``. Its
-    exceptions lose the values of denied ``key: value`` pairs (``_core.scrub``)."""
+    exceptions lose the values of denied ``key: value`` pairs (``projection._scrub``)."""
     tree, mode = options.deny_tree, options.on_unreadable
     names = denied_names(tree)
     if inspect.iscoroutinefunction(fn):

@@ -9,8 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from slimtools import ConfigurationError
-from slimtools._core.deny import compile_deny, strip_anywhere
-from slimtools.projection import Projection
+from slimtools.projection import Projection, compile_deny, strip_anywhere
 from slimtools.proxy import DEFAULT_MAX_TOKENS, load_config, parse_config
 from slimtools.proxy.config import tool_options
 from tests._profile import examples

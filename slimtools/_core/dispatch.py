@@ -21,10 +21,10 @@ from slimtools._core import schema as _schema
 from slimtools._core.drive import Engine, Invoke
 from slimtools._core.lookup import Lookup, Sources, get_record
 from slimtools._core.pipeline import FinalResult
-from slimtools._core.scrub import scrub_pairs
 from slimtools._core.wrapper import slim_state
 from slimtools._json import dumps_str
 from slimtools.envelope import Envelope
+from slimtools.projection import scrub_pairs
 
 log = logging.getLogger("slimtools")
 

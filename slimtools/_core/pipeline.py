@@ -27,13 +27,18 @@ from slimtools._core.paging import (
     past_end,
     tool_call,
 )
-from slimtools._core.readable import Unreadable, read
-from slimtools._core.scrub import Secrets, denied_values, scrub_exception
 from slimtools._core.texts import multipage, show_text
 from slimtools._core.withhold import mask_out, masked, unreadable
 from slimtools._json import dumps_str, to_jsonable
 from slimtools.envelope import Envelope
-from slimtools.projection import record_to_plain
+from slimtools.projection import (
+    Secrets,
+    Unreadable,
+    denied_values,
+    read,
+    record_to_plain,
+    scrub_exception,
+)
 
 
 class FinalResult:

@@ -81,7 +81,7 @@ class Plan:
                 return self._untouched(raw)
             return reshape_oversized(extract(raw.texts, raw.structured), self.budget, self.counter)
         options = self.options
-        if options.guards:  # what cannot be projected is withheld (slimtools._core.readable)
+        if options.guards:  # what cannot be projected is withheld (slimtools.projection._readable)
             data = guard(
                 raw.texts, raw.structured, options.deny_tree, on_unreadable=options.on_unreadable
             )

@@ -39,9 +39,9 @@ from typing import Annotated, Any
 
 from pydantic import AliasPath, BaseModel, Field, ValidationError, create_model
 
-from slimtools._core.deny import DenyTree, compile_deny
 from slimtools.clip import Clip
 from slimtools.errors import ConfigurationError
+from slimtools.projection import DenyTree, compile_deny
 from slimtools.proxy._schema import ConfigFile, FieldSpec, ToolTable, first_problem
 
 if sys.version_info >= (3, 11):

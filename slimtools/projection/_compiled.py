@@ -8,7 +8,7 @@ display. Any other record (a key missing, a container or object value, not a dic
 the general code, so the brief is always the general code's (``tests/test_fast_paths.py``
 pins the two together).
 
-Generating the shape checks too was rejected: they would restate ``slimtools._core.shapes``
+Generating the shape checks too was rejected: they would restate ``slimtools.projection._shapes``
 in generated text, and records that need them are not the common case.
 """
 
@@ -18,8 +18,8 @@ import operator
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from slimtools._core.shapes import PLAIN
 from slimtools.clip import Clip, cut_text
+from slimtools.projection._shapes import PLAIN
 
 Brief = dict[str, Any]
 Flat = tuple[str, Any, Clip | None, Any, bool, Any]
