@@ -204,7 +204,7 @@ def test_known_options_come_from_the_schema():
     """The unknown-option message lists exactly the schema's keys, the runtime's fields too."""
     import dataclasses
 
-    from slimtools.proxy._schema import ToolTable, known_keys
+    from slimtools.foreign import ToolTable, known_keys
     from slimtools.proxy.config import ToolOptions
 
     message = _error("[tools.t]\nlimt = 5\n")

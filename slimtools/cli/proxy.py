@@ -261,7 +261,7 @@ async def _transparent_server(proxy: Any, config: ProxyConfig, supervisor: Any, 
 
 async def dry_run(config: ProxyConfig, spec: Any, tool: str, arguments: dict[str, Any]) -> str:
     """Call ``tool`` once raw and once through the proxy; report both token counts."""
-    from slimtools.proxy._payload import raw_tokens
+    from slimtools.foreign import raw_tokens
     from slimtools.proxy.server import raw_of, start
     from slimtools.proxy.upstream import connect
     from slimtools.tokens import count_tokens
@@ -317,7 +317,7 @@ def run_suggest_command(args: argparse.Namespace) -> int:
 
 
 async def _sample_from_proxy(args: argparse.Namespace) -> Any:
-    from slimtools.proxy._payload import extract
+    from slimtools.foreign import extract
     from slimtools.proxy.server import raw_of
     from slimtools.proxy.upstream import connect
 

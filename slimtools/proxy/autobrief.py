@@ -21,8 +21,7 @@ from functools import partial
 from typing import Any
 
 from slimtools.errors import ConfigurationError
-from slimtools.proxy._forward import Plan, Raw, slim
-from slimtools.proxy._payload import extract, raw_tokens, records_in
+from slimtools.foreign import Plan, Raw, extract, raw_tokens, records_in, slim
 from slimtools.proxy.config import DEFAULT_AUTO_BRIEFS, ToolOptions
 from slimtools.proxy.suggest import suggest
 from slimtools.toolkit import Toolkit

@@ -1,6 +1,6 @@
 """The proxy: every upstream tool re-served as a forwarder, slimmed by configuration.
 
-Each upstream tool becomes a function that forwards the call (``slimtools.proxy._forward``),
+Each upstream tool becomes a function that forwards the call (``slimtools.foreign``),
 decorated by its options and registered on a ``Toolkit`` under the upstream's own input
 schema; the toolkit is served by ``slimtools.adapters.mcp``, the same path as any slimmed
 toolkit, ``get_record`` included. Slimmed tools publish an output schema that describes what
@@ -37,8 +37,7 @@ except ImportError as exc:  # pragma: no cover - exercised only without the extr
 from slimtools.adapters.mcp import to_mcp_server
 from slimtools.adapters.mcp_emit import EmitPolicy
 from slimtools.errors import ConfigurationError
-from slimtools.proxy._forward import Plan, Raw, can_page, items_warning, slim
-from slimtools.proxy._screen import Screen
+from slimtools.foreign import Plan, Raw, Screen, can_page, items_warning, slim
 from slimtools.proxy.autobrief import AutoBriefs, install, prefetched, warn_unmatched
 from slimtools.proxy.config import ProxyConfig, ToolOptions
 from slimtools.proxy.sessions import Isolation

@@ -16,9 +16,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from slimtools.decorators import paginate, project_fields, summarize_with_handle
-from slimtools.proxy._payload import extract, guard, obvious_list, raw_tokens, reshape_oversized
-from slimtools.proxy._screen import Screen
-from slimtools.proxy.config import ToolOptions
+from slimtools.foreign._options import ToolOptions
+from slimtools.foreign._payload import extract, guard, obvious_list, raw_tokens, reshape_oversized
+from slimtools.foreign._screen import Screen
 from slimtools.tokens import count_tokens
 from slimtools.toolkit import ToolResult
 from slimtools.typing import TokenCounter

@@ -16,8 +16,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from slimtools._json import dumps_str
+from slimtools.foreign._payload import obvious_list, parse_json
 from slimtools.projection import UNPARSED, DenyTree, Projection, strip_anywhere
-from slimtools.proxy._payload import obvious_list, parse_json
 
 __all__ = ["Screen", "withheld"]
 

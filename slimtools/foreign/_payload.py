@@ -18,7 +18,6 @@ from typing import Any
 
 import orjson
 
-from slimtools._core.pipeline import FinalResult
 from slimtools._json import dumps_str, to_jsonable
 from slimtools.envelope import Envelope
 from slimtools.projection import (
@@ -31,6 +30,7 @@ from slimtools.projection import (
     read_text,
     scrub_pairs,
 )
+from slimtools.toolkit import ToolResult
 from slimtools.typing import TokenCounter
 
 
@@ -83,7 +83,7 @@ def guard_value(value: Any, deny: DenyTree | None, *, on_unreadable: str = "with
     values seen there are masked in every other string. Final results (``ToolResult``,
     an ``Envelope``) pass as they are.
     """
-    if value is None or isinstance(value, (FinalResult, Envelope)):
+    if value is None or isinstance(value, (ToolResult, Envelope)):
         return value
     found = read(value)
     if isinstance(found, Unreadable):
