@@ -110,21 +110,9 @@ def _register(proxy: Proxy, config: ProxyConfig, tool: Tool, call: Caller) -> No
     warning = items_warning(name, options, tool.output_schema)
     if warning:
         log.warning(warning)
-
-    async def fetch(arguments: dict[str, Any]) -> Raw:
-        return raw_of(await call(name, arguments))
-
-    def shape(raw: Raw) -> Any:
-        found = proxy.plans[name].shape(raw)  # the plan in force, set below
-        return warn_unmatched(name, options, found, proxy.briefs.warned)
-
-    forward = prefetched(fetch, shape)
-    forward.__name__ = name
+    fetch, forward = _forwarder(proxy, name, options, call)
     fn = slim(forward, plan, name=name, paged=can_page(tool.input_schema))
-    read_only = _read_only(tool, options.read_only if options else None)
-    category = options.category if options and options.category else None
-    if category is None and read_only and plan.slims:
-        category = "read"
+    category, read_only = _category(tool, options, plan)
     described = (options.description if options else None) or tool.description or name
     main = proxy.kit.bind(
         fn,
@@ -154,12 +142,11 @@ def _register(proxy: Proxy, config: ProxyConfig, tool: Tool, call: Caller) -> No
             output_schema=listed or {},
         )
     elif options is None and plan.slims and config.auto_briefs:
-        plans = proxy.plans
         install(
             proxy.kit,
             dataclasses.replace(main, output_schema=dict(published or {})),
             fetch=fetch,
-            plan=lambda: plans[name],
+            plan=lambda: proxy.plans[name],
             briefs=proxy.briefs,
             paged=can_page(tool.input_schema),
             parameters=tool.input_schema,
@@ -175,6 +162,34 @@ def _register(proxy: Proxy, config: ProxyConfig, tool: Tool, call: Caller) -> No
             output_schema=published,
         )
     proxy.annotations[name] = _annotations(tool, options)
+
+
+def _category(tool: Tool, options: ToolOptions | None, plan: Plan) -> tuple[str | None, bool]:
+    """The category and read-only flag a forwarded tool is registered with (a slimmed tool
+    that only reads is a "read" for clearing)."""
+    read_only = _read_only(tool, options.read_only if options else None)
+    category = options.category if options and options.category else None
+    if category is None and read_only and plan.slims:
+        category = "read"
+    return category, read_only
+
+
+def _forwarder(
+    proxy: Proxy, name: str, options: ToolOptions | None, call: Caller
+) -> tuple[Callable[[dict[str, Any]], Awaitable[Raw]], Any]:
+    """``(fetch, forward)`` of upstream tool ``name``: the raw call, and the ``**arguments``
+    forwarder that shapes its result by the plan in force (``proxy.plans[name]``)."""
+
+    async def fetch(arguments: dict[str, Any]) -> Raw:
+        return raw_of(await call(name, arguments))
+
+    def shape(raw: Raw) -> Any:
+        found = proxy.plans[name].shape(raw)
+        return warn_unmatched(name, options, found, proxy.briefs.warned)
+
+    forward = prefetched(fetch, shape)
+    forward.__name__ = name
+    return fetch, forward
 
 
 def _listed(
