@@ -26,7 +26,7 @@ import orjson
 from benchmarks._data import ROWS, log_row
 from benchmarks.results import record
 from slimtools import Toolkit, paginate, project_fields, summarize_with_handle
-from slimtools._core.jsonenc import dumps
+from slimtools._json import dumps
 from slimtools.stores import SQLiteStore
 from slimtools.stores.memory import MemoryStore
 from slimtools.typing import HandleStore, Scope

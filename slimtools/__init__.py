@@ -13,7 +13,7 @@ OpenTelemetry bridge), :mod:`slimtools.typing` (every protocol you implement) an
 """
 
 from slimtools._core.params import Hidden, Secret
-from slimtools._core.session import current_session, session
+from slimtools._session import current_session, session
 from slimtools.clearing import Clearer, ClearingPolicy, clear_stale_results
 from slimtools.clip import Clip
 from slimtools.decorators import paginate, project_fields, summarize_with_handle

@@ -17,11 +17,10 @@ from typing import Any, Literal, ParamSpec, Protocol, TypeAlias, overload
 from pydantic import BaseModel
 
 from slimtools._core.config import HandleSpec, PageSpec, SlimConfig
-from slimtools._core.deny import compile_deny
 from slimtools._core.wrapper import build
 from slimtools.envelope import Envelope
 from slimtools.errors import ConfigurationError
-from slimtools.projection import Projection
+from slimtools.projection import Projection, compile_deny
 from slimtools.tokens import TokenCounter, count_tokens
 
 P = ParamSpec("P")
@@ -67,6 +66,20 @@ def _check_items(items: str | None) -> str | None:
     return items
 
 
+def _check_projection(on_unreadable: str, response_format: bool, *, has_detail: bool) -> None:
+    """Refuse ``project_fields`` options that cannot work together, by name."""
+    if on_unreadable not in ("withhold", "text"):
+        raise ConfigurationError(
+            f'project_fields(on_unreadable=...) must be "withhold" or "text", got {on_unreadable!r}'
+        )
+    if response_format not in (True, False):
+        raise ConfigurationError(f"response_format= must be True or False, got {response_format!r}")
+    if response_format and not has_detail:
+        raise ConfigurationError(
+            "project_fields(response_format=True) needs detail=: detailed briefs use that allowlist"
+        )
+
+
 def project_fields(
     spec: type[BaseModel] | list[str] | tuple[str, ...],
     /,
@@ -84,7 +97,7 @@ def project_fields(
     and why) with none of its content, and the ``slimtools`` logger warns once per tool.
     JSON text (also fenced, after a one-line preamble, with ``NaN``), JSON Lines, Python
     literal reprs, models, dataclasses, objects, content blocks and ``ToolMessage``
-    artifacts are read as records (``slimtools._core.readable``). A denied field's value
+    artifacts are read as records (``slimtools.projection.read``). A denied field's value
     seen in the records is masked in every other string the call shows or stores (values
     of fewer than 5 characters exempt), and in exception messages ``key: value`` pairs of
     denied keys are masked.
@@ -109,16 +122,7 @@ def project_fields(
             ``key: value`` pairs it can spot. Use it only for a tool whose text you trust.
     """
     tree = compile_deny(deny)
-    if on_unreadable not in ("withhold", "text"):
-        raise ConfigurationError(
-            f'project_fields(on_unreadable=...) must be "withhold" or "text", got {on_unreadable!r}'
-        )
-    if response_format not in (True, False):
-        raise ConfigurationError(f"response_format= must be True or False, got {response_format!r}")
-    if response_format and detail is None:
-        raise ConfigurationError(
-            "project_fields(response_format=True) needs detail=: detailed briefs use that allowlist"
-        )
+    _check_projection(on_unreadable, response_format, has_detail=detail is not None)
     cfg = SlimConfig(
         projection=Projection.from_spec(spec, tree),
         detail=Projection.from_spec(detail, tree) if detail is not None else None,

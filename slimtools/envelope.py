@@ -13,7 +13,7 @@ from typing import Any, Generic, TypeVar
 import orjson
 from pydantic import BaseModel, ConfigDict, Field
 
-from slimtools._core.jsonenc import dumps
+from slimtools._json import dumps
 
 BriefT = TypeVar("BriefT")
 

@@ -13,36 +13,36 @@ The toolkit is the public face; the engines it runs (``slimtools._core.dispatch`
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Iterator, Mapping
-from contextlib import contextmanager
-from typing import Annotated, Any, TypeVar, overload
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Annotated, Any, TypeVar, overload
 
 from pydantic import Field
 
 from slimtools._core.dispatch import (
     CATEGORIES,
+    SpecOptions,
     Table,
     ToolResult,
     ToolSpec,
+    bound_spec,
     companion_spec,
     dispatch,
-    tool_spec,
 )
 from slimtools._core.drive import drive_async, drive_sync
 from slimtools._core.keeper import DEFAULT_KEEPER, Keeper
 from slimtools._core.lookup import Lookup
 from slimtools._core.lookup import get_record as _get_record
-from slimtools._core.observed import observed_lookup
+from slimtools._core.observed import bound_call, observed_lookup
 from slimtools._core.params import roles, secret_defaults
-from slimtools._core.session import session
-from slimtools._core.wrapper import rebind, slim_state
 from slimtools.clearing.categories import REPEATABLE_CATEGORIES, infer_category
 from slimtools.errors import ConfigurationError, OnError
-from slimtools.instrumentation import Listener
-from slimtools.instrumentation._registry import CALL_ID, REGISTRY, check_listener
+from slimtools.instrumentation import REGISTRY, Listener, check_listener
 from slimtools.redaction import describe_error
+from slimtools.stores import resolve_store
 from slimtools.stores.base import DEFAULT_SESSION, ForgettingStore, HandleStore, Scope
-from slimtools.stores.memory import MemoryStore
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
 
 __all__ = [
     "CATEGORIES",
@@ -58,18 +58,6 @@ _SOURCE_DOC = "The tool that showed the handle; only needed when two tools share
 _PAGE_DOC = "For long texts and records, the page to read (1-based)."
 
 F = TypeVar("F", bound=Callable[..., Any])
-
-
-def _resolve_store(store: HandleStore | str | None) -> HandleStore:
-    if store is None:
-        return MemoryStore()
-    if isinstance(store, str):
-        from slimtools.stores import open_store
-
-        return open_store(store)
-    if not isinstance(store, HandleStore):
-        raise ConfigurationError(f"store must be a HandleStore or a store URL, got {store!r}")
-    return store
 
 
 class Toolkit:
@@ -114,7 +102,7 @@ class Toolkit:
             check_listener(on_event, "on_event")
         keeper = Keeper(
             name,
-            _resolve_store(store),
+            resolve_store(store),
             session=session,
             companion=companion_name,
             record_max_chars=record_max_chars,
@@ -221,38 +209,20 @@ class Toolkit:
         self,
         fn: F,
         /,
-        *,
-        name: str | None = ...,
-        description: str | None = ...,
-        category: str | None = ...,
-        parameters: Mapping[str, Any] | None = ...,
-        output_schema: Mapping[str, Any] | None = ...,
-        read_only: bool | None = ...,
+        **options: Unpack[SpecOptions],
     ) -> F: ...
     @overload
     def tool(
         self,
         fn: None = None,
         /,
-        *,
-        name: str | None = ...,
-        description: str | None = ...,
-        category: str | None = ...,
-        parameters: Mapping[str, Any] | None = ...,
-        output_schema: Mapping[str, Any] | None = ...,
-        read_only: bool | None = ...,
+        **options: Unpack[SpecOptions],
     ) -> Callable[[F], F]: ...
     def tool(
         self,
         fn: Any = None,
         /,
-        *,
-        name: str | None = None,
-        description: str | None = None,
-        category: str | None = None,
-        parameters: Mapping[str, Any] | None = None,
-        output_schema: Mapping[str, Any] | None = None,
-        read_only: bool | None = None,
+        **options: Unpack[SpecOptions],
     ) -> Any:
         """Register a tool (slimmed or not); return the callable bound to this toolkit.
 
@@ -272,48 +242,34 @@ class Toolkit:
                 only such tools again.
         """
         if fn is None:
-            return lambda f: self.tool(
-                f,
-                name=name,
-                description=description,
-                category=category,
-                parameters=parameters,
-                output_schema=output_schema,
-                read_only=read_only,
-            )
-        if category is not None and category not in CATEGORIES:
-            raise ConfigurationError(
-                f"category must be one of {sorted(CATEGORIES)}, got {category!r}"
-            )
-        state = slim_state(fn)
-        tool_name = name or (state.name if state else getattr(fn, "__name__", None))
-        if not tool_name or not isinstance(tool_name, str):
-            raise ConfigurationError(f"cannot tell the name of {fn!r}; pass name=")
-        if tool_name == self.companion_name:
-            raise ConfigurationError(f"{tool_name!r} is the name of this toolkit's companion tool")
-        bound = rebind(fn, keeper=self._keeper, name=tool_name) if state else fn
-        spec = tool_spec(
-            fn,
-            bound,
-            tool_name,
-            description=description,
-            category=category,
-            parameters=parameters,
-            output_schema=output_schema,
-            read_only=read_only,
-        )
-        param_roles = roles(bound)
+            return lambda f: self.tool(f, **options)
+        spec = self.bind(fn, **options)
+        declared = options.get("category") is not None or options.get("read_only") is not None
+        self._register(spec, declared=declared)
+        return spec.function
+
+    def bind(self, fn: Callable[..., Any], /, **options: Unpack[SpecOptions]) -> ToolSpec:
+        """The spec :meth:`tool` would register, its ``function`` bound to this toolkit's
+        handles, without registering it (the options are :meth:`tool`'s).
+
+        A surface that builds one tool from several slimmed variants (the MCP proxy's
+        ``response_format``) binds each, reads its schema, and registers one tool.
+        """
+        return bound_spec(fn, self._keeper, **options)
+
+    def _register(self, spec: ToolSpec, *, declared: bool) -> None:
+        """Add ``spec`` under its name (replacing a tool of that name)."""
+        param_roles = roles(spec.function)
         with self._lock:
-            self._specs[tool_name] = spec
-            self._hidden[tool_name] = param_roles.hidden
-            self._keeper.secrets[tool_name] = secret_defaults(bound, param_roles)
-            if category is not None or read_only is not None:
-                self._declared.add(tool_name)
+            self._specs[spec.name] = spec
+            self._hidden[spec.name] = param_roles.hidden
+            self._keeper.secrets[spec.name] = secret_defaults(spec.function, param_roles)
+            if declared:
+                self._declared.add(spec.name)
             else:
-                self._declared.discard(tool_name)
+                self._declared.discard(spec.name)
             self._table = None
         self._keeper.refresh()
-        return bound
 
     @property
     def tools(self) -> list[ToolSpec]:
@@ -416,7 +372,7 @@ class Toolkit:
         running in this thread (otherwise use :meth:`acall`). ``call_id``, the model's
         id for this tool call, is reported in the call's event (``slimtools.instrumentation``).
         """
-        with _bound(session, call_id):
+        with bound_call(session, call_id):
             keeper = self._keeper
             engine = dispatch(
                 self._dispatch_table(), keeper.sources(), name, arguments, self._lookup()
@@ -436,27 +392,12 @@ class Toolkit:
         A sync tool may block on I/O, so it runs through ``asyncio.to_thread`` (which carries
         the bound session along with the other contextvars) rather than on the event loop.
         """
-        with _bound(session, call_id):
+        with bound_call(session, call_id):
             keeper = self._keeper
             engine = dispatch(
                 self._dispatch_table(), keeper.sources(), name, arguments, self._lookup()
             )
             return await drive_async(engine, keeper)
-
-
-@contextmanager
-def _bound(session_id: str | None, call_id: str | None) -> Iterator[None]:
-    """``slimtools.session(session_id)`` and the tool-call id of events, each when given."""
-    token = CALL_ID.set(call_id) if call_id is not None else None
-    try:
-        if session_id:
-            with session(session_id):
-                yield
-        else:
-            yield
-    finally:
-        if token is not None:
-            CALL_ID.reset(token)
 
 
 default_toolkit = Toolkit._around(DEFAULT_KEEPER)

@@ -6,7 +6,7 @@ a forwarder around the original, slimmed by the same options as the decorators (
 config table) and registered on a toolkit, so its schema gains ``page``/``limit`` the way
 every adapter shows them. Given a list, it returns the wrapped tools followed by
 ``get_record`` in the same kind. Results are shaped by the proxy's rules
-(``slimtools.proxy._forward``): errors and images pass through, every block of them screened
+(``slimtools.foreign``): errors and images pass through, every block of them screened
 by ``deny`` and the allowlist; denied paths never enter. Two tools of one name, a tool named
 like the record tool, and ``response_format`` are refused.
 """
@@ -14,29 +14,29 @@ like the record tool, and ``response_format`` are refused.
 from __future__ import annotations
 
 import functools
-import importlib
 import inspect
 import weakref
 from collections.abc import Mapping, Sequence
-from types import ModuleType
 from typing import Any
 
 from pydantic import BaseModel
 
-from slimtools._core.scrub import denied_names, scrub_exception
 from slimtools.errors import ConfigurationError
-from slimtools.proxy._forward import Plan, slim
-from slimtools.proxy._payload import guard_value
-from slimtools.proxy.config import DEFAULT_MAX_TOKENS, ToolOptions, tool_options
+from slimtools.foreign import (
+    DEFAULT_MAX_TOKENS,
+    Plan,
+    ToolOptions,
+    WrapAdapter,
+    adapter_for,
+    can_page,
+    guard_value,
+    slim,
+    tool_options,
+)
+from slimtools.projection import denied_names, scrub_exception
 from slimtools.toolkit import Toolkit, default_toolkit
 
 __all__ = ["wrap"]
-
-_FRAMEWORKS = (
-    ("langchain_core", "slimtools.adapters._wrap_langchain"),
-    ("agents", "slimtools.adapters._wrap_openai_agents"),
-    ("pydantic_ai", "slimtools.adapters._wrap_pydantic_ai"),
-)
 
 
 def wrap(
@@ -79,22 +79,25 @@ def wrap(
         ]
         return [*wrapped, companion(kit, like=tool[0])] if tool else []
     parsed = _options(config, options)
-    adapter = _adapter(tool)
+    adapter = adapter_for(tool)
     _refuse_collisions(kit, [tool])
-    screen = getattr(adapter, "screen_native", None)
-    plan = (
-        Plan(parsed, max_tokens)
-        if screen is None
-        else Plan(parsed, max_tokens, screen_native=screen)
-    )
     if adapter is None:
-        return _wrap_callable(tool, kit, parsed, plan)
+        return _wrap_callable(tool, kit, parsed, Plan(parsed, max_tokens))
+    return _wrap_framework(
+        tool, adapter, kit, parsed, Plan(parsed, max_tokens, screen_native=adapter.screen_native)
+    )
+
+
+def _wrap_framework(
+    tool: Any, adapter: WrapAdapter, kit: Toolkit, parsed: ToolOptions | None, plan: Plan
+) -> Any:
+    """A framework's tool, slimmed, registered on ``kit`` and built back in its kind."""
     name = tool.name
     _origins(kit)[name] = id(tool)
     schema = adapter.schema(tool)
     forward = adapter.forwarder(tool, plan)
     forward.__name__ = name
-    slimmed = slim(forward, plan, name=name, paged=_free(schema))
+    slimmed = slim(forward, plan, name=name, paged=can_page(schema))
     description = parsed.description if parsed else None
     kit.tool(
         slimmed,
@@ -127,12 +130,8 @@ def _wrap_callable(tool: Any, kit: Toolkit, parsed: ToolOptions | None, plan: Pl
 
 def companion(kit: Toolkit, *, like: Any) -> Any:
     """``kit``'s ``get_record`` in the same kind as the tool ``like``."""
-    adapter = _adapter(like)
-    if adapter is None:
-        return kit.get_record
-    if hasattr(adapter, "build"):
-        return adapter.build(kit, kit.companion_name)
-    return kit.get_record  # pragma: no cover - every adapter builds
+    adapter = adapter_for(like)
+    return kit.get_record if adapter is None else adapter.build(kit, kit.companion_name)
 
 
 _ORIGINS: weakref.WeakKeyDictionary[Toolkit, dict[str, int]] = weakref.WeakKeyDictionary()
@@ -144,7 +143,7 @@ def _origins(kit: Toolkit) -> dict[str, int]:
 
 
 def _name_of(tool: Any) -> str | None:
-    name = getattr(tool, "name", None) if _adapter(tool) is not None else None
+    name = getattr(tool, "name", None) if adapter_for(tool) is not None else None
     name = name or getattr(tool, "__name__", None)
     return name if isinstance(name, str) else None
 
@@ -207,27 +206,10 @@ def _options(config: Mapping[str, Any] | None, options: dict[str, Any]) -> ToolO
     return tool_options(table, source="wrap()")
 
 
-def _free(schema: Mapping[str, Any]) -> bool:
-    props = schema.get("properties") or {}
-    return "page" not in props and "limit" not in props
-
-
-def _adapter(tool: Any) -> ModuleType | None:
-    """The wrap module for ``tool``'s framework, imported only if that framework is loaded."""
-    import sys
-
-    for package, module in _FRAMEWORKS:
-        if package in sys.modules:
-            adapter = importlib.import_module(module)
-            if adapter.accepts(tool):
-                return adapter
-    return None
-
-
 def _guarding(fn: Any, options: ToolOptions) -> Any:
     """``fn`` whose results are read as records, withheld when they cannot be, and lose the
-    denied paths (the caller's data is never changed): ``_payload.guard_value``. Its
-    exceptions lose the values of denied ``key: value`` pairs (``_core.scrub``)."""
+    denied paths (the caller's data is never changed): ``guard_value``. Its
+    exceptions lose the values of denied ``key: value`` pairs (``projection._scrub``)."""
     tree, mode = options.deny_tree, options.on_unreadable
     names = denied_names(tree)
     if inspect.iscoroutinefunction(fn):

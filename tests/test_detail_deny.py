@@ -14,7 +14,7 @@ from mcp import Client
 from pydantic import BaseModel
 
 from slimtools import ConfigurationError, Toolkit, paginate, project_fields, summarize_with_handle
-from slimtools._core.jsonenc import dumps_str
+from slimtools._json import dumps_str
 from slimtools.adapters.mcp import to_mcp_server
 from slimtools.stores import MemoryStore
 from tests._profile import examples

@@ -21,8 +21,8 @@ from hypothesis import strategies as st
 
 import slimtools
 from slimtools import ConfigurationError, Toolkit, paginate, project_fields, summarize_with_handle
-from slimtools._core.scrub import EXACT_MAX
-from slimtools.proxy._forward import Plan, Raw, slim
+from slimtools.foreign import Plan, Raw, slim
+from slimtools.projection._scrub import EXACT_MAX
 from slimtools.proxy.config import tool_options
 from tests._profile import examples
 from tests.strategies_fail_closed import (

@@ -14,8 +14,7 @@ import pytest
 from pydantic import BaseModel
 
 from slimtools import Toolkit, project_fields, summarize_with_handle
-from slimtools.proxy._forward import Plan, Raw, slim
-from slimtools.proxy._payload import extract
+from slimtools.foreign import Plan, Raw, extract, slim
 from slimtools.proxy.config import tool_options
 
 ROWS = [{"id": i, "name": f"user {i}", "ssn": f"SECRET-{i}"} for i in range(3)]

@@ -11,10 +11,10 @@ from hypothesis import strategies as st
 
 from slimtools import Toolkit, paginate, project_fields, summarize_with_handle
 from slimtools._core.config import HandleSpec, PageSpec
-from slimtools._core.jsonenc import _default, dumps
 from slimtools._core.keys import _digest, args_digest, frozen_args, normalize_handle
 from slimtools._core.paging import format_call, tool_call
 from slimtools._core.pipeline import _attach_handles, _check_paging, _validate_paging, classify
+from slimtools._json import _default, dumps
 from slimtools.clip import _WORD_BACKOFF, _splits, clip_text, cut_text
 from slimtools.envelope import Envelope, make_envelope
 from slimtools.projection import Projection

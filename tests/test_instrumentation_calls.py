@@ -13,7 +13,7 @@ from slimtools import (
     project_fields,
     summarize_with_handle,
 )
-from slimtools._core.jsonenc import dumps_str
+from slimtools._json import dumps_str
 from slimtools.instrumentation import RecordLookup, SlimmedCall, observe
 from slimtools.stores import MemoryStore
 from slimtools.tokens import count_tokens

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from pydantic import BaseModel
 
 from slimtools import paginate
-from slimtools._core.jsonenc import dumps, dumps_str, to_jsonable
+from slimtools._json import dumps, dumps_str, to_jsonable
 
 
 class Row(BaseModel):

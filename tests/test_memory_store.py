@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from slimtools._core.jsonenc import dumps
+from slimtools._json import dumps
 from slimtools.stores import MemoryStore
 from slimtools.stores.memory import approx_size
 from slimtools.typing import AsyncHandleStore, HandleStore, Scope

@@ -10,13 +10,13 @@ from typing import Any
 
 import pytest
 
-from slimtools import ConfigurationError
+from slimtools import ConfigurationError, Toolkit
 from slimtools.proxy.config import parse_config
 from slimtools.proxy.server import build_proxy
 from slimtools.tokens import count_tokens
 from tests import proxy_upstream
 from tests.core_helpers import next_call
-from tests.proxy_fixtures import envelope, proxied, text_of, use_shared_payloads
+from tests.proxy_fixtures import Upstream, envelope, proxied, text_of, use_shared_payloads
 
 pytestmark = pytest.mark.shared
 
@@ -259,3 +259,17 @@ async def test_response_format_detailed_shows_whole_records_from_the_same_snapsh
     assert detailed["briefs"][0]["number"] != concise["briefs"][0]["number"]
     assert upstream.count("list_issues") == 1
     assert bad.is_error
+
+
+def test_build_proxy_registers_each_upstream_tool_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Variants (``response_format``'s concise and detailed) are bound, not registered."""
+    registered: list[str] = []
+    register = Toolkit.tool
+
+    def counting(self: Toolkit, fn: Any = None, /, **options: Any) -> Any:
+        registered.append(options.get("name") or fn.__name__)
+        return register(self, fn, **options)
+
+    monkeypatch.setattr(Toolkit, "tool", counting)
+    build_proxy(parse_config(RESPONSE_FORMAT), proxy_upstream.TOOLS, Upstream().call)
+    assert sorted(registered) == sorted(t.name for t in proxy_upstream.TOOLS)

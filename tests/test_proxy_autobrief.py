@@ -18,9 +18,9 @@ import pytest
 from mcp import Client
 from mcp.types import CallToolResult, TextContent, Tool
 
-from slimtools.cli.proxy import dry_run
 from slimtools.proxy.config import ProxyConfig, parse_config
 from slimtools.proxy.server import build_proxy, proxy_server
+from slimtools.proxy.serving import dry_run
 from slimtools.proxy.upstream import UpstreamSpec, connect
 from slimtools.tokens import count_tokens
 from tests.core_helpers import calls_in

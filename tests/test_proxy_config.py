@@ -9,8 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from slimtools import ConfigurationError
-from slimtools._core.deny import compile_deny, strip_anywhere
-from slimtools.projection import Projection
+from slimtools.projection import Projection, compile_deny, strip_anywhere
 from slimtools.proxy import DEFAULT_MAX_TOKENS, load_config, parse_config
 from slimtools.proxy.config import tool_options
 from tests._profile import examples
@@ -205,7 +204,7 @@ def test_known_options_come_from_the_schema():
     """The unknown-option message lists exactly the schema's keys, the runtime's fields too."""
     import dataclasses
 
-    from slimtools.proxy._schema import ToolTable, known_keys
+    from slimtools.foreign import ToolTable, known_keys
     from slimtools.proxy.config import ToolOptions
 
     message = _error("[tools.t]\nlimt = 5\n")

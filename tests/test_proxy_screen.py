@@ -5,8 +5,8 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from slimtools._core.deny import compile_deny
-from slimtools.proxy._screen import Screen
+from slimtools.foreign import Screen
+from slimtools.projection import compile_deny
 from tests.strategies_proxy import SECRET_MARK, records_with_secrets, shapes
 
 

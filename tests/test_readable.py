@@ -7,7 +7,8 @@ import json
 
 import pytest
 
-from slimtools._core.readable import LITERAL_MAX_CHARS, Unreadable, read, read_text
+from slimtools.projection import Unreadable, read, read_text
+from slimtools.projection._readable import LITERAL_MAX_CHARS
 from tests.strategies_fail_closed import CallToolResultLike, TextBlock, ToolMessageLike
 
 ROWS = [{"id": 1, "email": "a@example.com"}, {"id": 2, "email": "b@example.com"}]

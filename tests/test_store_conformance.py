@@ -20,7 +20,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from slimtools._core.jsonenc import to_jsonable
+from slimtools._json import to_jsonable
 from slimtools.errors import ConfigurationError
 from slimtools.stores import LangGraphStore, SQLiteStore, open_store
 from slimtools.stores.memory import MemoryStore

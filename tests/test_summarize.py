@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 import slimtools
 from slimtools import ConfigurationError, Toolkit, paginate, project_fields, summarize_with_handle
-from slimtools._core.jsonenc import to_jsonable
+from slimtools._json import to_jsonable
 from slimtools.stores import MemoryStore
 from tests._profile import examples
 from tests.core_helpers import KINDS, build_tool, call_sync, next_call

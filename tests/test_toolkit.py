@@ -329,3 +329,39 @@ def test_a_slimmed_function_with_a_cls_parameter_can_be_called_by_the_model():
     first = kit.call("by_class", {"cls": "a"}).value
     assert 'by_class(cls="a", page=2)' in first.hint
     assert kit.call("by_class", {"cls": "b", "page": 2}).value.briefs == ["b2", "b3"]
+
+
+@summarize_with_handle(key="id")
+@paginate(limit=3)
+@project_fields(LogBrief)
+def _slimmed_search(query: str) -> list[dict[str, Any]]:
+    """Search the logs."""
+    return ROWS
+
+
+def test_bind_returns_the_spec_tool_would_register_without_registering_it():
+    """``Toolkit.bind`` gives the schema and callable ``tool`` would, and lists nothing."""
+    kit = Toolkit("bound")
+    spec = kit.bind(_slimmed_search, name="search", category="search")
+    assert [s.name for s in kit.tools] == ["get_record"]
+    registered = Toolkit("registered")
+    registered.tool(_slimmed_search, name="search", category="search")
+    assert spec.parameters == registered.spec("search").parameters
+    assert spec.output_schema == registered.spec("search").output_schema
+    assert spec.category == "search"
+
+
+def test_a_bound_slimmed_tool_keeps_its_handles_with_the_toolkit():
+    """The bound callable is rebound to the kit: its handles are this toolkit's."""
+    kit = Toolkit("bound")
+    spec = kit.bind(_slimmed_search, name="search")
+    assert spec.function is not _slimmed_search
+    envelope = spec.function("x")
+    kit.tool(_slimmed_search, name="search")
+    assert json.loads(kit.get_record(envelope.briefs[0]["id"]))["id"] == ROWS[0]["id"]
+
+
+def test_tool_refuses_an_unknown_option_by_name():
+    """A misspelt option of ``Toolkit.tool`` (or ``bind``) raises a ``TypeError`` naming it."""
+    with pytest.raises(TypeError, match="nmae"):
+        Toolkit("kit").tool(_slimmed_search, nmae="search")  # type: ignore[call-arg]

@@ -6,10 +6,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from slimtools._core.deny import DenyTree, strip
 from slimtools._core.keys import args_digest, snapshot_key
-from slimtools._core.scrub import denied_names
-from slimtools.projection import Projection
+from slimtools.projection import DenyTree, Projection, denied_names, strip
 from slimtools.tokens import TokenCounter, count_tokens
 
 FORMATS = ("concise", "detailed")
@@ -92,9 +90,9 @@ class SlimConfig:
     Derived from ``detail`` and ``deny`` when the config is made (read on every call)."""
     guarded: bool = field(init=False, default=False)
     """Whether the tool has an allowlist or a deny list, so shows only what it can project
-    (``slimtools._core.readable``); derived when the config is made."""
+    (``slimtools.projection._readable``); derived when the config is made."""
     denied_names: frozenset[str] = field(init=False, default=frozenset())
-    """The keys ``deny`` removes whole, masked in exception messages (``_core.scrub``)."""
+    """The keys ``deny`` removes whole, masked in exception messages (``projection._scrub``)."""
     allowed_names: frozenset[str] | None = field(init=False, default=None)
     """The names the allowlists show or read; in an exception message, a quoted or keyword
     pair under any other key is masked (``None``: no allowlist)."""

@@ -13,18 +13,23 @@ import inspect
 import logging
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypedDict
 
 from pydantic import BaseModel, ValidationError
 
 from slimtools._core import schema as _schema
 from slimtools._core.drive import Engine, Invoke
-from slimtools._core.jsonenc import dumps_str
+from slimtools._core.keeper import Keeper
 from slimtools._core.lookup import Lookup, Sources, get_record
 from slimtools._core.pipeline import FinalResult
-from slimtools._core.scrub import scrub_pairs
-from slimtools._core.wrapper import slim_state
+from slimtools._core.wrapper import rebind, slim_state
+from slimtools._json import dumps_str
 from slimtools.envelope import Envelope
+from slimtools.errors import ConfigurationError
+from slimtools.projection import scrub_pairs
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
 
 log = logging.getLogger("slimtools")
 
@@ -108,6 +113,49 @@ def tool_spec(
         output_schema=dict(output_schema) if output_schema is not None else None,
         returns_envelope=state is not None,
         read_only=category in _READ_CATEGORIES if read_only is None else bool(read_only),
+    )
+
+
+class SpecOptions(TypedDict, total=False):
+    """The options of ``Toolkit.tool`` and ``Toolkit.bind`` (documented on ``tool``)."""
+
+    name: str | None
+    description: str | None
+    category: str | None
+    parameters: Mapping[str, Any] | None
+    output_schema: Mapping[str, Any] | None
+    read_only: bool | None
+
+
+def bound_spec(fn: Callable[..., Any], keeper: Keeper, **options: Unpack[SpecOptions]) -> ToolSpec:
+    """The spec of ``fn`` as a toolkit over ``keeper`` runs it (``Toolkit.bind``).
+
+    Raises:
+        ConfigurationError: an unknown category, no name to tell, or the companion's name.
+        TypeError: an option ``Toolkit.tool`` does not take.
+    """
+    unknown = sorted(set(options) - set(SpecOptions.__annotations__))
+    if unknown:
+        raise TypeError(f"unexpected keyword arguments: {', '.join(unknown)}")
+    category, name = options.get("category"), options.get("name")
+    if category is not None and category not in CATEGORIES:
+        raise ConfigurationError(f"category must be one of {sorted(CATEGORIES)}, got {category!r}")
+    state = slim_state(fn)
+    tool_name = name or (state.name if state else getattr(fn, "__name__", None))
+    if not tool_name or not isinstance(tool_name, str):
+        raise ConfigurationError(f"cannot tell the name of {fn!r}; pass name=")
+    if tool_name == keeper.companion:
+        raise ConfigurationError(f"{tool_name!r} is the name of this toolkit's companion tool")
+    bound = rebind(fn, keeper=keeper, name=tool_name) if state else fn
+    return tool_spec(
+        fn,
+        bound,
+        tool_name,
+        description=options.get("description"),
+        category=category,
+        parameters=options.get("parameters"),
+        output_schema=options.get("output_schema"),
+        read_only=options.get("read_only"),
     )
 
 

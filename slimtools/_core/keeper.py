@@ -17,7 +17,7 @@ from typing import Any, Protocol
 from slimtools._core.config import SlimConfig
 from slimtools._core.drive import UNAVAILABLE
 from slimtools._core.lookup import Sources
-from slimtools._core.session import _CURRENT
+from slimtools._session import current_session
 from slimtools.instrumentation import Listener
 from slimtools.redaction import describe_error, remove
 from slimtools.stores.base import DEFAULT_SESSION, AsyncHandleStore, HandleStore, Scope
@@ -153,7 +153,7 @@ class Keeper:
 
     def scope(self) -> Scope:
         """The scope of handles made or read now: this toolkit and the bound session."""
-        session_id = _CURRENT.get() or self.default_session
+        session_id = current_session() or self.default_session
         last = self._scope
         # Reused while the session stays the same (every call of a tool builds one).
         if last.session != session_id:

@@ -12,7 +12,7 @@ import hashlib
 from collections.abc import Mapping
 from typing import Any
 
-from slimtools._core.jsonenc import dumps
+from slimtools._json import dumps
 
 
 def record_key(tool: str, handle: str) -> str:

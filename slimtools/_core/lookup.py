@@ -17,13 +17,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from slimtools._core.config import SlimConfig
-from slimtools._core.deny import strip
 from slimtools._core.drive import UNAVAILABLE, Engine, Invoke, Load
-from slimtools._core.jsonenc import dumps_str
 from slimtools._core.keys import normalize_handle, record_key, text_key
 from slimtools._core.paging import chunks, handle_call, past_end
-from slimtools._core.textpages import describe, line_count, text_pages
+from slimtools._core.textpages import describe, text_pages
+from slimtools._json import dumps_str
+from slimtools._text import line_count
 from slimtools.envelope import make_envelope
+from slimtools.projection import strip
 from slimtools.tokens import count_tokens
 
 _MAX_HANDLE = 256

@@ -16,16 +16,18 @@ import logging
 import re
 import time
 from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from typing import Any
 
 from slimtools._core.config import Call, SlimConfig
 from slimtools._core.drive import UNAVAILABLE, Engine, Invoke, Save
-from slimtools._core.jsonenc import dumps_str
 from slimtools._core.keeper import Keeper
 from slimtools._core.keys import is_snapshot_key
 from slimtools._core.lookup import Answer, Lookup, Sources, get_record
 from slimtools._core.paging import split_lines
 from slimtools._core.pipeline import FinalResult, run
+from slimtools._json import dumps_str
+from slimtools._session import session
 from slimtools.envelope import Envelope
 from slimtools.instrumentation._events import RecordLookup, SlimmedCall
 from slimtools.instrumentation._registry import CALL_ID, emit
@@ -216,3 +218,18 @@ def _shown(cfg: SlimConfig, result: Any) -> tuple[int, int, str]:
     ):
         return len(lines) - 1, result.total, "lines"  # the marker in place of the middle
     return len(lines), result.total, "lines"
+
+
+@contextmanager
+def bound_call(session_id: str | None, call_id: str | None) -> Iterator[None]:
+    """``slimtools.session(session_id)`` and the tool-call id of events, each when given."""
+    token = CALL_ID.set(call_id) if call_id is not None else None
+    try:
+        if session_id:
+            with session(session_id):
+                yield
+        else:
+            yield
+    finally:
+        if token is not None:
+            CALL_ID.reset(token)

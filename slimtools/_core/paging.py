@@ -10,8 +10,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, TypeVar
 
-from slimtools._core.jsonenc import dumps_str
 from slimtools._core.keys import Memo, frozen_args
+from slimtools._json import dumps_str
 
 T = TypeVar("T")
 

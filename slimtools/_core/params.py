@@ -10,8 +10,9 @@ never appear in the schema, in hints or in a "next page" call:
 - secrets: values typed ``SecretStr``/``SecretBytes`` or marked ``Annotated[..., Secret]``,
   which are also removed from the error messages the model reads.
 
-Frameworks are recognised by class name and module along the annotation's MRO, so nothing
-here imports them. Framework context (run contexts, graph state, tool-call ids) changes on
+Frameworks are recognised by class name and module along the annotation's MRO, as each
+framework's wrap module declares them (``slimtools._frameworks``), so nothing here names or
+imports a framework. Framework context (run contexts, graph state, tool-call ids) changes on
 every call and is left out of the page-1 snapshot key; hidden and secret arguments change the
 query and key it (a secret by its revealed value, only ever hashed).
 """
@@ -26,6 +27,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from pydantic import SecretBytes, SecretStr
+
+from slimtools._frameworks import loaded_adapters
 
 
 class _Marker:
@@ -55,18 +58,21 @@ Values typed ``pydantic.SecretStr`` or ``SecretBytes`` are secrets without the m
 
 VISIBLE, HIDDEN, CONTEXT, SECRET = "visible", "hidden", "context", "secret"
 
-# (top-level module, class name) along an annotation's MRO.
-_CONTEXT_CLASSES = frozenset(
-    {
-        ("pydantic_ai", "RunContext"),
-        ("agents", "RunContextWrapper"),  # ToolContext subclasses it
-        ("langchain_core", "_DirectlyInjectedToolArg"),  # ToolRuntime
-        ("langgraph", "InjectedState"),
-        ("langgraph", "InjectedStore"),
-        ("langchain_core", "InjectedToolCallId"),
-    }
-)
-_HIDDEN_CLASSES = frozenset({("langchain_core", "InjectedToolArg")})
+_Names = frozenset[tuple[str, str]]
+
+
+def _framework_classes() -> tuple[_Names, _Names]:
+    """The injected-context and hidden annotation classes the loaded frameworks declare.
+
+    Each framework's wrap module declares them (``slimtools._frameworks``); a framework
+    whose module cannot be imported here (an incompatible version) declares none.
+    """
+    context: set[tuple[str, str]] = set()
+    hidden: set[tuple[str, str]] = set()
+    for adapter in loaded_adapters(skip_broken=True):
+        context.update(getattr(adapter, "CONTEXT_CLASSES", ()))
+        hidden.update(getattr(adapter, "HIDDEN_CLASSES", ()))
+    return frozenset(context), frozenset(hidden)
 
 
 def _named(cls: Any, names: frozenset[tuple[str, str]]) -> bool:
@@ -78,8 +84,12 @@ def _named(cls: Any, names: frozenset[tuple[str, str]]) -> bool:
     return False
 
 
-def role(annotation: Any) -> str:
-    """The role of a parameter annotated ``annotation``: visible, hidden, context or secret."""
+def role(annotation: Any, classes: tuple[_Names, _Names] | None = None) -> str:
+    """The role of a parameter annotated ``annotation``: visible, hidden, context or secret.
+
+    ``classes``: the frameworks' ``(context, hidden)`` classes (default: read now).
+    """
+    context_classes, hidden_classes = classes or _framework_classes()
     if typing.get_origin(annotation) is typing.Annotated:
         base, *metadata = typing.get_args(annotation)
         for meta in metadata:
@@ -88,18 +98,20 @@ def role(annotation: Any) -> str:
             if meta is Hidden:
                 return HIDDEN
             cls = meta if isinstance(meta, type) else type(meta)
-            if _named(cls, _CONTEXT_CLASSES):
+            if _named(cls, context_classes):
                 return CONTEXT
-            if _named(cls, _HIDDEN_CLASSES):
+            if _named(cls, hidden_classes):
                 return HIDDEN
-        return role(base)
+        return role(base, (context_classes, hidden_classes))
     if typing.get_origin(annotation) in (typing.Union, types.UnionType):
-        found = {role(arg) for arg in typing.get_args(annotation)}
+        found = {
+            role(arg, (context_classes, hidden_classes)) for arg in typing.get_args(annotation)
+        }
         return next((r for r in (SECRET, CONTEXT, HIDDEN) if r in found), VISIBLE)
     cls = typing.get_origin(annotation) or annotation
     if isinstance(cls, type) and issubclass(cls, (SecretStr, SecretBytes)):
         return SECRET
-    if _named(cls, _CONTEXT_CLASSES):
+    if _named(cls, context_classes):
         return CONTEXT
     return VISIBLE
 
@@ -126,8 +138,9 @@ def roles(fn: Callable[..., Any]) -> Roles:
     except Exception:  # unresolvable forward references: read the raw annotations
         hints = {}
     by_role: dict[str, set[str]] = {HIDDEN: set(), CONTEXT: set(), SECRET: set()}
+    classes = _framework_classes()
     for param in inspect.signature(fn).parameters.values():
-        found = role(hints.get(param.name, param.annotation))
+        found = role(hints.get(param.name, param.annotation), classes)
         if found != VISIBLE:
             by_role[found].add(param.name)
     if not any(by_role.values()):

@@ -18,7 +18,6 @@ from pydantic import BaseModel
 from slimtools._core.config import Call, HandleSpec, PageSpec, SlimConfig
 from slimtools._core.drive import INVOKE, UNAVAILABLE, Engine, Load, Save
 from slimtools._core.fit import Out, Req, fit, note_unkept
-from slimtools._core.jsonenc import dumps_str, to_jsonable
 from slimtools._core.keys import make_handle, normalize_handle, record_key
 from slimtools._core.paging import (
     format_call,
@@ -28,12 +27,18 @@ from slimtools._core.paging import (
     past_end,
     tool_call,
 )
-from slimtools._core.readable import Unreadable, read
-from slimtools._core.scrub import Secrets, denied_values, scrub_exception
 from slimtools._core.texts import multipage, show_text
 from slimtools._core.withhold import mask_out, masked, unreadable
+from slimtools._json import dumps_str, to_jsonable
 from slimtools.envelope import Envelope
-from slimtools.projection import record_to_plain
+from slimtools.projection import (
+    Secrets,
+    Unreadable,
+    denied_values,
+    read,
+    record_to_plain,
+    scrub_exception,
+)
 
 
 class FinalResult:

@@ -11,8 +11,8 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, ValidationError, create_model
 
 from slimtools._core.config import SlimConfig
-from slimtools._core.jsonenc import dumps_str, loads
 from slimtools._core.params import roles
+from slimtools._json import dumps_str, loads
 from slimtools.envelope import Envelope
 from slimtools.errors import ConfigurationError
 

@@ -18,7 +18,7 @@ import functools
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from slimtools._core.jsonenc import dumps_str
+from slimtools._json import dumps_str
 from slimtools.clip import safe_cut
 
 Counter = Callable[[str], int]
@@ -34,13 +34,6 @@ class TextPage:
     first: int
     last: int
     piece: tuple[int, int, int] | None = None
-
-
-def line_count(text: str) -> int:
-    """Lines as a file reader counts them: a final newline ends the last line."""
-    if not text:
-        return 0
-    return text.count("\n") + (not text.endswith("\n"))
 
 
 def cost(counter: Counter, text: str) -> int:

@@ -13,7 +13,8 @@ from slimtools._core.config import Call, SlimConfig
 from slimtools._core.fit import Out, Req
 from slimtools._core.keys import make_handle, text_key
 from slimtools._core.paging import format_call, handle_call, past_end, split_lines, tool_call
-from slimtools._core.textpages import cost, describe, line_count, text_pages
+from slimtools._core.textpages import cost, describe, text_pages
+from slimtools._text import line_count
 
 
 def show_text(

@@ -1,9 +1,9 @@
 """What a guarded call shows of what it cannot project: a withheld verdict, masked values.
 
 The pipeline (``slimtools._core.pipeline``) calls these for a tool with an allowlist or a
-deny: a result the reader (``slimtools._core.readable``) cannot read as records becomes an
+deny: a result the reader (``slimtools.projection._readable``) cannot read as records becomes an
 envelope that says so (logged once per tool), or its text under the explicit opt-in; the
-denied values a call's records carry (``slimtools._core.scrub``) are masked in the
+denied values a call's records carry (``slimtools.projection._scrub``) are masked in the
 envelope and in what the store keeps.
 """
 
@@ -14,8 +14,7 @@ from typing import Any
 
 from slimtools._core.config import Call, SlimConfig
 from slimtools._core.fit import Out
-from slimtools._core.readable import Unreadable
-from slimtools._core.scrub import Secrets, scrub_pairs
+from slimtools.projection import Secrets, Unreadable, scrub_pairs
 
 log = logging.getLogger("slimtools")
 _WARNED: set[str] = set()  # tools whose withheld results were logged (once per tool)

@@ -19,7 +19,7 @@ from typing import Any
 
 import orjson
 
-from slimtools._core.jsonenc import dumps_str
+from slimtools._json import dumps_str
 
 __all__ = ["restore_defaults", "strict_schema"]
 

@@ -13,9 +13,21 @@ from pydantic import ValidationError
 from pydantic.v1 import ValidationError as ValidationErrorV1
 
 from slimtools.adapters.langchain import to_langchain_tools
-from slimtools.proxy._forward import Plan, Raw
-from slimtools.proxy._screen import Screen
+from slimtools.foreign import Plan, Raw, Screen
 from slimtools.toolkit import Toolkit
+
+CONTEXT_CLASSES = frozenset(
+    {
+        ("langchain_core", "_DirectlyInjectedToolArg"),  # ToolRuntime
+        ("langgraph", "InjectedState"),
+        ("langgraph", "InjectedStore"),
+        ("langchain_core", "InjectedToolCallId"),
+    }
+)
+"""Parameters LangChain and LangGraph inject per call (``slimtools.foreign.WrapAdapter``)."""
+
+HIDDEN_CLASSES = frozenset({("langchain_core", "InjectedToolArg")})
+"""Other ``InjectedToolArg`` annotations: hidden from the model, still keying snapshots."""
 
 
 def accepts(tool: Any) -> bool:

@@ -9,14 +9,20 @@ from typing import Any
 import orjson
 from agents import FunctionTool
 
-from slimtools._core.jsonenc import to_jsonable
+from slimtools._json import to_jsonable
 from slimtools.adapters.openai_agents import to_agents_tools
-from slimtools.proxy._forward import Plan, Raw
+from slimtools.foreign import Plan, Raw, Screen
 from slimtools.toolkit import Toolkit
 
 # The SDK hands each call a ToolContext; the wrapped tool gets it through the toolkit's
 # dispatch (which knows nothing of the SDK) by this contextvar, set around the call.
 _CONTEXT: ContextVar[Any] = ContextVar("slimtools_agents_context", default=None)
+
+
+CONTEXT_CLASSES = frozenset({("agents", "RunContextWrapper")})  # ToolContext subclasses it
+"""The run context the SDK injects per call (``slimtools.foreign.WrapAdapter``)."""
+
+HIDDEN_CLASSES: frozenset[tuple[str, str]] = frozenset()
 
 
 def accepts(tool: Any) -> bool:
@@ -39,6 +45,11 @@ def forwarder(tool: FunctionTool, plan: Plan) -> Any:
         return plan.shape(Raw(texts=[], structured=to_jsonable(out), native=out))
 
     return forward
+
+
+def screen_native(native: Any, screen: Screen) -> Any:
+    """The native result as it is: its text was screened, and only that reaches the model."""
+    return native
 
 
 def build(kit: Toolkit, name: str) -> FunctionTool:

@@ -7,13 +7,19 @@ from typing import Any
 
 from pydantic_ai import Tool
 
-from slimtools._core.jsonenc import to_jsonable
+from slimtools._json import to_jsonable
 from slimtools.adapters.pydantic_ai import _call
-from slimtools.proxy._forward import Plan, Raw
+from slimtools.foreign import Plan, Raw, Screen
 from slimtools.toolkit import Toolkit
 
 # The run context of the current call, for the original tool (see _wrap_openai_agents).
 _CONTEXT: ContextVar[Any] = ContextVar("slimtools_pydantic_ai_context", default=None)
+
+
+CONTEXT_CLASSES = frozenset({("pydantic_ai", "RunContext")})
+"""The run context Pydantic AI injects per call (``slimtools.foreign.WrapAdapter``)."""
+
+HIDDEN_CLASSES: frozenset[tuple[str, str]] = frozenset()
 
 
 def accepts(tool: Any) -> bool:
@@ -38,6 +44,11 @@ def forwarder(tool: Tool[Any], plan: Plan) -> Any:
         return plan.shape(Raw(texts=[], structured=to_jsonable(out), native=out))
 
     return forward
+
+
+def screen_native(native: Any, screen: Screen) -> Any:
+    """The native result as it is: its text was screened, and only that reaches the model."""
+    return native
 
 
 def build(kit: Toolkit, name: str) -> Tool[Any]:

@@ -21,7 +21,7 @@ except ImportError as exc:  # pragma: no cover - exercised only without the extr
         "slimtools.adapters.anthropic needs the Anthropic SDK: pip install 'slimtools[anthropic]'"
     ) from exc
 
-from slimtools._core.jsonenc import dumps_str
+from slimtools._json import dumps_str
 
 if TYPE_CHECKING:
     from anthropic.types import MessageParam, ToolParam, ToolResultBlockParam

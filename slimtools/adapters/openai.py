@@ -32,7 +32,7 @@ except ImportError as exc:  # pragma: no cover - exercised only without the extr
         "slimtools.adapters.openai needs the OpenAI SDK: pip install 'slimtools[openai]'"
     ) from exc
 
-from slimtools._core.jsonenc import dumps_str
+from slimtools._json import dumps_str
 from slimtools.adapters._strict import restore_defaults, strict_schema
 
 if TYPE_CHECKING:

@@ -35,7 +35,7 @@ except ImportError as exc:  # pragma: no cover - exercised only without the extr
 
 import orjson
 
-from slimtools._core.jsonenc import dumps_str
+from slimtools._json import dumps_str
 
 if TYPE_CHECKING:
     from pydantic_ai import RunContext

@@ -9,7 +9,7 @@ from __future__ import annotations
 import logging
 import time
 
-from slimtools._core.session import current_session
+from slimtools._session import current_session
 from slimtools.clearing.report import ClearingReport
 from slimtools.instrumentation import ClearingPass, Listener, emit
 

@@ -23,7 +23,7 @@ from typing import Any, Literal, Protocol, runtime_checkable
 
 import orjson
 
-from slimtools._core.jsonenc import dumps, dumps_str
+from slimtools._json import dumps, dumps_str
 from slimtools.clearing.formats.view import check_history, detect_format, get_codec, safe_decode
 
 logger = logging.getLogger("slimtools.clearing")

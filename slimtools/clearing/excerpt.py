@@ -8,7 +8,7 @@ from typing import Any
 
 import orjson
 
-from slimtools._core.jsonenc import dumps_str
+from slimtools._json import dumps_str
 from slimtools.envelope import is_envelope_dict
 
 _ARGS_MAX = 160

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from slimtools._core.jsonenc import dumps_str
+from slimtools._json import dumps_str
 from slimtools.clearing.excerpt import envelope_handles, flatten_head
 from slimtools.clearing.formats.view import view
 

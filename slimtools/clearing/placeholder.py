@@ -13,7 +13,7 @@ import string
 from collections.abc import Callable, Mapping
 from typing import Any, NamedTuple, TypeAlias
 
-from slimtools._core.jsonenc import dumps_str
+from slimtools._json import dumps_str
 from slimtools.clearing.marker import seal
 from slimtools.errors import ConfigurationError
 

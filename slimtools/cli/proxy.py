@@ -15,7 +15,7 @@ import sys
 from typing import Any
 
 from slimtools.errors import ConfigurationError
-from slimtools.proxy.config import ProxyConfig, load_config
+from slimtools.proxy.config import load_config
 
 __all__ = ["add_commands"]
 
@@ -147,13 +147,6 @@ def _json_args(text: str) -> dict[str, Any]:
     return value
 
 
-def _host_port(text: str) -> tuple[str, int]:
-    host, sep, port = text.rpartition(":")
-    if not sep or not port.isdigit():
-        raise ConfigurationError(f"--http must be HOST:PORT, e.g. 127.0.0.1:8765, got {text!r}")
-    return host or "127.0.0.1", int(port)
-
-
 def run_proxy_command(args: argparse.Namespace) -> int:
     """Run ``slimtools proxy`` (or ``slimtools proxy install ...``)."""
     command = list(args.upstream)
@@ -162,6 +155,8 @@ def run_proxy_command(args: argparse.Namespace) -> int:
 
         return install_main(command[1:])
     from slimtools.proxy.logs import configure_logging
+    from slimtools.proxy.serving import dry_run, serve
+    from slimtools.proxy.transports import transport
     from slimtools.proxy.upstream import UpstreamError, find_upstream_error
 
     configure_logging(verbose=args.verbose)
@@ -175,7 +170,7 @@ def run_proxy_command(args: argparse.Namespace) -> int:
                 return 2
             print(report)
             return 0
-        http = _host_port(args.http) if args.http else None
+        served = transport("http", args.http) if args.http else transport("stdio")
     except ConfigurationError as exc:
         print(f"slimtools proxy: {exc}", file=sys.stderr)
         return 2
@@ -183,7 +178,7 @@ def run_proxy_command(args: argparse.Namespace) -> int:
         print(f"slimtools proxy: {exc}", file=sys.stderr)
         return 3
     try:
-        return asyncio.run(serve(config, spec, http))
+        return asyncio.run(serve(config, spec, served))
     except KeyboardInterrupt:
         return 0
     except Exception as exc:  # an UpstreamError inside the supervisor's task group
@@ -192,100 +187,6 @@ def run_proxy_command(args: argparse.Namespace) -> int:
             raise
         print(f"slimtools proxy: {failed}", file=sys.stderr)
         return 3
-
-
-async def serve(config: ProxyConfig, spec: Any, http: tuple[str, int] | None) -> int:
-    """Connect the upstream, build the proxy and serve it until the client goes away.
-
-    The upstream is supervised (``slimtools.proxy.lifecycle``): restarted if it crashes,
-    stopped when the proxy stops.
-
-    Raises:
-        UpstreamError: the upstream could not be started or reached at all.
-    """
-    import warnings
-
-    import anyio
-    from mcp.shared.exceptions import MCPDeprecationWarning
-
-    from slimtools.proxy.forwarding import Relay
-
-    # The proxy forwards deprecated features (roots, logging) as long as clients use them.
-    warnings.filterwarnings("ignore", category=MCPDeprecationWarning)
-    from slimtools.proxy.lifecycle import Supervisor
-    from slimtools.proxy.server import build_proxy
-
-    relay = Relay()
-    supervisor = Supervisor(spec, callbacks=relay.callbacks(), progress=relay.progress)
-    async with anyio.create_task_group() as group:
-        await group.start(supervisor.run)
-        try:
-            proxy = build_proxy(
-                config,
-                await supervisor.tools(),
-                supervisor.call,
-                instructions=supervisor.instructions,
-            )
-        except ConfigurationError as exc:
-            print(f"slimtools proxy: {exc}", file=sys.stderr)
-            group.cancel_scope.cancel()
-            return 2
-        server = await _transparent_server(proxy, config, supervisor, relay)
-        if http is None:
-            await server.run_stdio_async()
-        else:
-            host, port = http
-            await server.run_streamable_http_async(host=host, port=port)
-        group.cancel_scope.cancel()
-    return 0
-
-
-async def _transparent_server(proxy: Any, config: ProxyConfig, supervisor: Any, relay: Any) -> Any:
-    """The proxy's server, forwarding all of MCP that is not a tool result to the upstream."""
-    from urllib.parse import quote
-
-    from slimtools.proxy.forwarding import forward_all
-    from slimtools.proxy.server import proxy_server
-
-    server = proxy_server(proxy, config)
-    server.middleware.append(relay.middleware)
-    forward_all(
-        server,
-        supervisor.client,
-        await supervisor.tools(),
-        supervisor.capabilities,
-        record_prefix=f"slimtools://{quote(proxy.kit.name, safe='')}/",
-    )
-    return server
-
-
-async def dry_run(config: ProxyConfig, spec: Any, tool: str, arguments: dict[str, Any]) -> str:
-    """Call ``tool`` once raw and once through the proxy; report both token counts."""
-    from slimtools.proxy._payload import raw_tokens
-    from slimtools.proxy.server import raw_of, start
-    from slimtools.proxy.upstream import connect
-    from slimtools.tokens import count_tokens
-
-    async with connect(spec) as upstream:
-        proxy = await start(config, upstream)
-        known = [spec.name for spec in proxy.kit.tools[:-1]]
-        if tool not in known:
-            # Raised here it would leave the client's task group as an ExceptionGroup.
-            return f"slimtools proxy: no tool {tool!r} upstream; tools: {', '.join(known)}"
-        raw = raw_of(await upstream.call(tool, arguments))
-        slimmed = await proxy.kit.acall(tool, arguments)
-    before = raw_tokens(raw.texts, raw.structured, count_tokens)
-    after = count_tokens(slimmed.text)
-    options = config.options_for(tool)
-    how = "configured" if options else f"unconfigured, budget {config.max_tokens}"
-    ratio = f"{before / after:.1f}x smaller" if after else "n/a"
-    return "\n".join(
-        [
-            f"{tool} ({how}): raw {before:,} tokens -> slimmed {after:,} tokens ({ratio})",
-            "the model reads:",
-            slimmed.text,
-        ]
-    )
 
 
 def run_suggest_command(args: argparse.Namespace) -> int:
@@ -317,7 +218,7 @@ def run_suggest_command(args: argparse.Namespace) -> int:
 
 
 async def _sample_from_proxy(args: argparse.Namespace) -> Any:
-    from slimtools.proxy._payload import extract
+    from slimtools.foreign import extract
     from slimtools.proxy.server import raw_of
     from slimtools.proxy.upstream import connect
 

@@ -21,7 +21,7 @@ import json
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, NamedTuple, TypeAlias
 
-from slimtools._core.jsonenc import dumps_str
+from slimtools._json import dumps_str
 from slimtools.errors import ConfigurationError, SlimtoolsError
 
 ChatModel: TypeAlias = Callable[[list[dict[str, Any]], list[dict[str, Any]]], Any]

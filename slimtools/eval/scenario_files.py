@@ -20,7 +20,7 @@ import orjson
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from slimtools import ToolResult
-from slimtools._core.jsonenc import dumps_str
+from slimtools._json import dumps_str
 from slimtools.errors import ConfigurationError
 from slimtools.eval.checks import AnswerCheck
 from slimtools.eval.scenarios import (

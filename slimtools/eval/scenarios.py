@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
 from slimtools import ToolResult
-from slimtools._core.jsonenc import dumps_str
+from slimtools._json import dumps_str
 from slimtools.errors import SlimtoolsError
 from slimtools.eval.checks import AnswerCheck
 

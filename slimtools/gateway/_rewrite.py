@@ -14,7 +14,7 @@ from typing import Any
 
 import orjson
 
-from slimtools._core.session import session
+from slimtools._session import session
 from slimtools.gateway._state import Cleared, ConversationCache, conversation_name
 from slimtools.gateway._wire import (
     OPENAI_RESPONSES,

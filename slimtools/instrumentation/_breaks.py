@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Literal
 
-from slimtools._core.session import current_session
+from slimtools._session import current_session
 from slimtools.instrumentation._events import CacheBreak, ClearingPass, Event, Listener
 from slimtools.instrumentation._registry import REGISTRY, check_listener, emit
 

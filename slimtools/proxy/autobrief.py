@@ -21,11 +21,10 @@ from functools import partial
 from typing import Any
 
 from slimtools.errors import ConfigurationError
-from slimtools.proxy._forward import Plan, Raw, slim
-from slimtools.proxy._payload import extract, raw_tokens, records_in
+from slimtools.foreign import Plan, Raw, extract, raw_tokens, records_in, slim
 from slimtools.proxy.config import DEFAULT_AUTO_BRIEFS, ToolOptions
 from slimtools.proxy.suggest import suggest
-from slimtools.toolkit import Toolkit
+from slimtools.toolkit import Toolkit, ToolSpec
 
 __all__ = [
     "AUTO_BRIEF_LIMIT",
@@ -197,7 +196,7 @@ async def _with(value: Any, fn: Callable[..., Awaitable[Any]], arguments: dict[s
 
 def install(
     kit: Toolkit,
-    name: str,
+    spec: ToolSpec,
     *,
     fetch: Fetch,
     plan: Callable[[], Plan],
@@ -205,13 +204,14 @@ def install(
     paged: bool,
     parameters: Mapping[str, Any] | None,
 ) -> None:
-    """Put the automatic-brief chooser in front of ``name``'s registered forwarder.
+    """Register the automatic-brief chooser in front of the forwarder ``spec`` (bound to
+    ``kit``, not registered: ``Toolkit.bind``).
 
-    The forwarder registered so far (its handles stay resolvable) answers until the tool's
-    briefs are chosen; the chooser is listed with the same schemas, so clients see no change.
+    The forwarder (its handles resolvable while it is bound) answers until the tool's briefs
+    are chosen; the chooser is listed with its schemas, so clients see no change.
     ``parameters`` is the upstream's input schema, which the briefed forwarder extends.
     """
-    spec = kit.spec(name)
+    name = spec.name
     register = partial(
         kit.tool,
         name=name,

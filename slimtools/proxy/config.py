@@ -20,29 +20,35 @@ emit = "both"                  # this tool's channels, over the global emit
 A field is ``"path"`` (dotted; nested output kept), ``"name = path"`` (renamed) and either
 may end in ``:N`` to clip a text to N characters; an inline table
 ``{name = "author", path = "user.login", clip = 40}`` says the same. The keys, their types
-and their messages come from one schema (``slimtools.proxy._schema``); every problem is
-reported at start as a ``ConfigurationError`` naming the file, line and key. The ``deny``
-of every glob matching a tool is added to its options (deny wins). See docs/proxy-config.md.
+and their messages come from one schema (``slimtools.proxy._schema``, over the tool table of
+``slimtools.foreign``); every problem is reported at start as a ``ConfigurationError``
+naming the file, line and key. The ``deny`` of every glob matching a tool is added to its
+options (deny wins). See docs/proxy-config.md.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import fnmatch
-import functools
 import re
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Annotated, Any
 
-from pydantic import AliasPath, BaseModel, Field, ValidationError, create_model
+from pydantic import ValidationError
 
-from slimtools._core.deny import DenyTree, compile_deny
-from slimtools.clip import Clip
 from slimtools.errors import ConfigurationError
-from slimtools.proxy._schema import ConfigFile, FieldSpec, ToolTable, first_problem
+from slimtools.foreign import (
+    DEFAULT_MAX_TOKENS,
+    FieldSpec,
+    ToolOptions,
+    config_error,
+    first_problem,
+    table_options,
+    tool_options,
+)
+from slimtools.proxy._schema import ConfigFile
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -66,92 +72,11 @@ __all__ = [
 ]
 
 
-DEFAULT_MAX_TOKENS = 20_000
-"""The global budget of unconfigured tools when the config says nothing (or there is none)."""
-
 DEFAULT_AUTO_BRIEFS = 2_000
 """Unconfigured record results past this many tokens are shown as automatic briefs."""
 
 EMITS = ("both", "text", "structured")
 """The values of ``emit``: which channels of an MCP tool result carry the envelope."""
-
-
-@dataclass(frozen=True)
-class ToolOptions:
-    """How one upstream tool is slimmed (every key of a ``[tools.NAME]`` table)."""
-
-    items: str | None = None
-    fields: tuple[FieldSpec, ...] | None = None
-    deny: tuple[str, ...] = ()
-    key: str | None = None
-    limit: int = 20
-    max_limit: int = 100
-    max_tokens: int | None = None
-    category: str | None = None
-    read_only: bool | None = None
-    head: int | None = None
-    tail: int = 0
-    description: str | None = None
-    response_format: bool = False
-    """Add a ``response_format`` parameter: "detailed" shows whole records instead of briefs."""
-    emit: str | None = None
-    """The channels this tool's results use (``EMITS``); None: the global choice."""
-    model: type[BaseModel] | None = None
-    """An allowlist model given in code (``slimtools.wrap(tool, fields=Brief)``)."""
-    on_unreadable: str = "withhold"
-    """With ``fields`` or ``deny``: ``"text"`` shows a result that cannot be read as records
-    (or a passed-through free text) as text, an explicit opt-in (see ``project_fields``); by
-    default it is withheld."""
-
-    @property
-    def guards(self) -> bool:
-        """Whether the tool shows only what it can project (it has an allowlist or a deny)."""
-        return bool(self.fields or self.model is not None or self.deny)
-
-    def brief_model(self, name: str = "Brief") -> type[BaseModel] | list[str] | None:
-        """The allowlist for ``project_fields``: a list of paths, or a model when renaming.
-
-        Plain dotted paths stay nested (``user.login`` -> ``{"user": {"login": ...}}``).
-        """
-        if self.model is not None:
-            return self.model
-        if not self.fields:
-            return None
-        if not any(f.renamed or f.clip for f in self.fields):
-            return [".".join(f.path) for f in self.fields]
-        return _model(name, self.fields)
-
-    @functools.cached_property
-    def deny_tree(self) -> DenyTree | None:
-        """``deny`` compiled once (None: nothing denied)."""
-        return compile_deny(list(self.deny))
-
-
-def _model(name: str, fields: Sequence[FieldSpec]) -> type[BaseModel]:
-    """A Pydantic allowlist: renamed fields read their path; plain dotted paths nest."""
-    top: dict[str, Any] = {}
-    nested: dict[str, list[FieldSpec]] = {}
-    for spec in fields:
-        if spec.renamed or len(spec.path) == 1:
-            out = spec.name or spec.path[0]
-            annotation: Any = Annotated[str, Clip(spec.clip)] if spec.clip else Any
-            # Internal identifiers: output names such as "html-url" need not be Python names.
-            top[f"f{len(top)}_"] = (
-                annotation,
-                Field(serialization_alias=out, validation_alias=AliasPath(*spec.path)),
-            )
-        else:
-            nested.setdefault(spec.path[0], []).append(
-                FieldSpec(path=spec.path[1:], name=None, clip=spec.clip)
-            )
-    for head, subs in nested.items():
-        sub = _model(f"{name}_{len(top)}", subs)
-        top[f"f{len(top)}_"] = (
-            sub | None,
-            Field(serialization_alias=head, validation_alias=AliasPath(head)),
-        )
-    model: type[BaseModel] = create_model(name, **top)
-    return model
 
 
 @dataclass(frozen=True)
@@ -224,17 +149,11 @@ class _Where:
 
     def error(self, message: str, *path: str) -> ConfigurationError:
         line = self.line(*path) if path else None
-        key = ".".join(_quote(p) for p in path)
-        where = f"{self.source}:{line}" if line else self.source
-        return ConfigurationError(f"{where}: {key + ': ' if key else ''}{message}")
+        return config_error(f"{self.source}:{line}" if line else self.source, message, path)
 
 
 def _split_key(key: str) -> list[str]:
     return [p.strip().strip('"').strip("'") for p in re.findall(r'"[^"]*"|\'[^\']*\'|[^.]+', key)]
-
-
-def _quote(part: str) -> str:
-    return part if re.fullmatch(r"[A-Za-z0-9_-]+", part) else f'"{part}"'
 
 
 def load_config(path: str | Path | None) -> ProxyConfig:
@@ -264,7 +183,7 @@ def parse_config(text: str, source: str = "<config>") -> ProxyConfig:
     try:
         parsed = ConfigFile.model_validate(data)
     except ValidationError as exc:
-        path, message = first_problem(exc)
+        path, message = first_problem(exc, ConfigFile, tables="tools")
         raise where.error(message, *path) from None
     briefs = DEFAULT_AUTO_BRIEFS if "auto_briefs" not in data else parsed.auto_briefs
     budget = DEFAULT_MAX_TOKENS if "max_tokens" not in data else parsed.max_tokens
@@ -276,26 +195,6 @@ def parse_config(text: str, source: str = "<config>") -> ProxyConfig:
         name=parsed.name,
         auto_briefs=briefs if briefs and briefs is not True else None,
         emit=parsed.emit,
-        tools=tuple((name, _options(table)) for name, table in parsed.tools.items()),
+        tools=tuple((name, table_options(table)) for name, table in parsed.tools.items()),
         source=source,
     )
-
-
-def tool_options(table: Mapping[str, Any], *, source: str = "<options>") -> ToolOptions:
-    """Validate one tool's options given as a mapping (a config table, or keywords).
-
-    Raises:
-        ConfigurationError: an unknown option or a bad value, named.
-    """
-    try:
-        parsed = ToolTable.model_validate(dict(table))
-    except ValidationError as exc:
-        path, message = first_problem(exc, ToolTable)
-        raise _Where(source, "").error(message, *path) from None
-    return _options(parsed)
-
-
-def _options(table: ToolTable) -> ToolOptions:
-    """The runtime options of a validated table (``max_limit`` defaulted as paginate does)."""
-    values = {key: getattr(table, key) for key in ToolTable.model_fields}
-    return ToolOptions(**{**values, "max_limit": table.paging_max})

@@ -1,6 +1,6 @@
 """The proxy: every upstream tool re-served as a forwarder, slimmed by configuration.
 
-Each upstream tool becomes a function that forwards the call (``slimtools.proxy._forward``),
+Each upstream tool becomes a function that forwards the call (``slimtools.foreign``),
 decorated by its options and registered on a ``Toolkit`` under the upstream's own input
 schema; the toolkit is served by ``slimtools.adapters.mcp``, the same path as any slimmed
 toolkit, ``get_record`` included. Slimmed tools publish an output schema that describes what
@@ -37,13 +37,12 @@ except ImportError as exc:  # pragma: no cover - exercised only without the extr
 from slimtools.adapters.mcp import to_mcp_server
 from slimtools.adapters.mcp_emit import EmitPolicy
 from slimtools.errors import ConfigurationError
-from slimtools.proxy._forward import Plan, Raw, can_page, items_warning, slim
-from slimtools.proxy._screen import Screen
+from slimtools.foreign import Plan, Raw, Screen, can_page, items_warning, slim
 from slimtools.proxy.autobrief import AutoBriefs, install, prefetched, warn_unmatched
 from slimtools.proxy.config import ProxyConfig, ToolOptions
 from slimtools.proxy.sessions import Isolation
 from slimtools.proxy.upstream import Upstream
-from slimtools.toolkit import Toolkit, ToolResult
+from slimtools.toolkit import Toolkit, ToolResult, ToolSpec
 
 __all__ = ["Proxy", "build_proxy", "proxy_server", "raw_of"]
 
@@ -104,87 +103,124 @@ def build_proxy(
 
 
 def _register(proxy: Proxy, config: ProxyConfig, tool: Tool, call: Caller) -> None:
+    """Register ``tool``'s forwarder on the proxy's toolkit, once, under its final schema."""
     options = config.options_for(tool.name)
     plan = Plan(options, config.max_tokens)
     name = tool.name
     warning = items_warning(name, options, tool.output_schema)
     if warning:
         log.warning(warning)
+    fetch, forward = _forwarder(proxy, name, options, call)
+    fn = slim(forward, plan, name=name, paged=can_page(tool.input_schema))
+    category, read_only = _category(tool, options, plan)
+    described = (options.description if options else None) or tool.description or name
+    main = proxy.kit.bind(
+        fn,
+        name=name,
+        description=described,
+        category=category,
+        parameters=tool.input_schema,
+        read_only=read_only,
+    )
+    listed, published = _listed(main, plan, tool.output_schema)
+    proxy.plans[name] = Plan(
+        options,
+        config.max_tokens,
+        passthrough=partial(_fit_native, listed=listed, upstream=tool.output_schema),
+        screen_native=screen_result,
+    )
+    if options is not None and options.response_format and plan.slims:
+        choose = _response_format(
+            proxy.kit, tool, concise=fn, forward=forward, options=options, budget=config.max_tokens
+        )
+        proxy.kit.tool(
+            choose.function,
+            name=name,
+            description=main.description,
+            category=main.category,
+            parameters=choose.parameters,
+            output_schema=listed or {},
+        )
+    elif options is None and plan.slims and config.auto_briefs:
+        install(
+            proxy.kit,
+            dataclasses.replace(main, output_schema=dict(published or {})),
+            fetch=fetch,
+            plan=lambda: proxy.plans[name],
+            briefs=proxy.briefs,
+            paged=can_page(tool.input_schema),
+            parameters=tool.input_schema,
+        )
+    else:
+        proxy.kit.tool(
+            fn,
+            name=name,
+            description=described,
+            category=category,
+            parameters=tool.input_schema,
+            read_only=read_only,
+            output_schema=published,
+        )
+    proxy.annotations[name] = _annotations(tool, options)
+
+
+def _category(tool: Tool, options: ToolOptions | None, plan: Plan) -> tuple[str | None, bool]:
+    """The category and read-only flag a forwarded tool is registered with (a slimmed tool
+    that only reads is a "read" for clearing)."""
+    read_only = _read_only(tool, options.read_only if options else None)
+    category = options.category if options and options.category else None
+    if category is None and read_only and plan.slims:
+        category = "read"
+    return category, read_only
+
+
+def _forwarder(
+    proxy: Proxy, name: str, options: ToolOptions | None, call: Caller
+) -> tuple[Callable[[dict[str, Any]], Awaitable[Raw]], Any]:
+    """``(fetch, forward)`` of upstream tool ``name``: the raw call, and the ``**arguments``
+    forwarder that shapes its result by the plan in force (``proxy.plans[name]``)."""
 
     async def fetch(arguments: dict[str, Any]) -> Raw:
         return raw_of(await call(name, arguments))
 
     def shape(raw: Raw) -> Any:
-        found = proxy.plans[name].shape(raw)  # the plan in force, replaced below
+        found = proxy.plans[name].shape(raw)
         return warn_unmatched(name, options, found, proxy.briefs.warned)
 
     forward = prefetched(fetch, shape)
     forward.__name__ = name
-    fn = slim(forward, plan, name=name, paged=can_page(tool.input_schema))
-    read_only = _read_only(tool, options.read_only if options else None)
-    category = options.category if options and options.category else None
-    if category is None and read_only and plan.slims:
-        category = "read"
-    register = partial(
-        proxy.kit.tool,
-        fn,
-        name=name,
-        description=(options.description if options else None) or tool.description or name,
-        category=category,
-        parameters=tool.input_schema,
-        read_only=read_only,
-    )
-    upstream_schema = tool.output_schema
+    return fetch, forward
+
+
+def _listed(
+    spec: ToolSpec, plan: Plan, upstream: Mapping[str, Any] | None
+) -> tuple[Mapping[str, Any] | None, Mapping[str, Any] | None]:
+    """The output schema a forwarded tool's results satisfy, and the one to register.
+
+    ``spec`` is the slimmed forwarder bound (not registered), which knows the envelope's.
+    """
     if not plan.slims:
-        listed = upstream_schema
-        register(output_schema=upstream_schema)
-    elif upstream_schema is not None:
-        register()
+        return upstream, upstream
+    if upstream is not None:
         # Errors and images pass through as the upstream sent them, its structured content
         # included: the published schema must admit both shapes.
-        listed = {"type": "object", "anyOf": [proxy.kit.spec(name).output_schema, upstream_schema]}
-        register(output_schema=listed)
-    elif options is None:
+        both = {"type": "object", "anyOf": [spec.output_schema, upstream]}
+        return both, both
+    if plan.options is None:
         # Unconfigured, no upstream schema: a small result passes through with whatever
         # structured content the upstream sent, so no schema can be promised ({}: none).
-        listed = None
-        register(output_schema={})
-    else:
-        register()
-        listed = proxy.kit.spec(name).output_schema
-    if options is not None and options.response_format and plan.slims:
-        _add_response_format(
-            proxy,
-            tool,
-            concise=fn,
-            forward=forward,
-            options=options,
-            budget=config.max_tokens,
-            listed=listed,
-        )
-    proxy.plans[name] = Plan(
-        options,
-        config.max_tokens,
-        passthrough=partial(_fit_native, listed=listed, upstream=upstream_schema),
-        screen_native=screen_result,
-    )
-    if options is None and plan.slims and config.auto_briefs:
-        paged, plans = can_page(tool.input_schema), proxy.plans
-        install(
-            proxy.kit,
-            name,
-            fetch=fetch,
-            plan=lambda: plans[name],
-            briefs=proxy.briefs,
-            paged=paged,
-            parameters=tool.input_schema,
-        )
+        return None, {}
+    return spec.output_schema, None
+
+
+def _annotations(tool: Tool, options: ToolOptions | None) -> ToolAnnotations:
+    """The upstream's annotations, with the configured ``read_only`` and its title."""
     annotations = tool.annotations.model_copy() if tool.annotations else ToolAnnotations()
     if options is not None and options.read_only is not None:
         annotations.read_only_hint = options.read_only
     if annotations.title is None and tool.title:
         annotations.title = tool.title
-    proxy.annotations[name] = annotations
+    return annotations
 
 
 _FORMATS = ("concise", "detailed")
@@ -194,30 +230,29 @@ _FORMAT_DOC = (
 )
 
 
-def _add_response_format(
-    proxy: Proxy,
+def _response_format(
+    kit: Toolkit,
     tool: Tool,
     *,
     concise: Any,
     forward: Any,
     options: ToolOptions,
     budget: int | None,
-    listed: Mapping[str, Any] | None,
-) -> None:
-    """Re-register ``tool`` with a ``response_format`` parameter choosing the allowlist.
+) -> ToolSpec:
+    """``tool``'s chooser between its concise and detailed variants (bound, not registered),
+    with a ``response_format`` parameter.
 
     Both variants are slimmed forwarders of the same name, so they share the page-1 snapshot
     and get_record's handles; "detailed" drops only the allowlist (denied paths stay out).
     """
     name = tool.name
-    spec = proxy.kit.spec(name)
     whole = Plan(dataclasses.replace(options, fields=None, model=None), budget)
     paged = can_page(tool.input_schema)
-    detailed = proxy.kit.tool(
+    detailed = kit.bind(
         slim(forward, whole, name=name, paged=paged), name=name, parameters=tool.input_schema
-    )
-    brief = proxy.kit.tool(concise, name=name, parameters=tool.input_schema)
-    params = copy.deepcopy(proxy.kit.spec(name).parameters)
+    ).function
+    brief = kit.bind(concise, name=name, parameters=tool.input_schema)
+    params = copy.deepcopy(brief.parameters)
     params["properties"]["response_format"] = {
         "type": "string",
         "enum": list(_FORMATS),
@@ -231,17 +266,10 @@ def _add_response_format(
             return ToolResult(
                 f'response_format must be "concise" or "detailed", got {chosen!r}', is_error=True
             )
-        return await (detailed if chosen == "detailed" else brief)(**arguments)
+        return await (detailed if chosen == "detailed" else brief.function)(**arguments)
 
     choose.__name__ = name
-    proxy.kit.tool(
-        choose,
-        name=name,
-        description=spec.description,
-        category=spec.category,
-        parameters=params,
-        output_schema=listed or {},
-    )
+    return kit.bind(choose, name=name, parameters=params)
 
 
 def _read_only(tool: Tool, configured: bool | None) -> bool:

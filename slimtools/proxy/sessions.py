@@ -38,8 +38,8 @@ except ImportError as exc:  # pragma: no cover - exercised only without the extr
         "slimtools.proxy needs the MCP SDK (mcp>=2): pip install 'slimtools[proxy]'"
     ) from exc
 
-from slimtools._core.jsonenc import dumps_str
-from slimtools._core.session import session
+from slimtools._json import dumps_str
+from slimtools._session import session
 from slimtools.envelope import ENVELOPE_KEYS
 
 __all__ = ["Isolation", "seal", "seal_envelope", "unseal"]

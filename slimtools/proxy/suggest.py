@@ -17,10 +17,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from slimtools._core.jsonenc import dumps_str
-from slimtools._core.textpages import line_count
+from slimtools._json import dumps_str
+from slimtools._text import line_count
 from slimtools.errors import ConfigurationError
-from slimtools.proxy._forward import PAGE_TOKENS, Plan, slim
+from slimtools.foreign import PAGE_TOKENS, Plan, slim
 from slimtools.proxy.config import ToolOptions, parse_config
 from slimtools.tokens import count_tokens
 

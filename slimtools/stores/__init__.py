@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from slimtools.stores._url import ENV_VAR, open_store
+from slimtools.stores._url import ENV_VAR, open_store, resolve_store
 from slimtools.stores.memory import MemoryStore
 from slimtools.stores.sqlite import SQLiteStore
 
@@ -18,7 +18,15 @@ if TYPE_CHECKING:
     from slimtools.stores.langgraph import LangGraphStore
     from slimtools.stores.redis import RedisStore
 
-__all__ = ["ENV_VAR", "LangGraphStore", "MemoryStore", "RedisStore", "SQLiteStore", "open_store"]
+__all__ = [
+    "ENV_VAR",
+    "LangGraphStore",
+    "MemoryStore",
+    "RedisStore",
+    "SQLiteStore",
+    "open_store",
+    "resolve_store",
+]
 
 _LAZY = {
     "LangGraphStore": "slimtools.stores.langgraph",

@@ -1,6 +1,6 @@
 """Plumbing shared by the serialising stores: record encoding, size caps, name escaping.
 
-Every durable store keeps a record as the compact JSON bytes of ``slimtools._core.jsonenc.dumps``
+Every durable store keeps a record as the compact JSON bytes of ``slimtools._json.dumps``
 (so values orjson cannot encode natively get the same documented fallbacks everywhere) and
 hands back ``orjson.loads`` of them: the JSON form the core accepts.
 """
@@ -13,7 +13,7 @@ from typing import Any
 
 import orjson
 
-from slimtools._core.jsonenc import dumps, is_utf8
+from slimtools._json import dumps, is_utf8
 
 logger = logging.getLogger("slimtools.stores")
 

@@ -116,3 +116,18 @@ def _options(url: str, pairs: list[tuple[str, str]], known: _Options) -> dict[st
                 f"{url!r}: option {name}={raw!r} is not a valid {convert.__name__}"
             ) from None
     return options
+
+
+def resolve_store(store: HandleStore | str | None) -> HandleStore:
+    """A toolkit's ``store=`` as a store: ``None`` a fresh memory store, a URL opened.
+
+    Raises:
+        ConfigurationError: ``store`` is neither a ``HandleStore`` nor a store URL.
+    """
+    if store is None:
+        return MemoryStore()
+    if isinstance(store, str):
+        return open_store(store)
+    if not isinstance(store, HandleStore):
+        raise ConfigurationError(f"store must be a HandleStore or a store URL, got {store!r}")
+    return store

@@ -12,7 +12,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from slimtools._core.jsonenc import dumps
+from slimtools._json import dumps
 from slimtools.errors import StoreUnavailableError
 from slimtools.stores.base import Scope
 

@@ -15,7 +15,7 @@ from collections.abc import Awaitable, Callable
 from decimal import Decimal
 from typing import Any
 
-from slimtools._core.jsonenc import to_jsonable
+from slimtools._json import to_jsonable
 from slimtools.errors import StoreUnavailableError
 from slimtools.stores.base import AsyncHandleStore, HandleStore, Scope
 from slimtools.toolkit import Toolkit

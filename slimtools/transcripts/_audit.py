@@ -24,7 +24,7 @@ from typing import IO, Any, NamedTuple
 
 import orjson
 
-from slimtools._core.jsonenc import dumps
+from slimtools._json import dumps
 from slimtools.errors import ConfigurationError, TranscriptError
 from slimtools.transcripts._jsonio import truncated, warn_torn
 from slimtools.transcripts._model import Location

@@ -14,7 +14,7 @@ from typing import Any, NamedTuple, Protocol
 
 import orjson
 
-from slimtools._core.jsonenc import dumps_str
+from slimtools._json import dumps_str
 from slimtools.clearing.formats._objects import get, with_changes
 from slimtools.clearing.formats.media import MEDIA_TOKENS, TEXT_BLOCK_TYPES, content_media
 from slimtools.clearing.marker import MARKER_PREFIX, is_placeholder

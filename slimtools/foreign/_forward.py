@@ -16,9 +16,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from slimtools.decorators import paginate, project_fields, summarize_with_handle
-from slimtools.proxy._payload import extract, guard, obvious_list, raw_tokens, reshape_oversized
-from slimtools.proxy._screen import Screen
-from slimtools.proxy.config import ToolOptions
+from slimtools.foreign._options import ToolOptions
+from slimtools.foreign._payload import extract, guard, obvious_list, raw_tokens, reshape_oversized
+from slimtools.foreign._screen import Screen
 from slimtools.tokens import TokenCounter, count_tokens
 from slimtools.toolkit import ToolResult
 
@@ -80,7 +80,7 @@ class Plan:
                 return self._untouched(raw)
             return reshape_oversized(extract(raw.texts, raw.structured), self.budget, self.counter)
         options = self.options
-        if options.guards:  # what cannot be projected is withheld (slimtools._core.readable)
+        if options.guards:  # what cannot be projected is withheld (slimtools.projection._readable)
             data = guard(
                 raw.texts, raw.structured, options.deny_tree, on_unreadable=options.on_unreadable
             )

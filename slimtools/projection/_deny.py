@@ -18,8 +18,8 @@ from typing import Any, TypeAlias
 
 from pydantic import BaseModel
 
-from slimtools._core.shapes import Fit
 from slimtools.errors import ConfigurationError
+from slimtools.projection._shapes import Fit
 
 DenyTree: TypeAlias = dict[str, "DenyTree | None"]
 """Denied paths by step: ``None`` removes the key; a subtree denies paths below it."""

@@ -2,7 +2,7 @@
 
 Shared by the MCP proxy and ``slimtools.wrap``: the data is read from structured content
 when there is some (a ``{"content": "..."}`` wrapper around one text is unwrapped), else
-from the text as the core reads it (``slimtools._core.readable``: JSON, also with ``NaN``,
+from the text as the core reads it (``slimtools.projection._readable``: JSON, also with ``NaN``,
 a BOM, a code fence or a one-line preamble, JSON Lines, Python literal reprs), else it is
 the text itself. For a tool with an allowlist or a deny (:func:`guard`) text that cannot be
 read is withheld, and denied paths are removed before anything else sees the data. An
@@ -18,17 +18,24 @@ from typing import Any
 
 import orjson
 
-from slimtools._core.deny import DenyTree
-from slimtools._core.jsonenc import dumps_str, to_jsonable
-from slimtools._core.pipeline import FinalResult
-from slimtools._core.readable import MISSING, Unreadable, read, read_text
-from slimtools._core.scrub import denied_names, deny_anywhere, scrub_pairs
+from slimtools._json import dumps_str, to_jsonable
 from slimtools.envelope import Envelope
+from slimtools.projection import (
+    UNPARSED,
+    DenyTree,
+    Unreadable,
+    denied_names,
+    deny_anywhere,
+    read,
+    read_text,
+    scrub_pairs,
+)
 from slimtools.tokens import TokenCounter
+from slimtools.toolkit import ToolResult
 
 
 def parse_json(text: str) -> Any:
-    """The records or object ``text`` holds, or ``MISSING`` (scalars and prose stay text).
+    """The records or object ``text`` holds, or ``UNPARSED`` (scalars and prose stay text).
 
     Read as the core reads text results (see the module docstring); a Python literal's
     tuples and sets become lists.
@@ -36,7 +43,7 @@ def parse_json(text: str) -> Any:
     found = read_text(text)
     if isinstance(found, (tuple, set, frozenset)):
         return to_jsonable(found)
-    return found if isinstance(found, (dict, list)) else MISSING
+    return found if isinstance(found, (dict, list)) else UNPARSED
 
 
 def extract(texts: Sequence[str], structured: Any = None) -> Any:
@@ -49,9 +56,9 @@ def extract(texts: Sequence[str], structured: Any = None) -> Any:
         return unwrap(structured)
     if len(texts) == 1:
         parsed = parse_json(texts[0])
-        return texts[0] if parsed is MISSING else parsed
+        return texts[0] if parsed is UNPARSED else parsed
     parsed_all = [parse_json(t) for t in texts]
-    if texts and all(p is not MISSING for p in parsed_all):
+    if texts and all(p is not UNPARSED for p in parsed_all):
         return parsed_all
     return "\n".join(texts)
 
@@ -76,7 +83,7 @@ def guard_value(value: Any, deny: DenyTree | None, *, on_unreadable: str = "with
     values seen there are masked in every other string. Final results (``ToolResult``,
     an ``Envelope``) pass as they are.
     """
-    if value is None or isinstance(value, (FinalResult, Envelope)):
+    if value is None or isinstance(value, (ToolResult, Envelope)):
         return value
     found = read(value)
     if isinstance(found, Unreadable):
@@ -94,7 +101,7 @@ def unwrap(structured: Any) -> Any:
         (value,) = structured.values()
         if isinstance(value, str):
             parsed = parse_json(value)
-            return value if parsed is MISSING else parsed
+            return value if parsed is UNPARSED else parsed
     return structured
 
 

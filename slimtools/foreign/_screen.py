@@ -15,11 +15,9 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from slimtools._core.deny import DenyTree, strip_anywhere
-from slimtools._core.jsonenc import dumps_str
-from slimtools._core.readable import MISSING
-from slimtools.projection import Projection
-from slimtools.proxy._payload import obvious_list, parse_json
+from slimtools._json import dumps_str
+from slimtools.foreign._payload import obvious_list, parse_json
+from slimtools.projection import UNPARSED, DenyTree, Projection, strip_anywhere
 
 __all__ = ["Screen", "withheld"]
 
@@ -87,7 +85,7 @@ class Screen:
         if not self.active:
             return text
         parsed = parse_json(text)
-        if parsed is not MISSING:
+        if parsed is not UNPARSED:
             return dumps_str(self.data(parsed))
         named = self._denied_key_in(text)
         if named is not None:

@@ -22,8 +22,8 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from slimtools._core.deny import DenyTree, strip_anywhere
-from slimtools._core.jsonenc import dumps_str
+from slimtools._json import dumps_str
+from slimtools.projection._deny import DenyTree, strip_anywhere
 from slimtools.redaction import MASK
 
 MIN_CHARS = 5

@@ -32,9 +32,9 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from slimtools._core.jsonenc import loads
+from slimtools._json import loads
 
-MISSING: Any = object()
+UNPARSED: Any = object()
 """What a parser returns for text it cannot read."""
 
 LITERAL_MAX_CHARS = 2_000_000
@@ -94,7 +94,7 @@ def read(value: Any) -> Any:
     if isinstance(value, (list, tuple)):
         return _read_blocks(value)
     unwrapped = _unwrap(value)
-    if unwrapped is not MISSING:
+    if unwrapped is not UNPARSED:
         return read(unwrapped)
     if isinstance(value, (BaseModel, enum.Enum, uuid.UUID)) or _has_fields(value):
         return value
@@ -108,10 +108,10 @@ def read_text(text: str) -> Any:
         return None
     for candidate in _candidates(body):
         found = _parse(candidate)
-        if found is not MISSING:
+        if found is not UNPARSED:
             if isinstance(found, str):  # JSON text quoted as a JSON string: read it once more
                 inner = _parse(found.strip())
-                if inner is MISSING:
+                if inner is UNPARSED:
                     break
                 return inner
             return found
@@ -121,17 +121,17 @@ def read_text(text: str) -> Any:
 
 
 def parse_json(text: str) -> Any:
-    """The JSON value ``text`` holds, ``MISSING`` when it is not JSON.
+    """The JSON value ``text`` holds, ``UNPARSED`` when it is not JSON.
 
     Reads what Python's ``json.dumps`` writes and orjson refuses (``NaN``, ``Infinity``,
-    lone surrogates) and keeps integers beyond 64 bits exact (``slimtools._core.jsonenc``).
+    lone surrogates) and keeps integers beyond 64 bits exact (``slimtools._json``).
     """
     try:
         return loads(text)
     except ValueError:
-        return MISSING
+        return UNPARSED
     except RecursionError:  # nesting too deep for the standard library's parser
-        return MISSING
+        return UNPARSED
 
 
 def _candidates(body: str) -> Iterator[str]:
@@ -146,17 +146,17 @@ def _candidates(body: str) -> Iterator[str]:
 
 
 def _parse(text: str) -> Any:
-    """JSON, a fenced block of it, JSON Lines or a Python literal; ``MISSING`` otherwise."""
+    """JSON, a fenced block of it, JSON Lines or a Python literal; ``UNPARSED`` otherwise."""
     fenced = _FENCE.match(text)
     if fenced is not None:
         text = fenced.group(1).strip()
     if not text:
-        return MISSING
-    found = parse_json(text) if text[0] in '[{"-0123456789tfnNI' else MISSING
-    if found is not MISSING:
+        return UNPARSED
+    found = parse_json(text) if text[0] in '[{"-0123456789tfnNI' else UNPARSED
+    if found is not UNPARSED:
         return found
     if text[0] not in "[{(":
-        return MISSING
+        return UNPARSED
     lines = [line for line in text.splitlines() if line.strip()]
     if len(lines) > 1:
         values = [parse_json(line) for line in lines]
@@ -168,12 +168,12 @@ def _parse(text: str) -> Any:
 def _literal(text: str) -> Any:
     """A Python literal of containers (``[{'id': 1}]``), read with ``ast.literal_eval``."""
     if len(text) > LITERAL_MAX_CHARS:
-        return MISSING
+        return UNPARSED
     try:
         value = ast.literal_eval(text)
     except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
-        return MISSING
-    return value if isinstance(value, (list, tuple, dict, set, frozenset)) else MISSING
+        return UNPARSED
+    return value if isinstance(value, (list, tuple, dict, set, frozenset)) else UNPARSED
 
 
 def _read_blocks(items: Sequence[Any]) -> Any:
@@ -212,7 +212,7 @@ def _block_text(item: Any) -> str | None:
 
 
 def _unwrap(value: Any) -> Any:
-    """What a ``ToolMessage``- or ``CallToolResult``-like object carries, or ``MISSING``."""
+    """What a ``ToolMessage``- or ``CallToolResult``-like object carries, or ``UNPARSED``."""
     if getattr(value, "type", None) == "tool" and hasattr(value, "content"):
         artifact = getattr(value, "artifact", None)
         return artifact if artifact is not None else value.content
@@ -220,7 +220,7 @@ def _unwrap(value: Any) -> Any:
     if isinstance(content, list) and hasattr(value, "structuredContent"):
         structured = value.structuredContent
         return structured if structured is not None else content
-    return MISSING
+    return UNPARSED
 
 
 def _has_fields(value: Any) -> bool:

@@ -8,7 +8,7 @@ display. Any other record (a key missing, a container or object value, not a dic
 the general code, so the brief is always the general code's (``tests/test_fast_paths.py``
 pins the two together).
 
-Generating the shape checks too was rejected: they would restate ``slimtools._core.shapes``
+Generating the shape checks too was rejected: they would restate ``slimtools.projection._shapes``
 in generated text, and records that need them are not the common case.
 """
 
@@ -18,8 +18,8 @@ import operator
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from slimtools._core.shapes import PLAIN
 from slimtools.clip import Clip, cut_text
+from slimtools.projection._shapes import PLAIN
 
 Brief = dict[str, Any]
 Flat = tuple[str, Any, Clip | None, Any, bool, Any]
@@ -64,19 +64,7 @@ def compile_flat(
     brief = "{" + ", ".join(pairs) + "}"
 
     def body(bail: list[str], done: str) -> list[str]:
-        lines = ["try:", f"    {take}", "except KeyError:", *(f"    {b}" for b in bail)]
-        if checked:
-            plain = " and ".join(f"type({v}) in _PLAIN" for v in checked)
-            lines += [f"if not ({plain}):", *(f"    {b}" for b in bail)]
-        for v, limit, marker in clips:
-            lines += [
-                f"if type({v}) is str:",
-                f"    if len({v}) > {limit}:",
-                f"        {v} = _cut({v}, {limit}, {marker})",
-                f"elif type({v}) not in _PLAIN:",
-                *(f"    {b}" for b in bail),
-            ]
-        return [*lines, done]
+        return _body(take, checked, clips, bail, done)
 
     # One body, written twice: as a function of one record, and inlined in the loop over
     # many (a call per record would cost as much as the dict display).
@@ -95,6 +83,33 @@ def compile_flat(
         *(f"    {line}" for line in body(["append(_general(r))", "continue"], f"append({brief})")),
         "return out",
     ]
+    return _make(env, one, many)
+
+
+def _body(
+    take: str, checked: list[str], clips: list[tuple[str, int, str]], bail: list[str], done: str
+) -> list[str]:
+    """The lines reading one record's fields: ``bail`` when a value needs the general path
+    (a missing key, a non-scalar under a shape fit or a clip), ``done`` with the brief."""
+    lines = ["try:", f"    {take}", "except KeyError:", *(f"    {b}" for b in bail)]
+    if checked:
+        plain = " and ".join(f"type({v}) in _PLAIN" for v in checked)
+        lines += [f"if not ({plain}):", *(f"    {b}" for b in bail)]
+    for v, limit, marker in clips:
+        lines += [
+            f"if type({v}) is str:",
+            f"    if len({v}) > {limit}:",
+            f"        {v} = _cut({v}, {limit}, {marker})",
+            f"elif type({v}) not in _PLAIN:",
+            *(f"    {b}" for b in bail),
+        ]
+    return [*lines, done]
+
+
+def _make(
+    env: dict[str, Any], one: list[str], many: list[str]
+) -> tuple[Callable[[Any], Brief], Callable[[Sequence[Any]], list[Brief]]]:
+    """Compile ``project`` (body ``one``) and ``project_many`` (body ``many``) over ``env``."""
     source = "\n".join(
         [
             f"def make({', '.join(env)}):",

@@ -1,17 +1,4 @@
-"""Allowlist projection: keep only declared fields of a record, renamed and clipped.
-
-Deny by default: a field reaches the model only when the allowlist names it, so secrets,
-tenant ids and internal columns never leak. The allowlist is a Pydantic model (field names
-are the output names; ``validation_alias``/``alias`` name the source, ``AliasPath`` reaches
-into nested data; ``Annotated[str, Clip(80)]`` clips) or a list of dotted field names.
-
-Projection selects, renames and clips; it does not coerce types: a brief shows what the
-backend returned. A declared field missing from a record takes the model's default when it
-declares one and is otherwise omitted from the brief (never an exception). A value that does
-not fit its field's declared shape (a container under ``str``, records under ``list[str]``, a
-string where a nested model is declared) is omitted too, so nested secrets never ride out
-whole under an allowlisted name; the shape rule is ``slimtools._core.shapes``.
-"""
+"""The allowlist ``Projection``: select, rename and clip the declared fields of a record."""
 
 from __future__ import annotations
 
@@ -27,17 +14,16 @@ from pydantic import AliasChoices, AliasPath, BaseModel
 from pydantic.fields import FieldInfo
 from pydantic_core import PydanticUndefined
 
-from slimtools._core.compiled import compile_flat
-from slimtools._core.deny import DenyTree, allowed_paths, denying
-from slimtools._core.jsonenc import to_jsonable
-from slimtools._core.shapes import MISSING as _MISSING
-from slimtools._core.shapes import PLAIN as _PLAIN
-from slimtools._core.shapes import Fit, compile_fit, fit_records
+from slimtools._json import to_jsonable
 from slimtools.clip import Clip, clip_text
-
-# ``Clip`` and ``clip_text`` moved to ``slimtools.clip``; still importable from here.
-__all__ = ["Clip", "Projection", "clip_text", "record_to_plain"]
 from slimtools.errors import ConfigurationError
+from slimtools.projection._compiled import compile_flat
+from slimtools.projection._deny import DenyTree, allowed_paths, denying
+from slimtools.projection._shapes import MISSING as _MISSING
+from slimtools.projection._shapes import PLAIN as _PLAIN
+from slimtools.projection._shapes import Fit, compile_fit, fit_records
+
+__all__ = ["Projection", "record_to_plain"]
 
 _FlatField = tuple[str, Any, Clip | None, Any, bool, Fit | None]
 
@@ -111,7 +97,7 @@ class _Field:
     default: Any = _MISSING
     annotation: Any = None
     fit: Fit | None = None
-    """The compiled shape check (``slimtools._core.shapes``); ``None``: anything fits."""
+    """The compiled shape check (``slimtools.projection._shapes``); ``None``: anything fits."""
     scalars_ok: bool = True
     """Whether an exact JSON scalar fits as is (no call to ``fit`` needed)."""
 
@@ -167,7 +153,7 @@ class Projection:
 
         Args:
             spec: the allowlist.
-            deny: compiled ``deny=`` paths (``slimtools._core.deny``); they win over the allowlist.
+            deny: compiled ``deny=`` paths (``projection._deny``); they win over the allowlist.
         """
         if isinstance(spec, Projection):
             return spec
@@ -209,7 +195,7 @@ class Projection:
         return self._general(record)
 
     def _general(self, record: Any) -> dict[str, Any]:
-        """``project`` without the compiled shortcut (``slimtools._core.compiled``)."""
+        """``project`` without the compiled shortcut (``slimtools.projection._compiled``)."""
         if self._flat is not None and type(record) is dict:
             return _project_flat(self._flat, record)
         brief: dict[str, Any] = {}

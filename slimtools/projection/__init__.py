@@ -1,0 +1,54 @@
+"""Allowlist projection: keep only declared fields of a record, renamed and clipped.
+
+Deny by default: a field reaches the model only when the allowlist names it, so secrets,
+tenant ids and internal columns never leak. The allowlist is a Pydantic model (field names
+are the output names; ``validation_alias``/``alias`` name the source, ``AliasPath`` reaches
+into nested data; ``Annotated[str, Clip(80)]`` clips) or a list of dotted field names.
+
+Projection selects, renames and clips; it does not coerce types: a brief shows what the
+backend returned. A declared field missing from a record takes the model's default when it
+declares one and is otherwise omitted from the brief (never an exception). A value that does
+not fit its field's declared shape (a container under ``str``, records under ``list[str]``, a
+string where a nested model is declared) is omitted too, so nested secrets never ride out
+whole under an allowlisted name; the shape rule is ``slimtools.projection._shapes``.
+
+The package also owns what projection withholds: ``deny=`` paths (``DenyTree``,
+``compile_deny``, ``strip``), the reader that decides what a result reads as records
+(``read``; what it cannot read is ``Unreadable`` and withheld), and the masking of denied
+values in text (``scrub_pairs``, ``scrub_exception``). The slimming core, ``wrap()`` and the
+proxy use these public names.
+"""
+
+from slimtools.clip import Clip, clip_text
+from slimtools.projection._deny import DenyTree, compile_deny, strip, strip_anywhere
+from slimtools.projection._projection import Projection, record_to_plain
+from slimtools.projection._readable import UNPARSED, Unreadable, read, read_text
+from slimtools.projection._scrub import (
+    Secrets,
+    denied_names,
+    denied_values,
+    deny_anywhere,
+    scrub_exception,
+    scrub_pairs,
+)
+
+__all__ = [
+    "UNPARSED",
+    "Clip",
+    "DenyTree",
+    "Projection",
+    "Secrets",
+    "Unreadable",
+    "clip_text",
+    "compile_deny",
+    "denied_names",
+    "denied_values",
+    "deny_anywhere",
+    "read",
+    "read_text",
+    "record_to_plain",
+    "scrub_exception",
+    "scrub_pairs",
+    "strip",
+    "strip_anywhere",
+]

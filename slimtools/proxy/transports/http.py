@@ -1,0 +1,37 @@
+"""The proxy served over streamable HTTP, at ``HOST:PORT`` (``--http``)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from slimtools.errors import ConfigurationError
+
+if TYPE_CHECKING:
+    from mcp.server.mcpserver import MCPServer
+
+__all__ = ["StreamableHTTP"]
+
+
+@dataclass(frozen=True)
+class StreamableHTTP:
+    """Serve streamable HTTP on ``host:port``."""
+
+    host: str = "127.0.0.1"
+    port: int = 8765
+
+    @classmethod
+    def from_address(cls, text: str | None) -> StreamableHTTP:
+        """``HOST:PORT`` (an empty host is 127.0.0.1).
+
+        Raises:
+            ConfigurationError: ``text`` is not ``HOST:PORT``.
+        """
+        host, sep, port = (text or "").rpartition(":")
+        if not sep or not port.isdigit():
+            raise ConfigurationError(f"--http must be HOST:PORT, e.g. 127.0.0.1:8765, got {text!r}")
+        return cls(host or "127.0.0.1", int(port))
+
+    async def run(self, server: MCPServer[Any]) -> None:
+        """Serve ``server`` until the process is stopped."""
+        await server.run_streamable_http_async(host=self.host, port=self.port)
