@@ -34,7 +34,7 @@ from slimtools._core.lookup import Lookup
 from slimtools._core.lookup import get_record as _get_record
 from slimtools._core.observed import bound_call, observed_lookup
 from slimtools._core.params import roles, secret_defaults
-from slimtools.clearing.categories import REPEATABLE_CATEGORIES, infer_category
+from slimtools.categories import REPEATABLE_CATEGORIES, infer_category
 from slimtools.errors import ConfigurationError, OnError
 from slimtools.instrumentation import REGISTRY, Listener, check_listener
 from slimtools.redaction import describe_error

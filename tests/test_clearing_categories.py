@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 from hypothesis import given
 
+from slimtools.categories import repeatable_by_name
 from slimtools.clearing import ClearingPolicy
-from slimtools.clearing.categories import repeatable_by_name
 from tests.strategies_clearing import compound_tool_names, read_only_tool_names
 
 

@@ -7,8 +7,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from slimtools.categories import repeatable_tools
 from slimtools.clearing import ClearingPolicy, clear_stale_results, is_placeholder, view
-from slimtools.clearing.categories import repeatable_tools
 from slimtools.clearing.excerpt import envelope_handles, flatten_head
 from slimtools.envelope import Envelope
 from tests.strategies_clearing import FORMATS, Call, Res, Turn, big, render, script

@@ -1,16 +1,19 @@
-"""The slimming core's import graph: no cycle through the toolkit or ``slimtools._core``.
+"""The package's shape, as ARCHITECTURE.md states it: layers, private modules, no cycles.
 
-The graph is read from the source (every ``import`` except those under
-``if TYPE_CHECKING:``, function-level imports included, since a lazy import that closes a
-loop is still a cycle), so the check does not depend on which module happens to be imported
-first.
+The import graph is read from the source: every ``import``, function-level ones included (a
+lazy import that closes a loop is still a cycle). The cycle check reads imports under ``if
+TYPE_CHECKING:`` too, since a type-level cycle is a design cycle even when it never runs;
+the layer table is read from ARCHITECTURE.md itself, so the document and the check cannot
+drift apart.
 """
 
 from __future__ import annotations
 
 import ast
+import re
 import subprocess
 import sys
+from functools import cache
 from pathlib import Path
 
 import pytest
@@ -18,6 +21,8 @@ import pytest
 import slimtools
 
 PACKAGE = Path(slimtools.__file__).resolve().parent
+ARCHITECTURE = PACKAGE.parent / "ARCHITECTURE.md"
+FACES = {"slimtools", "slimtools.typing", "slimtools.__main__"}
 
 
 def _module_name(path: Path) -> str:
@@ -32,13 +37,13 @@ def _is_type_checking(node: ast.If) -> bool:
     )
 
 
-def _imports(tree: ast.AST, module: str, is_package: bool) -> set[str]:
-    """The slimtools modules ``module`` imports at run time (module or function level)."""
+def _imports(tree: ast.AST, module: str, is_package: bool, *, typing: bool) -> set[str]:
+    """The slimtools modules ``module`` imports (with ``typing``: under TYPE_CHECKING too)."""
     found: set[str] = set()
     base = module if is_package else module.rpartition(".")[0]
 
     def visit(node: ast.AST) -> None:
-        if isinstance(node, ast.If) and _is_type_checking(node):
+        if isinstance(node, ast.If) and _is_type_checking(node) and not typing:
             for child in node.orelse:
                 visit(child)
             return
@@ -60,18 +65,24 @@ def _imports(tree: ast.AST, module: str, is_package: bool) -> set[str]:
     return found
 
 
-def _graph() -> dict[str, set[str]]:
+@cache
+def _sources() -> dict[str, Path]:
+    return {_module_name(p): p for p in PACKAGE.rglob("*.py")}
+
+
+@cache
+def _graph(*, typing: bool = True) -> dict[str, frozenset[str]]:
     """Every slimtools module and the slimtools modules it imports."""
-    sources = {_module_name(p): p for p in PACKAGE.rglob("*.py")}
-    graph: dict[str, set[str]] = {}
+    sources = _sources()
+    graph = {}
     for name, path in sources.items():
         tree = ast.parse(path.read_text(encoding="utf-8"))
-        targets = _imports(tree, name, path.name == "__init__.py")
-        graph[name] = {t for t in targets if t in sources and t != name}
+        targets = _imports(tree, name, path.name == "__init__.py", typing=typing)
+        graph[name] = frozenset(t for t in targets if t in sources and t != name)
     return graph
 
 
-def _cycles(graph: dict[str, set[str]]) -> list[set[str]]:
+def _cycles(graph: dict[str, frozenset[str]]) -> list[set[str]]:
     """The strongly connected components with more than one module (Tarjan's algorithm)."""
     index: dict[str, int] = {}
     low: dict[str, int] = {}
@@ -106,47 +117,169 @@ def _cycles(graph: dict[str, set[str]]) -> list[set[str]]:
     return found
 
 
-def _is_core(module: str) -> bool:
-    return module == "slimtools.toolkit" or module.startswith("slimtools._core")
+@cache
+def _layers() -> tuple[tuple[str, tuple[str, ...]], ...]:
+    """ARCHITECTURE.md's layer table, bottom first: (layer, the module prefixes it holds)."""
+    rows = []
+    for line in ARCHITECTURE.read_text(encoding="utf-8").splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) == 3 and cells[1].startswith("`slimtools"):
+            rows.append((cells[0], tuple(re.findall(r"`(slimtools[\w.]*)`", cells[1]))))
+    return tuple(rows)
+
+
+def _layer_of(module: str) -> int:
+    """The position of ``module``'s layer in the table (its longest listed prefix)."""
+    best, depth = -1, -1
+    for position, (_, prefixes) in enumerate(_layers()):
+        for prefix in prefixes:
+            if (module == prefix or module.startswith(prefix + ".")) and len(prefix) > depth:
+                best, depth = position, len(prefix)
+    return best
+
+
+def _package_of(module: str) -> str:
+    return module if _sources()[module].name == "__init__.py" else module.rpartition(".")[0]
+
+
+def _may_import(importer: str, target: str) -> bool:
+    """Whether ``importer`` may import ``target`` under the private-module rule."""
+    parts = target.split(".")
+    for i, part in enumerate(parts[1:], start=1):
+        if not part.startswith("_") or part.startswith("__"):
+            continue
+        owner = ".".join(parts[:i])
+        if owner == "slimtools" and not (PACKAGE / part).is_dir():
+            return True  # a leaf module at the root: shared by every package
+        if owner == "slimtools":  # slimtools._core: the engine of the root modules
+            inside = ".".join(parts[: i + 1])
+            return _package_of(importer) == "slimtools" or importer.startswith(inside)
+        return importer == owner or importer.startswith(owner + ".")
+    return True
+
+
+def test_the_layer_table_is_read_from_architecture_md():
+    """The table lists five layers from leaf to lab, each with its modules."""
+    assert [name for name, _ in _layers()] == ["leaf", "core", "clearing", "edges", "lab"]
+    assert all(prefixes for _, prefixes in _layers())
+
+
+def test_every_module_belongs_to_exactly_one_layer_or_is_a_face():
+    """Each module of the package is named (or has its package named) in the layer table."""
+    unplaced = sorted(m for m in _sources() if m not in FACES and _layer_of(m) < 0)
+    assert unplaced == []
+
+
+def test_imports_never_go_up_the_layers():
+    """A module imports only from its own layer and the layers below it."""
+    upward = sorted(
+        (module, target)
+        for module, targets in _graph().items()
+        if module not in FACES
+        for target in targets
+        if target not in FACES and _layer_of(target) > _layer_of(module)
+    )
+    assert upward == []
+
+
+def test_no_import_cycle_at_run_time_or_for_type_checking():
+    """No cycle of imports anywhere in the package, TYPE_CHECKING imports included."""
+    assert [sorted(c) for c in _cycles(_graph())] == []
+
+
+def test_no_module_imports_another_packages_private_module():
+    """A ``_name`` module is imported only inside its package; root leaves are shared."""
+    reaches = sorted(
+        (module, target)
+        for module, targets in _graph().items()
+        for target in targets
+        if not _may_import(module, target)
+    )
+    assert reaches == []
+
+
+def test_the_leaf_modules_import_nothing_from_slimtools():
+    """The root leaf modules depend on nothing of the package, so anything may use them."""
+    leaves = _layers()[0][1]
+    assert {leaf: set(_graph()[leaf]) for leaf in leaves} == {leaf: set() for leaf in leaves}
+
+
+def test_the_private_module_rule_reads_as_stated():
+    """Sibling and subpackage modules may use a package's private module; others may not."""
+    assert _may_import("slimtools.clearing.policy", "slimtools.clearing._engine")
+    assert _may_import("slimtools.clearing.formats.view", "slimtools.clearing._engine")
+    assert not _may_import("slimtools.ledger.stream", "slimtools.clearing._engine")
+    assert not _may_import("slimtools.clearing._batch", "slimtools.clearing.formats._objects")
+    assert _may_import("slimtools.ledger.stream", "slimtools._json")
+    assert _may_import("slimtools.toolkit", "slimtools._core.pipeline")
+    assert not _may_import("slimtools.proxy.server", "slimtools._core.pipeline")
 
 
 def test_the_import_graph_reader_sees_a_lazy_import_cycle():
-    """A function-level import that closes a loop counts; one under TYPE_CHECKING does not."""
+    """A function-level import that closes a loop counts; TYPE_CHECKING ones count for types."""
     lazy = ast.parse("def f():\n    from slimtools.b import x\n")
     typed = ast.parse(
         "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    import slimtools.b\n"
     )
     graph = {
-        "slimtools.a": _imports(lazy, "slimtools.a", False) & {"slimtools.b"},
-        "slimtools.b": {"slimtools.a"},
+        "slimtools.a": frozenset(_imports(lazy, "slimtools.a", False, typing=False))
+        & {"slimtools.b"},
+        "slimtools.b": frozenset({"slimtools.a"}),
     }
     assert _cycles(graph) == [{"slimtools.a", "slimtools.b"}]
-    assert _imports(typed, "slimtools.a", False) == set()
+    assert _imports(typed, "slimtools.a", False, typing=False) == set()
+    assert _imports(typed, "slimtools.a", False, typing=True) == {"slimtools.b"}
 
 
-def test_no_import_cycle_runs_through_the_toolkit_or_the_core():
-    """No cycle of imports includes slimtools.toolkit or a slimtools._core module."""
-    through_core = [sorted(c) for c in _cycles(_graph()) if any(_is_core(m) for m in c)]
-    assert through_core == []
+KEPT_OUT = (
+    "slimtools.proxy",
+    "slimtools.gateway",
+    "slimtools.integrations",
+    "slimtools.adapters",
+    "slimtools.transcripts",
+    "slimtools.ledger",
+    "slimtools.eval",
+    "slimtools.cli",
+)
+FRAMEWORKS = (
+    "langchain_core",
+    "langgraph",
+    "mcp",
+    "openai",
+    "anthropic",
+    "pydantic_ai",
+    "agents",
+    "redis",
+    "starlette",
+    "uvicorn",
+    "httpx",
+    "litellm",
+    "tomllib",
+    "tomli",
+)
 
 
-def test_the_core_never_imports_the_toolkit():
-    """The engine modules reach a toolkit only as data: none of them imports slimtools.toolkit."""
-    graph = _graph()
-    importers = sorted(m for m, targets in graph.items() if "slimtools.toolkit" in targets)
-    assert [m for m in importers if m.startswith("slimtools._core")] == []
+@pytest.mark.subprocess
+def test_import_slimtools_loads_no_edge_lab_or_framework_module():
+    """``import slimtools`` loads the core and clearing only: no proxy, lab or framework."""
+    probe = "import sys, slimtools; print('\\n'.join(sorted(sys.modules)))"
+    run = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    loaded = set(run.stdout.split())
+    kept_out = [m for m in loaded if any(m == p or m.startswith(p + ".") for p in KEPT_OUT)]
+    assert sorted(kept_out) == []
+    assert sorted(m for m in loaded if m.split(".")[0] in FRAMEWORKS) == []
 
 
-CORE_MODULES = sorted(m for m in _graph() if _is_core(m) and m != "slimtools._core")
+CORE_MODULES = sorted(m for m in _sources() if _layer_of(m) in (0, 1))
 
 
 @pytest.mark.subprocess
 def test_every_core_module_imports_first_in_a_fresh_interpreter():
-    """Each core module imports on its own in a new interpreter (``python -X importtime``)."""
+    """Each leaf and core module imports on its own in a new interpreter."""
     failed = {}
     for module in CORE_MODULES:
         run = subprocess.run(
-            [sys.executable, "-X", "importtime", "-c", f"import {module}"],
+            [sys.executable, "-c", f"import {module}"],
             capture_output=True,
             text=True,
             check=False,

@@ -29,8 +29,7 @@ from slimtools._core.pipeline import FinalResult, run
 from slimtools._json import dumps_str
 from slimtools._session import session
 from slimtools.envelope import Envelope
-from slimtools.instrumentation._events import RecordLookup, SlimmedCall
-from slimtools.instrumentation._registry import CALL_ID, emit
+from slimtools.instrumentation import CALL_ID, RecordLookup, SlimmedCall, emit
 from slimtools.tokens import TokenCounter, count_tokens
 
 log = logging.getLogger("slimtools")

@@ -28,7 +28,7 @@ from slimtools._core.params import NO_ROLES, Roles, reveal, roles
 from slimtools._core.pipeline import run
 from slimtools.envelope import Envelope
 from slimtools.errors import ConfigurationError
-from slimtools.instrumentation._registry import REGISTRY
+from slimtools.instrumentation import REGISTRY
 
 
 @dataclass(frozen=True)

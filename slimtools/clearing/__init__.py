@@ -10,6 +10,7 @@ may be cleared and, under ``CachePricing``, whether clearing pays; audits keep t
 
 from __future__ import annotations
 
+from slimtools.categories import infer_category, repeatable_tools
 from slimtools.clearing._engine import Clearer
 from slimtools.clearing.audit import (
     AuditRecord,
@@ -18,7 +19,6 @@ from slimtools.clearing.audit import (
     SQLiteAudit,
     restore,
 )
-from slimtools.clearing.categories import infer_category, repeatable_tools
 from slimtools.clearing.clear import clear_stale_results, clear_with_report
 from slimtools.clearing.formats.media import MEDIA_TOKENS
 from slimtools.clearing.formats.view import (

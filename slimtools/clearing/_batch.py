@@ -17,7 +17,7 @@ from slimtools.clearing._ingest import Reading, SeenCall
 from slimtools.clearing._plan import Candidates
 from slimtools.clearing._savings import SavingsIndex
 from slimtools.clearing.audit import Audit, AuditRecord
-from slimtools.clearing.formats._objects import with_changes
+from slimtools.clearing.formats import with_changes
 from slimtools.clearing.formats.base import Codec, RawResult, new_tuple
 from slimtools.clearing.report import ClearingReport
 

@@ -58,7 +58,7 @@ from slimtools.clearing.formats.base import Codec, RawResult, new_tuple
 from slimtools.clearing.formats.view import _format_of, check_history, detect_format, get_codec
 from slimtools.clearing.policy import ClearingPolicy
 from slimtools.clearing.report import ClearingReport
-from slimtools.instrumentation._registry import REGISTRY
+from slimtools.instrumentation import REGISTRY
 
 logger = logging.getLogger("slimtools.clearing")
 

@@ -18,9 +18,9 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
+from slimtools.categories import REPEATABLE_CATEGORIES, infer_category, repeatable_by_name
 from slimtools.clearing._checks import check_count, frozen_map, is_turns, tool_names
 from slimtools.clearing.anthropic_edit import anthropic_fields
-from slimtools.clearing.categories import REPEATABLE_CATEGORIES, infer_category, repeatable_by_name
 from slimtools.clearing.hints import tool_hints
 from slimtools.clearing.placeholder import (
     DEFAULT_TEMPLATE,

@@ -5,7 +5,7 @@ is, how to rewrite a result) lives in its codec module here; the engine, the vie
 and compaction only ever see the neutral records of :mod:`slimtools.clearing.formats.base`.
 """
 
-from slimtools.clearing.formats._objects import get
+from slimtools.clearing.formats._objects import get, with_changes
 from slimtools.clearing.formats.view import _format_of as message_format
 
-__all__ = ["get", "message_format"]
+__all__ = ["get", "message_format", "with_changes"]
