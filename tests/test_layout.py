@@ -287,3 +287,21 @@ def test_every_core_module_imports_first_in_a_fresh_interpreter():
         if run.returncode != 0:
             failed[module] = run.stderr.strip().splitlines()[-1]
     assert failed == {}
+
+
+def test_no_module_is_over_450_lines():
+    """Small modules: a module that needs a table of contents is split."""
+    long = {m: n for m, p in _sources().items() if (n := len(p.read_text().splitlines())) > 450}
+    assert long == {}
+
+
+def test_no_function_is_over_65_lines():
+    """Functions split where they split naturally (a codec's decoder is the longest, at 64)."""
+    long = []
+    for module, path in _sources().items():
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                length = (node.end_lineno or node.lineno) - node.lineno + 1
+                if length > 65:
+                    long.append((module, node.name, length))
+    assert long == []
