@@ -1,0 +1,165 @@
+"""Audit sinks and restore."""
+
+from __future__ import annotations
+
+import logging
+
+import pytest
+
+from slimtools.clearing import (
+    AuditRecord,
+    Clearer,
+    ClearingPolicy,
+    JsonlAudit,
+    MemoryAudit,
+    SQLiteAudit,
+    clear_stale_results,
+    restore,
+    view,
+)
+from slimtools.typing import Audit
+from tests.clearing.strategies_clearing import FORMATS, Call, Res, Turn, big, render, script
+
+fmt_param = pytest.mark.parametrize("fmt", FORMATS)
+FLAT = ClearingPolicy(cache=None, retention={}, infer_categories=False)
+INPUTS = FLAT.replace(clear_tool_inputs=True)
+
+
+@pytest.fixture(params=["memory", "jsonl", "sqlite"])
+def audit(request, tmp_path):
+    """Each audit sink, fresh."""
+    if request.param == "memory":
+        yield MemoryAudit()
+    elif request.param == "jsonl":
+        yield JsonlAudit(tmp_path / "logs" / "audit.jsonl")
+    else:
+        sink = SQLiteAudit(tmp_path / "audit.db")
+        yield sink
+        sink.close()
+
+
+def test_sinks_satisfy_the_protocol(audit):
+    """Every sink is an Audit."""
+    assert isinstance(audit, Audit)
+
+
+@fmt_param
+def test_restore_of_clear_is_identity(fmt, audit):
+    """restore(clear(h)) == h, arguments included, for every sink."""
+    history = render(fmt, script("t", ("t", "t"), "t", "t"))
+    out = clear_stale_results(history, INPUTS, audit=audit)
+    assert out != history
+    assert restore(out, audit) == history
+
+
+@fmt_param
+def test_restore_of_block_list_content(fmt, audit):
+    """Block-list results come back exactly, through JSON sinks too."""
+    parts = (("text", big("a", 150)), ("text", big("b", 150)))
+    turns = [Turn((Call("c1", "t", {"q": 1}, Res(parts)),), user="go"), *script("t", "t")[1:]]
+    history = render(fmt, turns)
+    out = clear_stale_results(history, FLAT.replace(keep_turns=1), audit=audit)
+    assert view(out).results[0].cleared
+    assert restore(out, audit) == history
+
+
+def test_records_carry_call_tool_size_turn_and_original(audit):
+    """Each record has the call id, tool, size, turn, position and the original content."""
+    history = render("openai_chat", script("read_file", "t", "t"))
+    clear_stale_results(history, INPUTS, audit=audit)
+    result, args = list(audit.read())
+    assert isinstance(result, AuditRecord)
+    original = history[2]["content"]
+    assert (result.kind, result.call_id, result.tool, result.turn, result.position) == (
+        "result",
+        "call_0",
+        "read_file",
+        1,
+        2,
+    )
+    assert (result.chars, result.original, result.format) == (
+        len(original),
+        original,
+        "openai_chat",
+    )
+    assert result.tokens > 0
+    assert (args.kind, args.call_id, args.position) == ("input", "call_0", 1)
+
+
+def test_restore_of_a_grown_history_restores_only_placeholders():
+    """Messages appended after clearing, and results never cleared, are left as they are."""
+    audit = MemoryAudit()
+    history = render("anthropic", script(*["t"] * 4))
+    out = clear_stale_results(history, FLAT, audit=audit)
+    grown = [*out, {"role": "assistant", "content": "done"}]
+    assert restore(grown, audit) == [*history, grown[-1]]
+
+
+def test_incremental_clearer_audits_each_original_once(tmp_path):
+    """A Clearer run over many rounds writes one record per cleared result."""
+    audit = JsonlAudit(tmp_path / "a.jsonl")
+    history = render("langchain", script(*["t"] * 12))
+    clearer = Clearer(FLAT, audit=audit)
+    for end in range(1, len(history) + 1):
+        out = clearer.clear(history[:end])
+    ids = [r.call_id for r in audit.read()]
+    assert ids == [f"call_{i}" for i in range(10)]
+    assert restore(out, audit) == history
+
+
+class _Broken:
+    def __init__(self) -> None:
+        self.fail = True
+        self.records: list[AuditRecord] = []
+
+    def write(self, records):
+        if self.fail:
+            raise OSError("disk full")
+        self.records.extend(records)
+
+    def read(self):
+        return iter(self.records)
+
+
+def test_failing_audit_clears_nothing_then_recovers(caplog):
+    """When the sink fails nothing is cleared (originals are not lost); later rounds retry."""
+    sink = _Broken()
+    history = render("openai_chat", script(*["t"] * 4))
+    clearer = Clearer(FLAT, audit=sink)
+    with caplog.at_level(logging.WARNING, logger="slimtools.clearing"):
+        out, report = clearer.clear_with_report(history)
+    assert out == history
+    assert report.cleared_tool_uses == 0
+    assert "audit sink failed" in caplog.text
+    sink.fail = False
+    out, report = clearer.clear_with_report(history)
+    assert report.cleared_tool_uses == 2
+    assert restore(out, sink) == history
+
+
+def test_jsonl_torn_line_is_skipped(tmp_path, caplog):
+    """A line cut by a crash is skipped with a warning; the rest is read."""
+    path = tmp_path / "a.jsonl"
+    audit = JsonlAudit(path)
+    clear_stale_results(render("openai_chat", script(*["t"] * 4)), FLAT, audit=audit)
+    with path.open("ab") as fh:
+        fh.write(b'{"kind": "result", "call_')
+    with caplog.at_level(logging.WARNING, logger="slimtools.clearing"):
+        assert len(list(audit.read())) == 2
+    assert "unreadable audit line" in caplog.text
+
+
+def test_jsonl_missing_file_reads_empty(tmp_path):
+    """Reading an audit that was never written yields nothing."""
+    assert list(JsonlAudit(tmp_path / "none.jsonl").read()) == []
+
+
+def test_sqlite_audit_persists_across_connections(tmp_path):
+    """Records written by one SQLiteAudit are read by another on the same file."""
+    history = render("openai_responses", script(*["t"] * 4))
+    first = SQLiteAudit(tmp_path / "a.db")
+    out = clear_stale_results(history, INPUTS, audit=first)
+    first.close()
+    second = SQLiteAudit(tmp_path / "a.db")
+    assert restore(out, second) == history
+    second.close()

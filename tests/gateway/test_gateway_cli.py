@@ -1,0 +1,62 @@
+"""``slimtools gateway``: its options, and the gateway's imports staying out of the core."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from slimtools.clearing import ClearingPolicy
+from slimtools.cli import parser
+from slimtools.cli.gateway import gateway_policy, listen_address
+
+
+def test_gateway_takes_the_shared_policy_options() -> None:
+    """``--cache``, ``--max-context-tokens`` and ``--keep-turns`` reach the policy."""
+    args = parser().parse_args(
+        ["gateway", "--upstream", "https://api.example", "--cache", "openai",
+         "--max-context-tokens", "50000", "--keep-turns", "3"]
+    )  # fmt: skip
+    policy = gateway_policy(args)
+    assert policy == ClearingPolicy(cache="openai", max_context_tokens=50_000, keep_turns=3)
+    assert args.listen == ("127.0.0.1", 8787)
+
+
+def test_policy_none_makes_a_pass_through() -> None:
+    """``--policy none`` gives no policy: the app then forwards without clearing."""
+    args = parser().parse_args(["gateway", "--upstream", "u", "--policy", "none"])
+    assert gateway_policy(args) is None
+
+
+@pytest.mark.parametrize("text", ["8787", "host:", ":80", "h:99999", "h:x"])
+def test_listen_address_rejects_what_is_not_host_port(text: str) -> None:
+    """A listen address must be HOST:PORT with a port in range."""
+    with pytest.raises(argparse.ArgumentTypeError):
+        listen_address(text)
+
+
+def test_gateway_needs_an_upstream() -> None:
+    """Without ``--upstream`` the command is a usage error."""
+    with pytest.raises(SystemExit):
+        parser().parse_args(["gateway"])
+
+
+PROBE = """
+import json, sys
+import slimtools.gateway, slimtools.cli
+print(json.dumps(sorted(name.split(".")[0] for name in sys.modules)))
+"""
+
+
+@pytest.mark.subprocess
+def test_the_gateway_core_and_cli_import_no_http_stack() -> None:
+    """``slimtools.gateway`` and the CLI load starlette, uvicorn and httpx only to serve."""
+    out = subprocess.run(
+        [sys.executable, "-c", PROBE], capture_output=True, text=True, check=True,
+        cwd=Path(__file__).resolve().parents[2],
+    )  # fmt: skip
+    assert set(json.loads(out.stdout)).isdisjoint({"starlette", "uvicorn", "httpx", "litellm"})

@@ -1,0 +1,40 @@
+"""Recorded Claude Code sessions under random tokenizers, prefixes and tool results."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from hypothesis import strategies as st
+
+from tests.lab.usage_sessions import prompts_of, session_lines, with_usage
+
+_code = st.sampled_from(
+    [
+        "def f(x):\n    return {'a': x, 'b': [x, x + 1]}\n",
+        "import os\nprint(os.listdir('.'))\n",
+        "SELECT id, name FROM users WHERE active = 1;\n",
+        "The build failed because the test timed out after 30 seconds.\n",
+    ]
+)
+_result = st.one_of(
+    st.tuples(_code, st.integers(1, 60)).map(lambda p: p[0] * p[1]),
+    st.integers(1, 150).map(
+        lambda n: json.dumps([{"id": i, "tags": ["x"] * (i % 4)} for i in range(n)])
+    ),
+)
+
+
+@st.composite
+def recorded_sessions(draw: st.DrawFn) -> tuple[list[dict[str, Any]], dict[str, float]]:
+    """Session lines with usage from a tokenizer ``factor`` times ``count_tokens`` plus
+    ``per_message`` a message and a ``prefix`` outside the transcript; and those values."""
+    results = draw(st.lists(_result, min_size=4, max_size=10))
+    true = {
+        "factor": draw(st.floats(1.0, 2.2)),
+        "per_message": float(draw(st.integers(0, 80))),
+        "prefix": draw(st.integers(2_000, 40_000)),
+    }
+    lines = session_lines(results)
+    prompts = prompts_of(lines, **true)  # type: ignore[arg-type]
+    return with_usage(lines, prompts, hour=draw(st.booleans())), true

@@ -1,0 +1,420 @@
+"""RunReplay: the ledger of a run read message by message is TokenLedger.measure's, exactly."""
+
+from __future__ import annotations
+
+import gc
+import itertools
+import logging
+import weakref
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from slimtools.clearing import ClearingPolicy, view
+from slimtools.clearing.replay import ReplayClearer
+from slimtools.errors import ConfigurationError
+from slimtools.ledger import TokenLedger
+from slimtools.ledger import _standin as standin
+from slimtools.ledger.stream import NO_CLEARING, LedgerColumns, RunReplay
+from slimtools.tokens import count_tokens
+from slimtools.transcripts import iter_transcripts
+from tests._profile import examples
+from tests._shared import sample, shared_data
+from tests.clearing.strategies_clearing import (
+    FORMATS,
+    Call,
+    Res,
+    Turn,
+    big,
+    policies,
+    render,
+    turns,
+)
+
+# The replay does not model thinning.
+unthinned = policies.map(lambda p: p.replace(thin=None))
+
+DATA = "tests/data/transcripts"
+PRESETS = {
+    "default": ClearingPolicy(),
+    "turn-end": ClearingPolicy(cache=None),
+    "batched": ClearingPolicy(cache=None, batch_turns=5, clear_at_least=2_000),
+    "anthropic": ClearingPolicy.from_anthropic(
+        {"trigger": {"type": "input_tokens", "value": 3000}}
+    ),
+    "inputs": ClearingPolicy(cache=None, keep_turns=0, clear_tool_inputs=True),
+    "window": ClearingPolicy(max_context_tokens=4_000, expected_calls=30),
+}
+
+
+def replayed(history, fmt, policies, cache="anthropic"):
+    return RunReplay(fmt, policies, cache=cache).add_all(history).finish()
+
+
+def assert_same_ledgers(history, fmt, policies, cache="anthropic"):
+    figures = replayed(history, fmt, policies, cache)
+    expected = TokenLedger.measure(history, format=fmt, cache=cache)
+    assert figures.ledger(NO_CLEARING) == expected
+    for label, policy in policies.items():
+        assert figures.ledger(label) == TokenLedger.measure(
+            history, policy, format=fmt, cache=cache
+        ), label
+
+
+def test_every_recorded_test_transcript_replays_as_measure_does():
+    """On every synthetic transcript of every format, each preset's ledger is measure's."""
+    for run in iter_transcripts(DATA, on_error=lambda _e: None):
+        assert_same_ledgers(run.messages, run.format, PRESETS)
+
+
+@pytest.mark.shared
+def test_every_real_transcript_replays_as_measure_does():
+    """On the 268 real runs, no clearing and each preset give measure's rows exactly."""
+    runs = iter_transcripts(shared_data() / "transcripts")
+    for run in sample(runs, key=lambda run: run.source):
+        assert_same_ledgers(run.messages, run.format, PRESETS)
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+@settings(max_examples=examples(60), deadline=None)
+@given(history=turns(), policy=unthinned, cache=st.sampled_from(["anthropic", "openai", None]))
+def test_any_history_and_policy_replay_as_measure_does(fmt, history, policy, cache):
+    """Property: for random histories and policies, the streamed ledger is measure's."""
+    assert_same_ledgers(render(fmt, history), fmt, {"p": policy}, cache)
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_call_ids_reused_every_turn_pair_like_the_engine(fmt):
+    """Servers that reuse "call_0" each turn: a result answers the latest call with its id."""
+    reused = [
+        Turn(
+            (Call("call_0", tool, {"q": i}, Res(big(f"r{i}_", 90))),), user="go" if not i else None
+        )
+        for i, tool in enumerate(["search_logs", "bash", "read_file", "bash", "search_logs", "x"])
+    ]
+    history = render(fmt, reused)
+    history += render(fmt, [Turn((Call("call_0", "bash", {}, Res(big("dup", 80))),))])[-2:]
+    assert_same_ledgers(history, fmt, PRESETS)
+
+
+def test_counts_match_the_view_of_the_history():
+    """Messages, model calls, tool calls and results are what the clearing core's view sees."""
+    for run in iter_transcripts(DATA, on_error=lambda _e: None):
+        figures = replayed(run.messages, run.format, {})
+        seen = view(run.messages, format=run.format)
+        assert figures.messages == len(run.messages)
+        assert figures.model_calls == seen.turns
+        assert figures.tool_calls == len(seen.calls)
+        assert figures.tool_results == len(seen.results)
+        tokens = sum(count_tokens(r.text) if r.text else 0 for r in seen.results)
+        assert figures.tool_tokens == tokens
+
+
+def test_results_are_attributed_to_their_calls_tool():
+    """Each result's tokens go to the tool of the call it answers; orphans to their own name."""
+    history = render("openai_chat", [Turn((Call("a", "bash", {}, Res("x" * 400)),), user="go")])
+    history.append({"role": "tool", "tool_call_id": "nobody", "name": "ghost", "content": "y" * 80})
+    figures = replayed(history, "openai_chat", {})
+    assert dict(figures.calls_by_tool) == {"bash": 1}
+    assert {k: list(v) for k, v in figures.result_tokens.items()} == {"bash": [100], "ghost": [20]}
+
+
+def test_resident_by_tool_is_what_the_last_call_saw():
+    """Per tool, the tokens resident in the last prompt, after each policy's clearing."""
+    script = [
+        Turn((Call(f"c{i}", tool, {}, Res(big(f"r{i}_", 200))),), user="go" if not i else None)
+        for i, tool in enumerate(["search_logs", "bash", "search_logs", "bash", "bash"])
+    ]
+    history = render("openai_chat", script)
+    history.append({"role": "assistant", "content": "done"})
+    figures = replayed(history, "openai_chat", {"turn-end": ClearingPolicy(cache=None)})
+    full = figures.resident_by_tool[NO_CLEARING]
+    cleared = figures.resident_by_tool["turn-end"]
+    assert sum(full.values()) == figures.ledger().summary.resident_end
+    assert sum(cleared.values()) == figures.ledger("turn-end").summary.resident_end
+    assert cleared["search_logs"] < full["search_logs"]
+
+
+def test_a_failing_placeholder_template_keeps_the_result_as_the_engine_does(caplog):
+    """A user template that raises leaves the result in place, in the replay as in measure."""
+
+    def broken(info):
+        raise RuntimeError("no")
+
+    history = render(
+        "anthropic", [Turn((Call(f"c{i}", "bash", {"n": i}, Res(big("o", 90))),)) for i in range(6)]
+    )
+    with caplog.at_level(logging.CRITICAL, logger="slimtools.clearing"):
+        assert_same_ledgers(
+            history, "anthropic", {"p": ClearingPolicy(cache=None, placeholder=broken)}
+        )
+        figures = replayed(
+            history, "anthropic", {"p": ClearingPolicy(cache=None, placeholder=broken)}
+        )
+    assert figures.ledger("p").summary.resident_end == figures.ledger().summary.resident_end
+
+
+def test_the_baseline_label_is_reserved():
+    """A policy cannot be called "no clearing": that is the baseline every figure compares with."""
+    with pytest.raises(ValueError, match="baseline"):
+        RunReplay("openai_chat", {NO_CLEARING: ClearingPolicy()})
+
+
+def test_a_policy_must_be_a_clearing_policy():
+    """Anything else is refused at construction, naming its label."""
+    with pytest.raises(TypeError, match="'p' must be a ClearingPolicy"):
+        RunReplay("openai_chat", {"p": {"keep_turns": 2}})  # type: ignore[dict-item]
+
+
+@settings(max_examples=examples(100), deadline=None)
+@given(
+    rows=st.lists(
+        st.tuples(
+            st.integers(0, 10**6), st.integers(0, 10**5), st.integers(0, 10**6), st.booleans()
+        ),
+        max_size=30,
+    ),
+    cache=st.sampled_from(["anthropic", "openai", None]),
+)
+def test_columns_summary_is_the_ledgers_summary(rows, cache):
+    """Property: LedgerColumns.summary equals TokenLedger.summary of the same rows."""
+    columns = LedgerColumns()
+    for i, (total, tool, read, broken) in enumerate(rows):
+        columns.append(total + read, tool, read, broken, i)
+    assert columns.summary(cache) == columns.ledger(cache).summary
+    assert [r.round for r in columns.rows()] == list(range(1, len(rows) + 1))
+
+
+@settings(max_examples=examples(100), deadline=None)
+@given(count=st.integers(0, 10**9), length=st.integers(0, 60), name=st.text(max_size=12))
+def test_a_stand_in_text_counts_as_the_tokens_it_carries(count, length, name):
+    """Property: whatever precedes it (a tool name, a placeholder marker), the count is read."""
+    counter = standin.counter(count_tokens)
+    text = standin.carried(count, length=length)
+    assert counter(text) == count
+    assert counter(f"{name} {text}") == count
+    assert counter(f"[cleared 0a1b2c3d] {text}") == count
+
+
+def test_text_without_a_carried_count_is_counted_by_the_base_counter():
+    """The engine's own "name {}" (blanked arguments) is counted as text, pilcrow or not."""
+    counter = standin.counter(count_tokens)
+    for text in ("bash {}", "¶weird¶ {}", "a¶b {}"):
+        assert counter(text) == count_tokens(text)
+
+
+def test_stand_ins_are_small():
+    """A result's stand-in is a few dozen characters, whatever the result's size."""
+    result = standin.Result("7", None, 123_456, empty=False, clearable=True)
+    for fmt in ("anthropic", "openai_chat", "openai_responses"):
+        built = standin.build(fmt, False, None, [], [result])
+        assert len(repr(built)) < 160
+
+
+def test_replay_holds_no_message_text():
+    """After reading a run, none of its result texts is referenced by the replay."""
+    marker = "UNIQUE-RESULT-TEXT-" * 50
+    script = [Turn((Call(f"c{i}", "bash", {}, Res(marker + str(i))),), user="go") for i in range(5)]
+    replay = RunReplay("anthropic", PRESETS).add_all(render("anthropic", script))
+    seen = repr(replay.__dict__) + "".join(repr(t.__dict__) for t in replay._tracks)
+    engine = "".join(repr(t.clearer._state) for t in replay._tracks)
+    assert "UNIQUE-RESULT-TEXT" not in seen + engine
+
+
+def test_replays_of_each_history_format_decide_alike():
+    """The same neutral run in every format clears the same results under each preset."""
+    script = [
+        Turn(
+            tuple(
+                Call(f"c{i}_{k}", t, {"q": i}, Res(big(f"r{i}{k}_", 150)))
+                for k, t in enumerate(tools)
+            ),
+            user="go",
+        )
+        for i, tools in enumerate(
+            itertools.islice(itertools.cycle([("bash",), ("search_logs", "read_file")]), 9)
+        )
+    ]
+    cleared = {
+        fmt: replayed(render(fmt, script), fmt, PRESETS).ledger("turn-end").rows[-1].cleared
+        for fmt in FORMATS
+    }
+    assert len(set(cleared.values())) == 1
+    assert next(iter(cleared.values())) > 0
+
+
+def test_the_engines_spare_their_copy_of_the_history():
+    """Each policy's engine hands back no copy of the history at each call (the replay reads
+    its reports only); if the engine's internals change, this fails rather than the replay
+    silently growing with the square of the run."""
+    history = render(
+        "openai_chat", [Turn((Call(f"c{i}", "bash", {}, Res(big())),)) for i in range(4)]
+    )
+    replay = RunReplay("openai_chat", {"p": ClearingPolicy(cache=None)}).add_all(history)
+    (track,) = replay._tracks
+    assert track.clearer.clear(replay._standins) == []
+
+
+def test_each_engine_keeps_only_the_stand_ins_it_may_still_rewrite():
+    """After a long run under turn-end clearing, an engine holds the stand-ins of the few
+    results not cleared yet; the replay, besides those no engine has read, only the first
+    and last stand-ins read."""
+    history = render(
+        "anthropic", [Turn((Call(f"c{i}", "bash", {}, Res(big(f"r{i}_"))),)) for i in range(40)]
+    )
+    replay = RunReplay("anthropic", {"p": ClearingPolicy(cache=None)}).add_all(history)
+    (track,) = replay._tracks
+    held = track.clearer.held
+    assert 0 < len(held) <= 3
+    assert held[0] >= len(history) - 8
+    kept = [i for i, standin in enumerate(replay._standins) if standin is not None]
+    unread = range(replay._previous_end, len(history))  # appended since the last model call
+    assert kept == [0, replay._previous_end - 1, *unread]
+
+
+def test_each_engine_reads_its_history_once(monkeypatch):
+    """The replay only appends, so no engine re-reads (each starts one pass, and only one)."""
+    passes: list[ReplayClearer] = []
+    fresh = ReplayClearer._new_state
+
+    def counted(self: ReplayClearer) -> Any:
+        passes.append(self)
+        return fresh(self)
+
+    monkeypatch.setattr(ReplayClearer, "_new_state", counted)
+    history = render(
+        "openai_chat", [Turn((Call(f"c{i}", "bash", {}, Res(big(f"r{i}_"))),)) for i in range(30)]
+    )
+    replay = RunReplay("openai_chat", PRESETS).add_all(history)
+    assert sorted(map(id, passes)) == sorted(id(track.clearer) for track in replay._tracks)
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_a_call_answered_after_the_next_model_call_has_its_arguments_blanked_as_measured(fmt):
+    """A call whose result comes after a later model call: its message, read by the engine
+    before the result, is still there to blank when the result is cleared."""
+    wordy = {"q": "where is the error " * 40}
+    late = [
+        Turn((Call("c0", "x", wordy, None),), user="go"),
+        Turn((Call("c1", "x", wordy, Res(big("b", 400))),), orphans=(("c0", Res(big("a", 400))),)),
+        *(Turn((Call(f"c{i}", "x", {}, Res(big(f"r{i}_"))),)) for i in range(2, 6)),
+    ]
+    history = render(fmt, late)
+    blanking = ClearingPolicy(
+        cache=None, keep_turns=0, clear_tool_inputs=True, retention={}, infer_categories=False
+    )
+    assert_same_ledgers(history, fmt, {**PRESETS, "blanking": blanking})
+    figures = replayed(
+        history, fmt, {"on": blanking, "off": blanking.replace(clear_tool_inputs=False)}
+    )
+    assert figures.ledger("on").rows[-1].input_tokens < figures.ledger("off").rows[-1].input_tokens
+
+
+def _rereads(fmt: str) -> list:
+    """A run that reads files again, and re-reads one after writing it."""
+    read = {"path": "src/a.py"}
+    script = [
+        Turn((Call("c0", "read_file", read, Res(big("a", 600))),), user="go"),
+        Turn((Call("c1", "bash", {"command": "git status"}, Res(big("s", 500))),)),
+        Turn((Call("c2", "read_file", {"path": "src/b.py"}, Res(big("b", 700))),)),
+        Turn((Call("c3", "read_file", read, Res(big("A", 600))),)),
+        Turn((Call("c4", "write_file", {"path": "src/b.py", "content": "x"}, Res("ok")),)),
+        Turn((Call("c5", "read_file", {"path": "src/b.py", "limit": 9}, Res(big("B", 700))),)),
+        Turn((Call("c6", "bash", {"command": "git status"}, Res(big("t", 500))),)),
+        *(Turn((Call(f"d{i}", "search_logs", {"q": i}, Res(big(f"r{i}_"))),)) for i in range(4)),
+    ]
+    return render(fmt, script)
+
+
+SUPERSEDING = {
+    "alone": ClearingPolicy(keep_turns=10**6, supersede=True),
+    "alone, turn end": ClearingPolicy(keep_turns=10**6, supersede=True, cache=None),
+    "default": ClearingPolicy(supersede=True),
+    "turn end": ClearingPolicy(supersede=True, cache=None),
+    "inputs": ClearingPolicy(cache=None, clear_tool_inputs=True, supersede=True),
+}
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_superseded_results_replay_as_measure_does(fmt):
+    """Stand-in calls carry their arguments' fingerprint, command and path, so the replay
+    supersedes the results the engine supersedes on the real run, to the token."""
+    history = _rereads(fmt)
+    assert_same_ledgers(history, fmt, SUPERSEDING)
+    figures = replayed(history, fmt, SUPERSEDING)
+    assert figures.ledger("alone, turn end").rows[-1].cleared == 3
+
+
+def test_calls_of_one_size_with_other_arguments_are_not_superseded():
+    """Two reads of different files billed alike: neither supersedes the other."""
+    script = [
+        Turn((Call(f"c{i}", "read_file", {"path": p}, Res(big(p, 600))),), user="go")
+        for i, p in enumerate(["a.py", "b.py", "c.py", "d.py"])
+    ]
+    history = render("openai_chat", script)
+    figures = replayed(history, "openai_chat", SUPERSEDING)
+    assert figures.ledger("alone, turn end").rows[-1].cleared == 0
+    assert_same_ledgers(history, "openai_chat", SUPERSEDING)
+
+
+_reads = st.lists(
+    st.tuples(
+        st.sampled_from(["read_file", "write_file", "bash", "str_replace_editor"]),
+        st.fixed_dictionaries(
+            {"path": st.sampled_from(["a", "b"])},
+            optional={"command": st.sampled_from(["view", "create", "ls"])},
+        ),
+        st.sampled_from([800, 2000, 0]),
+    ),
+    max_size=12,
+)
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+@settings(max_examples=examples(40), deadline=None)
+@given(calls=_reads, keep=st.integers(0, 3), cache=st.sampled_from(["anthropic", None]))
+def test_any_rereading_run_replays_superseded_results_as_measure_does(fmt, calls, keep, cache):
+    """Property: runs that repeat calls and re-read written paths replay as measured."""
+    script = [
+        Turn((Call(f"c{i}", tool, args, Res(big(f"r{i}_", size) if size else "")),), user="go")
+        for i, (tool, args, size) in enumerate(calls)
+    ]
+    policy = ClearingPolicy(supersede=True, keep_turns=keep, cache=cache)
+    assert_same_ledgers(render(fmt, script), fmt, {"p": policy})
+
+
+def test_a_thinning_policy_is_refused_with_what_to_use_instead():
+    """The streaming replay does not model thinning: it says so and names the alternative."""
+    with pytest.raises(ConfigurationError, match=r"TokenLedger\.measure"):
+        RunReplay("openai_chat", {"thin": ClearingPolicy(thin=[(0, 200), (5, 0)])})
+
+
+def test_a_replay_is_freed_as_soon_as_it_is_dropped():
+    """No cycle runs through a replay's engines, so dropping the replay frees them at once,
+    not at the next full garbage collection (analyze adds a run up after freeing it)."""
+    history = render(
+        "anthropic", [Turn((Call(f"c{i}", "bash", {}, Res(big())),)) for i in range(6)]
+    )
+    replay = RunReplay("anthropic", PRESETS).add_all(history)
+    engines = [weakref.ref(track.clearer) for track in replay._tracks]
+    gc.disable()
+    try:
+        del replay
+        assert all(engine() is None for engine in engines)
+    finally:
+        gc.enable()
+
+
+def test_stand_ins_of_results_never_shorter_are_let_go_once_due_under_supersession():
+    """Small results whose placeholder would be longer: once due by age none can be
+    superseded, so their stand-ins are not held to the end of the run."""
+    history = render(
+        "openai_chat",
+        [Turn((Call(f"c{i}", "bash", {"n": i}, Res(f"ok {i}")),), user="go") for i in range(40)],
+    )
+    replay = RunReplay("openai_chat", {"p": ClearingPolicy(cache=None)}).add_all(history)
+    (track,) = replay._tracks
+    assert len(track.clearer.held) <= 6
+    assert_same_ledgers(history, "openai_chat", {"p": ClearingPolicy(cache=None)})
