@@ -5,12 +5,18 @@ Each test is a hole found by the red-team pass of issue 17, with the fix it need
 
 from __future__ import annotations
 
+import json
+from typing import Any
+
+from langchain_core.tools import StructuredTool
 from pydantic import BaseModel
 
-from slimtools import Toolkit, project_fields, summarize_with_handle
+from slimtools import Toolkit, project_fields, summarize_with_handle, wrap
+from tests.test_adapter_langchain import call
 
 SECRET = "SECRET-ssn-123456789"
 HIDDEN = "HIDDEN-notallowed-xyz"
+_WRAP: dict[str, Any] = {"fields": ["id", "name"], "key": "id", "limit": 2, "deny": ["ssn"]}
 
 
 class Brief(BaseModel):
@@ -48,3 +54,25 @@ def test_an_error_quoting_a_pydantic_models_str_shows_only_allowlisted_fields():
     assert SECRET not in text
     assert HIDDEN not in text
     assert "name='a'" in text
+
+
+def _lc_rows_with_summary() -> StructuredTool:
+    """A LangChain ``content_and_artifact`` tool: a prose summary, the records as artifact."""
+
+    def listing(query: str) -> tuple[str, list[dict[str, Any]]]:
+        rows = [{"id": i, "name": f"n{i}", "ssn": SECRET, "extra": HIDDEN} for i in range(3)]
+        return f"{len(rows)} rows for {query}", rows
+
+    return StructuredTool.from_function(
+        listing, name="listing", description="List rows.", response_format="content_and_artifact"
+    )
+
+
+def test_wrap_reads_a_langchain_tools_artifact_records_beside_a_prose_summary():
+    """The records of a ``content_and_artifact`` tool are projected, not withheld as prose."""
+    tool = wrap(_lc_rows_with_summary(), toolkit=Toolkit("qa-art"), **_WRAP)
+    message = tool.invoke(call("listing", "c1", query="x"))
+    envelope = json.loads(message.content)
+    assert [b["id"] for b in envelope["briefs"]] == [0, 1]
+    assert SECRET not in message.content
+    assert HIDDEN not in message.content
