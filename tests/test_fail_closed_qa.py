@@ -6,12 +6,14 @@ Each test is a hole found by the red-team pass of issue 17, with the fix it need
 from __future__ import annotations
 
 import json
+import math
 from typing import Any
 
 from langchain_core.tools import StructuredTool
 from pydantic import BaseModel
 
 from slimtools import Toolkit, project_fields, summarize_with_handle, wrap
+from slimtools._core.readable import Unreadable, read_text
 from tests.test_adapter_langchain import call
 
 SECRET = "SECRET-ssn-123456789"
@@ -76,3 +78,19 @@ def test_wrap_reads_a_langchain_tools_artifact_records_beside_a_prose_summary():
     assert [b["id"] for b in envelope["briefs"]] == [0, 1]
     assert SECRET not in message.content
     assert HIDDEN not in message.content
+
+
+def test_a_python_repr_holding_inf_and_nan_is_read_as_records():
+    """``mcp-server-sqlite`` writes a REAL column's infinities as ``inf``: still records."""
+    text = "[{'id': 1, 'score': inf, 'low': -inf, 'gap': nan, 'email': 'a@b.io'}]"
+    (record,) = read_text(text)
+    assert record["id"] == 1
+    assert record["score"] == math.inf
+    assert record["low"] == -math.inf
+    assert math.isnan(record["gap"])
+
+
+def test_a_python_repr_naming_anything_but_inf_and_nan_is_not_evaluated():
+    """Only the two float names are read; any other name stays unreadable (no ``eval``)."""
+    assert isinstance(read_text("[{'id': 1, 'x': os}]"), Unreadable)
+    assert isinstance(read_text("[{'id': __import__('os').getcwd()}]"), Unreadable)
