@@ -9,11 +9,13 @@ import json
 import math
 from typing import Any
 
+import pytest
 from langchain_core.tools import StructuredTool
 from pydantic import BaseModel
 
 from slimtools import Toolkit, project_fields, summarize_with_handle, wrap
 from slimtools._core.readable import Unreadable, read_text
+from slimtools.clearing import ClearingPolicy
 from tests.test_adapter_langchain import call
 
 SECRET = "SECRET-ssn-123456789"
@@ -94,3 +96,9 @@ def test_a_python_repr_naming_anything_but_inf_and_nan_is_not_evaluated():
     """Only the two float names are read; any other name stays unreadable (no ``eval``)."""
     assert isinstance(read_text("[{'id': 1, 'x': os}]"), Unreadable)
     assert isinstance(read_text("[{'id': __import__('os').getcwd()}]"), Unreadable)
+
+
+@pytest.mark.parametrize("tool", ["get_set", "redis_get_set", "get_and_lock_row", "get_upsert"])
+def test_names_that_set_lock_or_upsert_are_not_safe_to_repeat(tool):
+    """``get_set`` (Redis GETSET writes), ``lock`` and ``upsert`` change state: never offered."""
+    assert ClearingPolicy().repeatable_of(tool) is False
