@@ -10,6 +10,8 @@ import math
 from typing import Any
 
 import pytest
+from agents import function_tool
+from agents.tool_context import ToolContext
 from langchain_core.tools import StructuredTool
 from pydantic import BaseModel
 
@@ -102,3 +104,21 @@ def test_a_python_repr_naming_anything_but_inf_and_nan_is_not_evaluated():
 def test_names_that_set_lock_or_upsert_are_not_safe_to_repeat(tool):
     """``get_set`` (Redis GETSET writes), ``lock`` and ``upsert`` change state: never offered."""
     assert ClearingPolicy().repeatable_of(tool) is False
+
+
+async def test_a_wrapped_agents_tool_that_raises_reads_as_an_error_not_as_withheld():
+    """The SDK's failure text reaches the model as an error, not as an unreadable result."""
+
+    @function_tool
+    def broken(query: str) -> list[dict[str, Any]]:
+        """Fail, quoting a row."""
+        raise ValueError(f"bad row {{'id': 1, 'ssn': '{SECRET}'}} for {query}")
+
+    tool = wrap(broken, toolkit=Toolkit("qa-agents"), **_WRAP)
+    context = ToolContext(
+        context=None, tool_name="broken", tool_call_id="c1", tool_arguments='{"query": "x"}'
+    )
+    out = str(await tool.on_invoke_tool(context, '{"query": "x"}'))
+    assert "An error occurred while running the tool" in out
+    assert "withheld" not in out
+    assert SECRET not in out
