@@ -6,6 +6,7 @@ Each test is a hole found by the red-team pass of issue 17, with the fix it need
 from __future__ import annotations
 
 import json
+import logging
 import math
 from typing import Any
 
@@ -122,3 +123,19 @@ async def test_a_wrapped_agents_tool_that_raises_reads_as_an_error_not_as_withhe
     assert "An error occurred while running the tool" in out
     assert "withheld" not in out
     assert SECRET not in out
+
+
+def test_the_withheld_warning_names_the_opt_in_of_every_surface(caplog):
+    """A proxy or wrap() user reads where their opt-in goes, not only project_fields'."""
+
+    @project_fields(Brief, deny=["ssn"])
+    def status_of_qa_warning() -> str:
+        return "all systems nominal"
+
+    kit = Toolkit("qa-warn")
+    kit.tool(status_of_qa_warning)
+    with caplog.at_level(logging.WARNING, logger="slimtools"):
+        kit.call("status_of_qa_warning", {})
+    (message,) = [r.getMessage() for r in caplog.records if "withheld" in r.getMessage()]
+    assert "[tools.NAME]" in message
+    assert "wrap()" in message
