@@ -16,7 +16,7 @@ from agents.tool_context import ToolContext
 from langchain_core.tools import StructuredTool
 from pydantic import BaseModel
 
-from slimtools import Toolkit, project_fields, summarize_with_handle, wrap
+from slimtools import Toolkit, paginate, project_fields, summarize_with_handle, wrap
 from slimtools._core.readable import Unreadable, read_text
 from slimtools.clearing import ClearingPolicy
 from tests.test_adapter_langchain import call
@@ -139,3 +139,18 @@ def test_the_withheld_warning_names_the_opt_in_of_every_surface(caplog):
     (message,) = [r.getMessage() for r in caplog.records if "withheld" in r.getMessage()]
     assert "[tools.NAME]" in message
     assert "wrap()" in message
+
+
+def test_a_long_argument_is_not_repeated_in_the_next_page_hint():
+    """A 50,000-character argument is named in the hint, not copied into every page."""
+
+    @paginate(limit=2)
+    def annotate(note: str) -> list[dict[str, int]]:
+        return [{"id": i} for i in range(5)]
+
+    kit = Toolkit("qa-long-arg")
+    kit.tool(annotate)
+    hint = json.loads(kit.call("annotate", {"note": "y" * 50_000}).text)["hint"]
+    assert "y" * 300 not in hint
+    assert "note=<the same 50,002 characters as before>" in hint
+    assert "page=2" in hint
