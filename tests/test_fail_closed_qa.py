@@ -154,3 +154,12 @@ def test_a_long_argument_is_not_repeated_in_the_next_page_hint():
     assert "y" * 300 not in hint
     assert "note=<the same 50,002 characters as before>" in hint
     assert "page=2" in hint
+
+
+def test_an_error_with_a_long_token_before_a_record_is_masked():
+    """A 200,000-character token (a base64 blob) before the row: masked, not scanned for
+    minutes from each of its characters (the key pattern backtracked quadratically)."""
+    row = {"id": 1, "name": "a", "ssn": SECRET, "extra": HIDDEN}
+    text = _failing(Toolkit("qa-long"), ValueError("blob " + "x" * 200_000 + f" {row}"))
+    assert SECRET not in text
+    assert HIDDEN not in text

@@ -197,8 +197,10 @@ def _is_number(text: str) -> bool:
     return bool(re.fullmatch(r"-?[0-9][0-9.e+\-]*", text))
 
 
+# A key starts a word: tried once per run of word characters, so a long token (a base64
+# blob in an error) is scanned in linear time, not once from each of its characters.
 _PAIR = re.compile(
-    r"""(?P<q>["']?)(?P<key>[A-Za-z_][\w\-]*)(?P=q)[ \t]*(?P<sep>:|=)(?!=)[ \t]*""",
+    r"""(?P<q>["']?)(?<![\w\-])(?P<key>[A-Za-z_][\w\-]*)(?P=q)[ \t]*(?P<sep>:|=)(?!=)[ \t]*""",
 )
 _CLOSE = {"{": "}", "[": "]", "(": ")"}
 _BARE = re.compile(r"[^\s,;&}\])]+")
