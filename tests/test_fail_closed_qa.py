@@ -163,3 +163,11 @@ def test_an_error_with_a_long_token_before_a_record_is_masked():
     text = _failing(Toolkit("qa-long"), ValueError("blob " + "x" * 200_000 + f" {row}"))
     assert SECRET not in text
     assert HIDDEN not in text
+
+
+def test_a_huge_error_message_reaches_the_model_clipped():
+    """A 5 MB exception message is cut to its head and says how much was cut."""
+    text = _failing(Toolkit("qa-huge-error"), ValueError("x" * 5_000_000))
+    assert len(text) < 5_000
+    assert text.startswith("failing failed: ValueError: xxx")
+    assert "more characters cut" in text
