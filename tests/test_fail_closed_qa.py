@@ -171,3 +171,19 @@ def test_a_huge_error_message_reaches_the_model_clipped():
     assert len(text) < 5_000
     assert text.startswith("failing failed: ValueError: xxx")
     assert "more characters cut" in text
+
+
+def test_structured_output_keeps_integer_ids_beyond_64_bits_exact():
+    """The envelope's structured form (MCP ``structuredContent``, LangChain's artifact)
+    carries the id as the exact integer the text shows, so ``get_record`` takes it back."""
+    big = 2**70 + 1
+
+    @paginate(limit=2)
+    def snowflakes() -> list[dict[str, int]]:
+        return [{"id": big}]
+
+    kit = Toolkit("qa-big-structured")
+    kit.tool(snowflakes)
+    result = kit.call("snowflakes", {})
+    assert result.structured is not None
+    assert result.structured["briefs"] == [{"id": big}]
