@@ -20,10 +20,12 @@ EFFECT_VERBS = frozenset(
     | {"mark", "publish", "submit", "notify", "invite", "reopen", "enable", "disable"}
     | {"unlock", "acquire", "claim", "reserve", "ack", "acknowledge", "install", "uninstall"}
     | {"pop", "dequeue", "consume", "take", "next", "increment", "incr", "decrement", "bump"}
+    | {"set", "upsert", "lock"}
 )
 """Name words that change something (besides the write verbs): a name holding one of them
 is never offered again, whatever verb it starts with (``get_token_and_rotate``). Queue
-words (``next``, ``pop``, ``take``) count: getting the next job twice takes two jobs."""
+words (``next``, ``pop``, ``take``) count: getting the next job twice takes two jobs; so
+does ``set`` (``get_set``, Redis' GETSET, writes)."""
 
 CATEGORY_VERBS: Mapping[str, frozenset[str]] = MappingProxyType(
     {

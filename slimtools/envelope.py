@@ -10,10 +10,9 @@ from __future__ import annotations
 
 from typing import Any, Generic, TypeVar
 
-import orjson
 from pydantic import BaseModel, ConfigDict, Field
 
-from slimtools._json import dumps
+from slimtools._json import dumps, loads
 
 BriefT = TypeVar("BriefT")
 
@@ -66,7 +65,7 @@ class Envelope(BaseModel, Generic[BriefT]):
 
     def jsonable(self) -> dict[str, Any]:
         """``as_dict`` with every value reduced to plain JSON types (for structured output)."""
-        result: dict[str, Any] = orjson.loads(self.to_json())
+        result: dict[str, Any] = loads(self.to_json())  # integers beyond 64 bits stay exact
         return result
 
 

@@ -29,7 +29,7 @@ class SecretPattern:
 
 
 _KEYWORDS = (
-    r"passw(?:or)?d|pwd|secret|token|api[_\-]?key|apikey|access[_\-]?key|"
+    r"passw(?:or)?d|passphrase|pwd|secret|token|api[_\-]?key|apikey|access[_\-]?key|"
     r"secret[_\-]?key|private[_\-]?key|account[_\-]?key|shared[_\-]?access[_\-]?key|"
     r"credentials?|session[_\-]?id|sessionid|auth[_\-]?token|client[_\-]?secret"
 )
@@ -65,10 +65,11 @@ SECRET_PATTERNS: tuple[SecretPattern, ...] = (
         ),
         rf"\1{MASK}",
     ),
-    # scheme://user:password@host -> scheme://[redacted]@host (database DSNs, broker URLs)
+    # scheme://user:password@host -> scheme://[redacted]@host (database DSNs, broker URLs);
+    # a password with an unescaped @ in it runs to the last @ before the host.
     SecretPattern(
         "url credentials",
-        re.compile(r"(?i)\b([a-z][a-z0-9+.\-]*://)[^\s/@:]*(?::[^\s/@]*)?@"),
+        re.compile(r"(?i)\b([a-z][a-z0-9+.\-]*://)[^\s/@:]*(?::[^\s/]*)?@"),
         rf"\1{MASK}@",
     ),
     # Bearer/Basic/Token <credential>: only a credential-like word (a digit or a symbol in
@@ -96,7 +97,11 @@ SECRET_PATTERNS: tuple[SecretPattern, ...] = (
         "github token",
         re.compile(r"\b(?:gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,})"),
     ),
-    SecretPattern("slack token", re.compile(r"\bxox[abposre]-[A-Za-z0-9\-]{10,}")),
+    SecretPattern("slack token", re.compile(r"\b(?:xox[abposre]|xapp)-[A-Za-z0-9\-]{10,}")),
+    SecretPattern(
+        "gitlab token", re.compile(r"\bgl(?:pat|ptt|dt|rt|soat|cbt)-[A-Za-z0-9_\-]{20,}")
+    ),
+    SecretPattern("hugging face token", re.compile(r"\bhf_[A-Za-z0-9]{30,}")),
     SecretPattern(
         "slack webhook",
         re.compile(r"https://hooks\.slack\.com/services/[A-Za-z0-9/_\-]+"),

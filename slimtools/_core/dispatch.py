@@ -210,8 +210,21 @@ def dispatch(
         value = yield Invoke(spec.function, (), kwargs, not spec.is_async, under_loop)
     except Exception as exc:
         log.warning("slimtools: tool %r raised %s", spec.name, type(exc).__name__, exc_info=exc)
-        return ToolResult(f"{spec.name} failed: {_failure(table, spec, exc)}", is_error=True)
+        text = clip_error(f"{spec.name} failed: {_failure(table, spec, exc)}")
+        return ToolResult(text, is_error=True)
     return to_result(value)
+
+
+ERROR_MAX_CHARS = 4_000
+"""A longer error text (after masking) keeps its head: a 5 MB exception message would
+otherwise fill the model's context with one failure."""
+
+
+def clip_error(text: str) -> str:
+    """``text``, or its first :data:`ERROR_MAX_CHARS` characters and how many were cut."""
+    if len(text) <= ERROR_MAX_CHARS:
+        return text
+    return f"{text[:ERROR_MAX_CHARS]}... ({len(text) - ERROR_MAX_CHARS:,} more characters cut)"
 
 
 def _failure(table: Table, spec: ToolSpec, exc: Exception) -> str:

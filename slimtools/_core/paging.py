@@ -59,15 +59,30 @@ def format_call(name: str, args: Mapping[str, Any]) -> str:
     return f"{name}({args_text(args)})"
 
 
+ARG_SHOWN_MAX = 300
+"""A longer argument (its JSON) is not repeated in hints: each page would carry it again."""
+
+
 def args_text(args: Mapping[str, Any]) -> str:
-    """``k=v, ...`` with JSON values, cached per argument tuple (``keys.frozen_args``)."""
+    """``k=v, ...`` with JSON values, cached per argument tuple (``keys.frozen_args``).
+
+    A value longer than :data:`ARG_SHOWN_MAX` is named, not repeated: ``doc=<the same
+    50,000 characters as before>``.
+    """
     key = frozen_args(args)
     found = _TEXTS.get(key) if key is not None else None
     if found is None:
-        found = ", ".join(f"{k}={dumps_str(v)}" for k, v in args.items())
+        found = ", ".join(f"{k}={_arg_text(v)}" for k, v in args.items())
         if key is not None:
             _TEXTS.remember(key, found)
     return found
+
+
+def _arg_text(value: Any) -> str:
+    text = dumps_str(value)
+    if len(text) <= ARG_SHOWN_MAX:
+        return text
+    return f"<the same {len(text):,} characters as before>"
 
 
 _TEXTS = Memo()

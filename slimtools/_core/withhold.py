@@ -28,8 +28,9 @@ def unreadable(cfg: SlimConfig, call: Call, found: Unreadable) -> tuple[str, Any
         _WARNED.add(call.tool)
         log.warning(
             "slimtools: tool %r returned a result that cannot be read as records (%s, %d "
-            "characters: %s); it was withheld. Return records, or pass "
-            'on_unreadable="text" to project_fields to show such results as text.',
+            "characters: %s); it was withheld. Return records, or opt in to showing such "
+            'results as text with on_unreadable="text" (an argument of project_fields and '
+            "wrap(), a key of the proxy's [tools.NAME] table).",
             call.tool,
             found.kind,
             found.size,

@@ -62,15 +62,21 @@ def raw_of(message: Any) -> Raw:
         for b in blocks
         if isinstance(b, str) or (isinstance(b, dict) and b.get("type") == "text")
     ]
-    artifact = message.artifact
-    structured = artifact.get("structured_content") if isinstance(artifact, dict) else None
     return Raw(
         texts=texts,
-        structured=structured,
+        structured=_artifact_data(message.artifact),
         is_error=message.status == "error",
         opaque=len(texts) != len(blocks),
         native=message,
     )
+
+
+def _artifact_data(artifact: Any) -> Any:
+    """The data of a ``ToolMessage`` artifact: langchain-mcp-adapters' structured content,
+    else the records a ``content_and_artifact`` tool returns beside its summary."""
+    if isinstance(artifact, dict) and "structured_content" in artifact:
+        return artifact["structured_content"]
+    return artifact if isinstance(artifact, (list, tuple, dict)) else None
 
 
 def forwarder(tool: BaseTool, plan: Plan) -> Any:

@@ -8,6 +8,7 @@ from typing import Any
 
 import orjson
 from agents import FunctionTool
+from agents.tool import default_tool_error_function
 
 from slimtools._json import to_jsonable
 from slimtools.adapters.openai_agents import to_agents_tools
@@ -17,6 +18,9 @@ from slimtools.toolkit import Toolkit
 # The SDK hands each call a ToolContext; the wrapped tool gets it through the toolkit's
 # dispatch (which knows nothing of the SDK) by this contextvar, set around the call.
 _CONTEXT: ContextVar[Any] = ContextVar("slimtools_agents_context", default=None)
+# What the SDK's default failure_error_function answers when the tool raised: an error for
+# the model (screened as errors are), not a result withheld as unreadable.
+_SDK_FAILURE = default_tool_error_function(None, Exception())  # type: ignore[arg-type]
 
 
 CONTEXT_CLASSES = frozenset({("agents", "RunContextWrapper")})  # ToolContext subclasses it
@@ -41,7 +45,7 @@ def forwarder(tool: FunctionTool, plan: Plan) -> Any:
     async def forward(**arguments: Any) -> Any:
         out = await tool.on_invoke_tool(_CONTEXT.get(), orjson.dumps(arguments).decode())
         if isinstance(out, str):
-            return plan.shape(Raw(texts=[out], native=out))
+            return plan.shape(Raw(texts=[out], is_error=out == _SDK_FAILURE, native=out))
         return plan.shape(Raw(texts=[], structured=to_jsonable(out), native=out))
 
     return forward

@@ -116,7 +116,19 @@ def _upstream(args: argparse.Namespace) -> Any:
         if not sep or not name.strip():
             raise ConfigurationError(f"--header must be 'NAME: VALUE', got {header!r}")
         headers[name.strip()] = value.strip()
-    return UpstreamSpec(command=_command(args), url=args.upstream_url, headers=headers)
+    command = _command(args)
+    url = args.upstream_url or (None if command else _env_url())
+    return UpstreamSpec(command=command, url=url, headers=headers)
+
+
+def _env_url() -> str | None:
+    """The upstream URL from ``$SLIMTOOLS_UPSTREAM_URL`` (``proxy install`` puts a URL that
+    holds a secret there, off argv)."""
+    import os
+
+    from slimtools.proxy.install import URL_ENV
+
+    return os.environ.get(URL_ENV) or None
 
 
 def _env_headers() -> dict[str, str]:

@@ -170,10 +170,21 @@ def _literal(text: str) -> Any:
     if len(text) > LITERAL_MAX_CHARS:
         return UNPARSED
     try:
-        value = ast.literal_eval(text)
+        tree = ast.parse(text, mode="eval")
+        value = ast.literal_eval(_FloatNames().visit(tree))
     except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
         return UNPARSED
     return value if isinstance(value, (list, tuple, dict, set, frozenset)) else UNPARSED
+
+
+class _FloatNames(ast.NodeTransformer):
+    """``inf`` and ``nan`` (how Python's ``repr`` writes those floats) as float constants,
+    so ``literal_eval`` reads them; any other name stays and is refused."""
+
+    def visit_Name(self, node: ast.Name) -> ast.AST:
+        if node.id in ("inf", "nan"):
+            return ast.copy_location(ast.Constant(float(node.id)), node)
+        return node
 
 
 def _read_blocks(items: Sequence[Any]) -> Any:

@@ -197,8 +197,10 @@ def _is_number(text: str) -> bool:
     return bool(re.fullmatch(r"-?[0-9][0-9.e+\-]*", text))
 
 
+# A key starts a word: tried once per run of word characters, so a long token (a base64
+# blob in an error) is scanned in linear time, not once from each of its characters.
 _PAIR = re.compile(
-    r"""(?P<q>["']?)(?P<key>[A-Za-z_][\w\-]*)(?P=q)[ \t]*(?P<sep>:|=)(?!=)[ \t]*""",
+    r"""(?P<q>["']?)(?<![\w\-])(?P<key>[A-Za-z_][\w\-]*)(?P=q)[ \t]*(?P<sep>:|=)(?!=)[ \t]*""",
 )
 _CLOSE = {"{": "}", "[": "]", "(": ")"}
 _BARE = re.compile(r"[^\s,;&}\])]+")
@@ -210,7 +212,7 @@ def scrub_pairs(text: str, denied: Collection[str], allowed: Collection[str] | N
     Pairs are ``key: value``, ``key=value`` and their quoted-key forms (JSON, dict reprs);
     a value is a quoted string, a bracketed structure or a bare token. Given ``allowed``
     (an allowlist's names), a quoted pair (``"key": v``, ``'key': v``) or a keyword pair
-    of a repr (``Row(key=v)``) whose key is not allowed is masked too; prose such as
+    of a repr (``Row(key=v)``, ``key='v'``) whose key is not allowed is masked too; prose such as
     ``timeout: 30s`` is left alone. A masked value that is specific (:data:`MIN_CHARS`) is
     masked wherever else it appears in ``text`` too.
     """
@@ -251,8 +253,11 @@ def _masks(
         return False
     if match["q"]:
         return True
+    if match["sep"] != "=":
+        return False
     before = text[: match.start()].rstrip(" \t")[-1:]
-    return match["sep"] == "=" and before in ("(", ",")
+    # Row(key=v), and key='v' as pydantic's str() writes fields: id=1 name='a'
+    return before in ("(", ",") or text[match.end() : match.end() + 1] in ("'", '"')
 
 
 def denied_names(tree: DenyTree | None) -> frozenset[str]:

@@ -9,10 +9,11 @@ rewritten in place, keeping its key and its ``env`` block::
 
 Entries already proxied are left alone; HTTP entries (``url``) get ``--upstream-url``, and
 their ``headers`` go into the entry's ``env`` as ``SLIMTOOLS_UPSTREAM_HEADERS`` (JSON), never
-onto the command line, where ``ps`` shows every argument to every user. Before the file is
-first written it is copied to ``<file>.slimtools-backup``, and a later install never
-overwrites that copy; ``--undo`` puts every proxied entry back, and restores the backup byte
-for byte when nothing else changed in the file since.
+onto the command line, where ``ps`` shows every argument to every user; so does a URL that
+holds a secret (credentials, a query, a token-shaped part), as ``SLIMTOOLS_UPSTREAM_URL``.
+Before the file is first written it is copied to ``<file>.slimtools-backup``, and a later
+install never overwrites that copy; ``--undo`` puts every proxied entry back, and restores the
+backup byte for byte when nothing else changed in the file since.
 """
 
 from __future__ import annotations
@@ -30,6 +31,8 @@ CLIENTS = ("claude-desktop", "cursor", "claude-code")
 _CLIENTS = "claude-desktop, cursor or claude-code"
 HEADERS_ENV = "SLIMTOOLS_UPSTREAM_HEADERS"
 """The variable an installed entry passes its upstream's HTTP headers in (a JSON object)."""
+URL_ENV = "SLIMTOOLS_UPSTREAM_URL"
+"""The variable an installed entry passes its upstream's URL in when the URL holds a secret."""
 BACKUP_SUFFIX = ".slimtools-backup"
 
 __all__ = ["client_config_paths", "main", "proxied_entry", "unproxied_entry"]
@@ -76,15 +79,19 @@ def proxied_entry(
         upstream = [entry["command"], *[str(a) for a in entry.get("args") or []]]
         args = [*launcher[1:], "proxy", *options, "--", *upstream]
     elif isinstance(entry.get("url"), str):
-        args = [*launcher[1:], "proxy", *options, "--upstream-url", entry["url"]]
+        url: str = entry["url"]
+        found = entry.get("env")
+        env: dict[str, Any] = dict(found) if isinstance(found, dict) else {}
         headers = entry.get("headers") or {}
         if headers:
-            found = entry.get("env")
-            env: dict[str, Any] = found if isinstance(found, dict) else {}
-            out["env"] = {
-                **env,
-                HEADERS_ENV: json.dumps({str(k): str(v) for k, v in headers.items()}),
-            }
+            env[HEADERS_ENV] = json.dumps({str(k): str(v) for k, v in headers.items()})
+        if url_holds_secret(url):
+            args = [*launcher[1:], "proxy", *options]
+            env[URL_ENV] = url
+        else:
+            args = [*launcher[1:], "proxy", *options, "--upstream-url", url]
+        if env:
+            out["env"] = env
     else:
         return None
     out["command"] = launcher[0]
@@ -93,6 +100,17 @@ def proxied_entry(
         out["type"] = "stdio"
     out["x-slimtools-original"] = entry
     return out
+
+
+def url_holds_secret(url: str) -> bool:
+    """True for a URL with credentials, a query or a fragment (``?api_key=...``), or a
+    token-shaped part: such a URL is kept off the command line too."""
+    from urllib.parse import urlsplit
+
+    from slimtools.redaction import redact
+
+    parts = urlsplit(url)
+    return bool("@" in parts.netloc or parts.query or parts.fragment or redact(url) != url)
 
 
 def unproxied_entry(entry: dict[str, Any]) -> dict[str, Any] | None:

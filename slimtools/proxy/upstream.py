@@ -59,7 +59,11 @@ class UpstreamSpec:
 
     def describe(self) -> str:
         """The upstream as a person would name it (for messages)."""
-        return self.url or " ".join(self.command)
+        if self.url is None:
+            return " ".join(self.command)
+        from slimtools.redaction import redact
+
+        return redact(self.url)
 
 
 class Upstream:

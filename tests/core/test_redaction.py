@@ -31,6 +31,7 @@ EXAMPLES: dict[str, list[tuple[str, str]]] = {
     "url credentials": [
         ("postgres://admin:hunter2@db.internal:5432/app", "hunter2"),
         ("redis://:pw@cache:6379/0", ":pw@"),
+        ("postgres://app:p@ss-w0rd@db:5432/app", "ss-w0rd"),
     ],
     "bearer credential": [("sent Bearer abc.def-ghi_jkl012345 upstream", "abc.def-ghi_jkl012345")],
     "secret assignment": [
@@ -41,6 +42,7 @@ EXAMPLES: dict[str, list[tuple[str, str]]] = {
         ("aws_secret_access_key=wJalrXUtnFEMI/K7MDENG", "wJalrXUtnFEMI"),
         ("password=CorrectHorseBattery", "CorrectHorse"),
         ("AccountName=x;AccountKey=c2VjcmV0a2V5;EndpointSuffix=core", "c2VjcmV0a2V5"),
+        ("ssh passphrase=opensesame99", "opensesame99"),
     ],
     "openai or anthropic key": [("key sk-ant-api03-AbCdEf0123456789AbCdEf", "AbCdEf0123")],
     "stripe key": [("stripe sk_live_4eC39HqLyjWDarjtT1zdp7dc", "4eC39HqLyj")],
@@ -48,7 +50,12 @@ EXAMPLES: dict[str, list[tuple[str, str]]] = {
         ("gh ghp_16C7e42F292c6912E7710c838347Ae178B4a", "16C7e42F"),
         ("github_pat_11ABCDEFG0123456789_abcdefghijklmnop", "11ABCDEFG"),
     ],
-    "slack token": [("slack xoxb-123456789012-1234567890123-AbCdEfGh", "AbCdEfGh")],
+    "slack token": [
+        ("slack xoxb-123456789012-1234567890123-AbCdEfGh", "AbCdEfGh"),
+        ("app xapp-1-A0123456789-1234567890123-abcdef0123456789", "abcdef0123456789"),
+    ],
+    "gitlab token": [("gl glpat-AbCdEf0123456789xYzW", "AbCdEf0123456789")],
+    "hugging face token": [("hf hf_AbCdEfGhIjKlMnOpQrStUvWxYz012345", "AbCdEfGhIjKlMn")],
     "slack webhook": [
         ("hook https://hooks.slack.com/services/T000/B000/XXXXXXXX", "T000/B000/XXXXXXXX")
     ],
@@ -97,6 +104,8 @@ def test_each_row_masks_its_secret(row, text, secret):
         "max_tokens=100 exceeded; limit=5",
         "timeout: 30s while reading /var/lib/app/config.toml",
         "password reset email sent",
+        "the secret garden",
+        "hf_hub download failed: 404",
         "pass: 10 of 12, signature: valid",
         "no row with id 550e8400-e29b-41d4-a716-446655440000",
     ],

@@ -8,6 +8,7 @@ from pathlib import Path
 from slimtools.cli import main
 from slimtools.proxy.install import (
     HEADERS_ENV,
+    URL_ENV,
     client_config_paths,
     proxied_entry,
     unproxied_entry,
@@ -191,3 +192,26 @@ def test_an_unknown_client_is_an_error(capsys):
     """A client name that is not known exits 2 with the valid names."""
     assert main(["proxy", "install", "--client", "vscode"]) == 2
     assert "claude-desktop" in capsys.readouterr().err
+
+
+def test_a_url_holding_a_key_stays_off_the_command_line(tmp_path):
+    """A remote URL with ``?api_key=`` (or credentials) rides in env, not in argv."""
+    remote = {"type": "http", "url": "https://mcp.example/mcp?api_key=sk-live-abcdef123456"}
+    path = _write(tmp_path / "mcp.json", {"mcpServers": {"remote": remote}})
+    main(["proxy", "install", "--file", str(path)])
+    entry = json.loads(path.read_text())["mcpServers"]["remote"]
+    assert not any("api_key" in arg for arg in [entry["command"], *entry["args"]])
+    assert entry["env"][URL_ENV] == remote["url"]
+    assert unproxied_entry(entry) == remote
+
+
+def test_the_proxy_reads_its_upstream_url_from_env(monkeypatch):
+    """``$SLIMTOOLS_UPSTREAM_URL`` is the upstream when neither a URL nor a command is given."""
+    import argparse
+
+    from slimtools.cli.proxy import _upstream
+
+    monkeypatch.setenv(URL_ENV, "https://u/mcp?token=abc123456789")
+    spec = _upstream(argparse.Namespace(header=[], upstream_url=None, upstream=[]))
+    assert spec.url == "https://u/mcp?token=abc123456789"
+    assert "abc123456789" not in spec.describe()
