@@ -19,11 +19,11 @@ import anyio
 import pytest
 from mcp import Client, StdioServerParameters
 
-from tests.proxy_fixtures import envelope, text_of
+from tests.proxy.proxy_fixtures import envelope, text_of
 
 pytestmark = pytest.mark.subprocess
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 SERVER = ROOT / ".cache" / "sqlite-venv" / "bin" / "mcp-server-sqlite"
 EMAIL = "SECRET-email-123456789@example.io"
 CONFIG = """

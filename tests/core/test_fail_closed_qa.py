@@ -17,9 +17,9 @@ from langchain_core.tools import StructuredTool
 from pydantic import BaseModel
 
 from slimtools import Toolkit, paginate, project_fields, summarize_with_handle, wrap
-from slimtools.projection import Unreadable, read_text
 from slimtools.clearing import ClearingPolicy
-from tests.test_adapter_langchain import call
+from slimtools.projection import Unreadable, read_text
+from tests.adapters.test_adapter_langchain import call
 
 SECRET = "SECRET-ssn-123456789"
 HIDDEN = "HIDDEN-notallowed-xyz"
