@@ -64,7 +64,7 @@ def git_repository(path: Path, commits: int = 300) -> Path:
     return path
 
 
-def notes_database(path: Path, rows: int = 5_000, words: int = 40) -> Path:
+def notes_database(path: Path, rows: int = 5_000, words: int = 55) -> Path:
     """A table ``notes`` of ``rows`` rows with long texts (quotes, newlines, emoji) and emails."""
     vocabulary = ["alpha", "'quoted'", '"dq"', "café", "日本語", "😀", "back\\slash", "a\nb"]
     con = sqlite3.connect(path)
