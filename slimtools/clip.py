@@ -68,13 +68,20 @@ def _splits(text: str, i: int) -> bool:
     return False
 
 
+_GRAPHEME_REACH = 32
+"""Characters past a cut searched for the end of the grapheme it falls in (the longest
+emoji sequences, a family or a tagged flag, are 11-14 code points)."""
+
+
 def safe_cut(text: str, i: int, low: int = 0) -> int:
     """The cut at or before ``i`` (and after ``low``) that breaks no grapheme or pair.
 
     Used to cut a long text into pieces that rejoin exactly: a cut never lands inside a
     surrogate pair, a combining sequence, an emoji ZWJ sequence, a flag or ``\\r\\n``.
-    When no such cut lies after ``low`` (a run of combining marks longer than the piece),
-    the nearest cut that splits no surrogate pair is taken, so a piece is never empty.
+    When no such cut lies after ``low`` (one grapheme longer than the piece), the first
+    safe cut after ``i`` is taken when it is near (``_GRAPHEME_REACH``: a whole emoji
+    sequence, over a budget of a token or two); past that (a run of combining marks), the
+    nearest cut that splits no surrogate pair, so a piece is never empty.
     """
     if i >= len(text):
         return len(text)
@@ -83,6 +90,12 @@ def safe_cut(text: str, i: int, low: int = 0) -> int:
         cut -= 1
     if cut > low:
         return cut
+    reach = min(len(text), i + _GRAPHEME_REACH)
+    cut = next((c for c in range(i, reach) if not _splits(text, c)), reach)
+    if cut < len(text) and not _splits(text, cut):
+        return cut
+    if reach == len(text):
+        return reach
     cut = i
     while cut > low + 1 and "\ud800" <= text[cut - 1] <= "\udbff":
         cut -= 1
