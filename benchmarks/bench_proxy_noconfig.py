@@ -6,7 +6,12 @@ follows, and whether every record (by ``get_record``) and every byte of text (by
 pages) was reached by following the hints. Sources: the recorded GitHub responses in
 ``../shared/data/payloads`` past the threshold, a loghub log, and two real servers from npm
 (``server-memory`` with a 1,620-entity graph, ``server-filesystem`` on a generated tree),
-skipped when node or the packages are missing (``npm install --prefix .cache/npm ...``).
+skipped when node or the packages are missing (``npm install --prefix .cache/npm ...``);
+``mcp-server-git`` on a 300-commit synthetic repository (or the repository named by
+``SLIMTOOLS_BENCH_GIT_REPO``, with ``SLIMTOOLS_BENCH_GIT_TARGET`` for ``git_diff`` and
+``SLIMTOOLS_BENCH_GIT_REVISION`` for ``git_show``: a clone of a big public project) and
+``mcp-server-sqlite`` (its own venv, ``.cache/sqlite-venv``) on a 5,000-row table whose
+``read_query`` is a 2,000,000-character Python repr.
 Goal: page 1 at least 5x smaller than raw, everything reachable.
 """
 
@@ -17,6 +22,7 @@ import json
 import os
 import re
 import shutil
+import sys
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -24,6 +30,7 @@ from typing import Any
 from mcp.types import CallToolResult, TextContent, Tool
 
 from benchmarks._timing import SHARED_DATA
+from benchmarks.results import record
 from slimtools.proxy.config import ProxyConfig
 from slimtools.proxy.server import build_proxy
 from slimtools.proxy.upstream import UpstreamSpec, connect
@@ -123,6 +130,16 @@ def _row(name: str, raw: str, seen: dict[str, Any], original: str | None) -> str
         mark = "untouched (under the budget, not records)"
     else:
         mark = "ok" if ratio >= 5 and ok else "BELOW GOAL"
+    record(
+        f"no config, {name}",
+        baseline=f"raw: {raw_t:,} tokens",
+        measured=f"page 1: {page_t:,} tokens, {seen['pages']} pages; {reach}",
+        ratio=f"{ratio:.1f}x smaller" if seen["records"] is not None else "untouched",
+        raw_tokens=raw_t,
+        page1_tokens=page_t,
+        pages=seen["pages"],
+        reached=float(ok),
+    )
     return (
         f"  {name:<34} raw {raw_t:>8,} -> page 1 {page_t:>6,} tokens ({ratio:5.1f}x), "
         f"{seen['pages']:>3} pages; {reach} [{mark}]"
@@ -206,6 +223,51 @@ async def _filesystem_rows() -> list[str]:
     return rows
 
 
+async def _server_rows(label: str, command: tuple[str, ...], calls: list[Any]) -> list[str]:
+    """One row per ``(tool, arguments)`` of a real stdio server behind a proxy with no config."""
+    async with connect(UpstreamSpec(command=command)) as upstream:
+        proxy = build_proxy(ProxyConfig(), await upstream.tools(), upstream.call)
+        rows = []
+        for tool, args, exact in calls:
+            raw = await upstream.call(tool, args)
+            raw_text = "\n".join(b.text for b in raw.content if b.type == "text")
+            seen = await _read_all(proxy.kit, tool, args)
+            rows.append(_row(f"{label}/{tool}", raw_text, seen, raw_text if exact else None))
+    return rows
+
+
+async def _git_rows() -> list[str]:
+    try:
+        import mcp_server_git  # noqa: F401  (only its presence is checked)
+    except ImportError:
+        return ["  mcp-server-git: skipped (pip install mcp-server-git)"]
+    from tests.real_servers import git_repository
+
+    with tempfile.TemporaryDirectory() as tmp:
+        repo = os.environ.get("SLIMTOOLS_BENCH_GIT_REPO") or str(git_repository(Path(tmp) / "r"))
+        far = os.environ.get("SLIMTOOLS_BENCH_GIT_TARGET", "start")
+        revision = os.environ.get("SLIMTOOLS_BENCH_GIT_REVISION", "HEAD")
+        server = (sys.executable, "-m", "mcp_server_git", "--repository", repo)
+        calls = [
+            ("git_log", {"repo_path": repo, "max_count": 3_000}, True),
+            ("git_diff", {"repo_path": repo, "target": far}, True),
+            ("git_show", {"repo_path": repo, "revision": revision}, True),
+        ]
+        return await _server_rows("git", server, calls)
+
+
+async def _sqlite_rows() -> list[str]:
+    from tests.real_servers import SQLITE_SERVER, notes_database
+
+    if not SQLITE_SERVER.exists():
+        return [f"  mcp-server-sqlite: skipped (not installed at {SQLITE_SERVER})"]
+    with tempfile.TemporaryDirectory() as tmp:
+        database = str(notes_database(Path(tmp) / "notes.db"))
+        server = (str(SQLITE_SERVER), "--db-path", database)
+        query = {"query": "SELECT * FROM notes"}
+        return await _server_rows("sqlite", server, [("read_query", query, False)])
+
+
 def main() -> None:
     """Print one row per result: raw vs page 1, pages, reachability."""
     print("no config: page 1 against raw, and everything reached by following hints")
@@ -215,6 +277,8 @@ def main() -> None:
         rows = [f"  recorded payloads: skipped ({SHARED_DATA} not found)"]
     rows += asyncio.run(_memory_rows())
     rows += asyncio.run(_filesystem_rows())
+    rows += asyncio.run(_git_rows())
+    rows += asyncio.run(_sqlite_rows())
     print("\n".join(rows))
 
 

@@ -443,3 +443,28 @@ _line_bits = st.one_of(
     st.text(st.sampled_from("abcXYZ0+/="), min_size=50, max_size=400),
 )
 page_texts = st.lists(_line_bits, max_size=60).map("".join)
+
+
+# Python literals ---------------------------------------------------------------------
+
+_literal_texts = st.text(alphabet=st.sampled_from([*"ab,'\"\\[](){}#: \n\t\r", "é", "😀"]))
+_literal_scalars = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(),
+    st.floats(allow_nan=False, allow_infinity=False),
+    _literal_texts,
+)
+literal_rows = st.lists(
+    st.recursive(
+        _literal_scalars,
+        lambda inner: st.one_of(
+            st.lists(inner, max_size=3),
+            st.tuples(inner),
+            st.dictionaries(_literal_texts, inner, max_size=3),
+        ),
+        max_leaves=8,
+    ),
+    max_size=8,
+)
+"""Lists whose ``str()`` is what a server sends: quotes, brackets, commas and ``#`` in texts."""

@@ -33,12 +33,14 @@ from typing import Any
 from pydantic import BaseModel
 
 from slimtools._json import loads
+from slimtools.projection._pyliteral import literal_items
 
 UNPARSED: Any = object()
 """What a parser returns for text it cannot read."""
 
 LITERAL_MAX_CHARS = 2_000_000
-"""Longer text is not parsed as a Python literal (``ast`` needs many times its size)."""
+"""Longer text is not parsed as one Python literal (``ast`` needs many times its size): a
+longer list is read item by item (``slimtools.projection._pyliteral``), each item at most this."""
 
 _PREAMBLE_MAX_CHARS = 300
 _BLOCK_KEYS = frozenset({"type", "text", "id", "annotations", "index", "extras", "_meta"})
@@ -168,7 +170,8 @@ def _parse(text: str) -> Any:
 def _literal(text: str) -> Any:
     """A Python literal of containers (``[{'id': 1}]``), read with ``ast.literal_eval``."""
     if len(text) > LITERAL_MAX_CHARS:
-        return UNPARSED
+        items = literal_items(text, LITERAL_MAX_CHARS)
+        return UNPARSED if items is None else items
     try:
         tree = ast.parse(text, mode="eval")
         value = ast.literal_eval(_FloatNames().visit(tree))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import dataclasses
 import json
 
@@ -69,9 +70,25 @@ def test_a_python_repr_is_never_evaluated():
     assert isinstance(found, Unreadable)
 
 
-def test_a_huge_python_literal_is_not_parsed():
-    """A literal over the limit is withheld rather than parsed at great memory cost."""
-    text = "[" + "{'id': 1}, " * (LITERAL_MAX_CHARS // 10) + "]"
+def test_a_huge_python_literal_list_is_read_item_by_item():
+    """A list literal over the limit (``str()`` of 5,000 long rows) is read, not withheld."""
+    row = {"id": 1, "body": 'it\'s a "long" text, [with] {brackets} \\ and é😀\n' * 20}
+    text = str([row] * (LITERAL_MAX_CHARS // len(str(row)) + 10))
+    found = read_text(text)
+    assert isinstance(found, list)
+    assert len(text) > LITERAL_MAX_CHARS
+    assert found == ast.literal_eval(text)
+
+
+def test_a_huge_python_literal_that_is_not_a_list_is_not_parsed():
+    """A dict literal over the limit is withheld rather than parsed at great memory cost."""
+    text = "{" + ", ".join(f"'k{i}': 1" for i in range(LITERAL_MAX_CHARS // 8)) + "}"
+    assert isinstance(read_text(text), Unreadable)
+
+
+def test_a_huge_list_with_a_call_in_one_item_is_not_read():
+    """Item by item, a call is still never evaluated: the whole text is unreadable."""
+    text = "[" + "{'id': 1}, " * (LITERAL_MAX_CHARS // 10) + "{'id': __import__('os')}]"
     assert isinstance(read_text(text), Unreadable)
 
 

@@ -193,3 +193,9 @@ def test_an_unhashable_token_counter_still_pages():
     """Remembering cuts never fails for a counter that cannot be a cache key."""
     pages = text_pages("a\nb\nc\n", 2, 100, _Counter())
     assert [(p.first, p.last) for p in pages] == [(1, 2), (3, 3)]
+
+
+def test_a_grapheme_over_a_tiny_budget_is_kept_whole():
+    """A skin-toned emoji worth more than a 1-token piece is one piece, never split in two."""
+    pages = text_pages("日👍🏽", 10, 1, count_tokens)
+    assert [(p.start, p.end) for p in pages] == [(0, 1), (1, 3)]
