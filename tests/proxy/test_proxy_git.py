@@ -13,8 +13,8 @@ import sys
 import pytest
 
 from slimtools.tokens import count_tokens
-from tests.proxy_fixtures import text_of
-from tests.real_servers import connected, follow, git_repository, record_pages, require
+from tests.proxy.proxy_fixtures import text_of
+from tests.proxy.real_servers import connected, follow, git_repository, record_pages, require
 
 pytestmark = pytest.mark.subprocess
 

@@ -14,8 +14,8 @@ import json
 import pytest
 
 from slimtools.tokens import count_tokens
-from tests.proxy_fixtures import text_of
-from tests.real_servers import SQLITE_SERVER, connected, follow, notes_database, require
+from tests.proxy.proxy_fixtures import text_of
+from tests.proxy.real_servers import SQLITE_SERVER, connected, follow, notes_database, require
 
 pytestmark = pytest.mark.subprocess
 

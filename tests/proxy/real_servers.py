@@ -22,9 +22,9 @@ import pytest
 from mcp import Client, StdioServerParameters
 
 from tests.core_helpers import calls_in
-from tests.proxy_fixtures import envelope, text_of
+from tests.proxy.proxy_fixtures import envelope, text_of
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 SQLITE_SERVER = ROOT / ".cache" / "sqlite-venv" / "bin" / "mcp-server-sqlite"
 
 
