@@ -20,14 +20,14 @@ import anyio
 import pytest
 from mcp import Client
 
-from tests.proxy.proxy_fixtures import envelope, free_port, text_of
+from tests.proxy.proxy_fixtures import envelope, text_of
 from tests.proxy.test_proxy_process import (
     TIMEOUT,
     UPSTREAM,
     config,
     env,
     proxy_command,
-    running,
+    serving,
     upstream_calls,
 )
 from tests.stores import redis_fixtures
@@ -41,12 +41,14 @@ async def two_clients(
     env: dict[str, str], config: str, mode: str
 ) -> AsyncIterator[tuple[Client, Client]]:
     """Alice and Bob, both connected in ``mode`` to one proxy served over HTTP."""
-    port = free_port()
-    command = proxy_command(
-        "--config", config, "--http", f"127.0.0.1:{port}", "--", sys.executable, UPSTREAM
-    )
-    url = f"http://127.0.0.1:{port}/mcp"
-    with running(command, env, port), anyio.fail_after(TIMEOUT):
+
+    def command(port: int) -> list[str]:
+        return proxy_command(
+            "--config", config, "--http", f"127.0.0.1:{port}", "--", sys.executable, UPSTREAM
+        )
+
+    with serving(command, env) as port, anyio.fail_after(TIMEOUT):
+        url = f"http://127.0.0.1:{port}/mcp"
         async with Client(url, mode=mode) as alice, Client(url, mode=mode) as bob:  # type: ignore[arg-type]
             yield alice, bob
 
@@ -131,14 +133,14 @@ async def two_instances(
     """The URLs of two ``proxy --http`` processes sharing the handle store ``store``."""
     shared = Path(config).with_name("shared.toml")
     shared.write_text(f"store = {json.dumps(store)}\n" + Path(config).read_text())
-    ports = [free_port(), free_port()]
-    commands = [
-        proxy_command(
+
+    def command(port: int) -> list[str]:
+        return proxy_command(
             "--config", str(shared), "--http", f"127.0.0.1:{port}", "--", sys.executable, UPSTREAM
         )
-        for port in ports
-    ]
-    with running(commands[0], env, ports[0]), running(commands[1], env, ports[1]):
+
+    with serving(command, env) as first, serving(command, env) as second:
+        ports = [first, second]
         with anyio.fail_after(TIMEOUT):
             yield tuple(f"http://127.0.0.1:{port}/mcp" for port in ports)  # type: ignore[misc]
 
