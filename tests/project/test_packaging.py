@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
-import runpy
 import subprocess
 import sys
 from pathlib import Path
@@ -70,10 +68,23 @@ def test_the_package_is_marked_typed():
 
 @pytest.mark.subprocess
 def test_the_typed_api_example_runs():
-    """``tests/typing/api.py`` (checked by mypy) also runs: the API it types is the real one."""
-    namespace = runpy.run_path(str(Path(__file__).resolve().parents[1] / "typing" / "api.py"))
-    namespace["use_results"]()
-    asyncio.run(namespace["use_async"]())
-    namespace["use_toolkit"]()
-    namespace["use_stores_and_helpers"]()
-    namespace["use_live_metrics"]()
+    """``tests/typing/api.py`` (checked by mypy) also runs: the API it types is the real one.
+
+    It runs in its own interpreter: its module-level tools (one with a live ``fetch=``) would
+    otherwise stay sources of ``slimtools.get_record`` for later tests in this process.
+    """
+    script = Path(__file__).resolve().parents[1] / "typing" / "api.py"
+    probe = (
+        "import asyncio, runpy, sys\n"
+        "ns = runpy.run_path(sys.argv[1])\n"
+        "ns['use_results'](); asyncio.run(ns['use_async']()); ns['use_toolkit']()\n"
+        "ns['use_stores_and_helpers'](); ns['use_live_metrics']()\n"
+    )
+    run = subprocess.run(
+        [sys.executable, "-c", probe, str(script)],
+        capture_output=True,
+        text=True,
+        check=False,
+        cwd=Path(__file__).resolve().parents[2],
+    )
+    assert run.returncode == 0, run.stderr
