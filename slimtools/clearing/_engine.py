@@ -109,8 +109,9 @@ class Clearer(Deciding, Thinning):
             self.policy.trigger_tool_uses is None
         )
         self._keeps: dict[str, int | None] = {}  # tool -> turns_to_keep, asked once per tool
-        self._inputs = bool(self.policy.clear_tool_inputs)  # whether any arguments are blanked
+        self._inputs = self.policy.rewrites_inputs  # whether any arguments are rewritten
         self._supersede = self.policy.supersede
+        self._rewrite = self._placeholders.input_args
         self.last_report = ClearingReport()
 
     @classmethod
@@ -313,9 +314,9 @@ class Clearer(Deciding, Thinning):
     def _inputs_of(self, pending: Pending) -> tuple[int, int]:
         """What blanking the call's arguments saves, and the first message the clear changes."""
         call = pending.call
-        if not (self._inputs and call.args and self.policy.clears_inputs_of(pending.tool)):
+        if not self._inputs:
             return 0, pending.position
-        args_saving = self._placeholders.args_saving(call.name, call.args_tokens)
+        args_saving = self._placeholders.input_saving(pending.tool, call)
         first = (
             call.position
             if args_saving and call.position < pending.position
@@ -354,14 +355,16 @@ class Clearer(Deciding, Thinning):
         if self._thin is None:
             if fresh and self.audit is not None and not self._audited(self.audit, codec, fresh):
                 fresh = []
-            return write_batch(codec, state, forced, fresh, self._memory)
+            return write_batch(codec, state, forced, fresh, self._memory, inputs=self._rewrite)
         thins = [p for p in fresh if p.eidx == THINNING]
         if thins:
             fresh = [p for p in fresh if p.eidx != THINNING]
         if fresh and self.audit is not None and not self._audited(self.audit, codec, fresh):
             self._refile(thins)  # nothing is written this call
             fresh, thins = [], []
-        report = write_batch(codec, state, forced, fresh, self._memory, thins=thins)
+        report = write_batch(
+            codec, state, forced, fresh, self._memory, thins=thins, inputs=self._rewrite
+        )
         for pending in forced:
             self._watch_cleared(
                 pending.raw,
@@ -393,10 +396,8 @@ class Clearer(Deciding, Thinning):
             return
         args_saving = 0
         first = position
-        if self._inputs and call.args and self.policy.clears_inputs_of(tool):
-            args_saving = self._placeholders.args_saving(call.name, call.args_tokens)
-            if args_saving and call.position < position:
-                first = call.position
+        if self._inputs:
+            args_saving, first = self._inputs_of(pending)
         info = (raw, tool, call, position, turn, tokens, eidx, text, saving, args_saving, first)
         state = self._state
         state.ready.append(new_tuple(Pending, (*info, None)))
