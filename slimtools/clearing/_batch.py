@@ -282,7 +282,8 @@ def _write_many(
     if field is not None:
         texts: Collection[int] = [p.position for p in batch]
         for p in batch:
-            out[p.position] = with_changes(out[p.position], {field: p.placeholder})
+            if p.placeholder != p.raw.text:  # equal: only the call's arguments change
+                out[p.position] = with_changes(out[p.position], {field: p.placeholder})
             saving += p.saving + p.input_saving
             if p.input_saving:
                 blank.setdefault(p.call.position, set()).add(p.raw.call_id)
@@ -290,15 +291,17 @@ def _write_many(
     else:
         grouped: dict[int, dict[int, str]] = {}  # message position -> slot -> placeholder
         for p in batch:
+            saving += p.saving + p.input_saving
+            if p.input_saving:
+                blank.setdefault(p.call.position, set()).add(p.raw.call_id)
+                _give(given, inputs, p)
+            if p.placeholder == p.raw.text:  # only the call's arguments change
+                continue
             slots = grouped.get(p.position)
             if slots is None:
                 grouped[p.position] = {p.raw.slot: p.placeholder}
             else:
                 slots[p.raw.slot] = p.placeholder
-            saving += p.saving + p.input_saving
-            if p.input_saving:
-                blank.setdefault(p.call.position, set()).add(p.raw.call_id)
-                _give(given, inputs, p)
         replace = codec.replace_results
         for position, slots in grouped.items():
             out[position] = replace(out[position], slots)

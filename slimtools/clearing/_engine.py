@@ -324,6 +324,21 @@ class Clearer(Deciding, Thinning):
         )
         return args_saving, first
 
+    def _rewrite_only(self, pending: Pending) -> None:
+        """File a result its placeholder would not shrink when rewriting its call's
+        arguments saves (a short "file written" after a long edit): the result stays as it
+        is (its own text stands for the placeholder) and only the arguments change."""
+        if not self._inputs or not self._placeholders.input_args(pending.tool, pending.call):
+            return  # blanking (clear_tool_inputs) goes with a cleared result only
+        args_saving, first = self._inputs_of(pending)
+        if not args_saving:
+            return
+        made = pending._replace(
+            placeholder=pending.raw.text, saving=0, input_saving=args_saving, first=first
+        )
+        self._state.ready.append(made)
+        self._state.ready_saving += args_saving
+
     # -- deciding (the rest in _deciding.py) -------------------------------------------------
 
     def _evaluate(self, codec: Codec) -> ClearingReport:
@@ -393,6 +408,7 @@ class Clearer(Deciding, Thinning):
         text, size = sized
         saving = tokens - size
         if saving <= 0 or (len(text) >= len(raw.text) and not raw.media):
+            self._rewrite_only(pending)
             return
         args_saving = 0
         first = position
