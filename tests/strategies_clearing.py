@@ -260,6 +260,7 @@ policies = st.builds(
     batch_turns=st.integers(1, 3),
     exclude_tools=st.frozensets(st.sampled_from(TOOLS), max_size=2),
     clear_tool_inputs=st.booleans(),
+    shorten_write_inputs=st.sampled_from([True, False, 100, 1000]),
     tool_retention=st.dictionaries(
         st.sampled_from(TOOLS), st.none() | st.integers(0, 4), max_size=2
     ),

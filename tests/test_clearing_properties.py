@@ -109,6 +109,34 @@ def test_placeholders_are_smaller_and_recognised(fmt, script, policy):
                 assert len(new.text) < len(old.text)
 
 
+def _shape(value):
+    """A JSON value with every leaf replaced by its type (strings: str)."""
+    if isinstance(value, dict):
+        return {k: _shape(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_shape(v) for v in value]
+    return type(value)
+
+
+@fmt_param
+@SETTINGS
+@given(script=turns(), policy=policies)
+def test_rewritten_arguments_keep_their_shape(fmt, script, policy):
+    """Every call keeps a JSON object: blanked ({}), or with the same keys and value types,
+    its long strings (write tools only) shortened to at most the threshold."""
+    history = render(fmt, script)
+    before, after = view(history).calls, view(clear_stale_results(history, policy)).calls
+    limit = policy.shorten_chars
+    for old, new in zip(before, after, strict=True):
+        assert isinstance(new.args, dict)
+        if new.args in ({}, old.args):
+            continue
+        assert policy.category_of(old.name) == "write"
+        assert limit is not None
+        assert _shape(new.args) == _shape(old.args)
+        assert all(len(v) <= limit for v in new.args.values() if isinstance(v, str))
+
+
 @fmt_param
 @SETTINGS
 @given(script=turns(), policy=policies)
