@@ -320,3 +320,23 @@ def read_only_tool_names(draw: st.DrawFn) -> str:
             words.append(draw(st.sampled_from(_JOINS)))
         words += action
     return _spell(words, draw(st.booleans()))
+
+
+def _with_edits(script: list[Turn]) -> list[Turn]:
+    """The script with every ``create_issue`` call (a write tool) given a long string."""
+
+    def edit(call: Call) -> Call:
+        if call.tool != "create_issue":
+            return call
+        return Call(call.id, call.tool, {**call.args, "body": big("line", 150)}, call.result)
+
+    return [Turn(tuple(map(edit, t.calls)), t.user, t.text, t.orphans) for t in script]
+
+
+edit_turns = turns().map(_with_edits)
+"""Random histories whose write calls carry long string arguments (to shorten)."""
+
+edit_cases = st.tuples(
+    edit_turns, policies.map(lambda p: p.replace(retention={**p.retention, "write": 1}))
+)
+"""(history, policy) pairs whose write results fall due, so their calls get shortened."""
