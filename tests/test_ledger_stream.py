@@ -22,7 +22,17 @@ from slimtools.tokens import count_tokens
 from slimtools.transcripts import iter_transcripts
 from tests._profile import examples
 from tests._shared import sample, shared_data
-from tests.strategies_clearing import FORMATS, Call, Res, Turn, big, policies, render, turns
+from tests.strategies_clearing import (
+    FORMATS,
+    Call,
+    Res,
+    Turn,
+    big,
+    edit_cases,
+    policies,
+    render,
+    turns,
+)
 
 # The replay does not model thinning.
 unthinned = policies.map(lambda p: p.replace(thin=None))
@@ -74,6 +84,16 @@ def test_every_real_transcript_replays_as_measure_does():
 def test_any_history_and_policy_replay_as_measure_does(fmt, history, policy, cache):
     """Property: for random histories and policies, the streamed ledger is measure's."""
     assert_same_ledgers(render(fmt, history), fmt, {"p": policy}, cache)
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+@settings(max_examples=examples(60), deadline=None)
+@given(case=edit_cases, cache=st.sampled_from(["anthropic", "openai", None]))
+def test_shortened_write_calls_replay_as_measure_does(fmt, case, cache):
+    """Property: with write calls' long arguments shortened, the streamed ledger is
+    measure's."""
+    history, policy = case
+    assert_same_ledgers(render(fmt, history), fmt, {"p": policy.replace(thin=None)}, cache)
 
 
 @pytest.mark.parametrize("fmt", FORMATS)
