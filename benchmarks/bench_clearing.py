@@ -24,6 +24,8 @@
     above 1.10x of no clearing, resident at most 0.6x where runs average 20+ calls.
 (f) Superseded results: what ``supersede=True`` alone frees and costs, and the default (which
     supersedes) against clearing by age alone. Goal: the default no dearer on any source.
+(g) Shortened write arguments: the default (``shorten_write_inputs=True``) against the same
+    policy with it off, per source: prompt tokens freed over the run and the cached cost.
 
 Times are CPU seconds of this process (``time.process_time``), best of several runs, each
 after ``gc.collect()``: other processes on a shared machine then cost no time here.
@@ -44,6 +46,7 @@ from langchain_core.messages.utils import count_tokens_approximately
 from benchmarks._timing import SHARED_DATA
 from benchmarks.results import record
 from slimtools.clearing import Clearer, ClearingPolicy, clear_stale_results, view
+from slimtools.clearing.policy import DEFAULT_RETENTION
 from slimtools.ledger.compare import Comparison, Strategy, compare, published_strategies
 from slimtools.ledger.peers import context_editing_step
 from slimtools.transcripts import load_transcripts
@@ -362,6 +365,49 @@ def supersession() -> None:
             )
 
 
+def edit_arguments() -> None:
+    """What shortening the long arguments of cleared write calls frees, and its cost."""
+    folder = SHARED_DATA / "transcripts"
+    print(f"\n(g) shortened write arguments (shorten_write_inputs), {folder}")
+    if not folder.is_dir():
+        print("    shared data not found; skipped")
+        return
+    runs = load_transcripts(folder)
+    for retention in (None, 3):  # the default's 20 turns for writes, then a short one
+        _edit_arguments(runs, retention)
+
+
+def _edit_arguments(runs: Sequence[Any], write_turns: int | None) -> None:
+    """(g) for one write retention (None: the default's)."""
+    kept = {} if write_turns is None else {"retention": {**DEFAULT_RETENTION, "write": write_turns}}
+    print(f"    write retention: {write_turns or DEFAULT_RETENTION['write']} turns")
+    strategies = [
+        Strategy.policy("no clearing", None),
+        Strategy.policy(
+            "default, shortening off", ClearingPolicy(shorten_write_inputs=False, **kept)
+        ),
+        Strategy.policy("slimtools default (shortens)", ClearingPolicy(**kept)),
+    ]
+    result = compare(runs, strategies)
+    print(f"    {'source':<16} {'prompt tokens freed':>20} {'cost, off':>10} {'cost, on':>9}")
+    for group in [g for g in result.groups if g != "ALL"] + ["ALL"]:
+        rows = result.groups[group]
+        off, on = rows["default, shortening off"], rows["slimtools default (shortens)"]
+        freed = off.billed - on.billed
+        print(f"    {group:<16} {freed:>20,} {off.cost_ratio:>9.3f}x {on.cost_ratio:>8.3f}x")
+        record(
+            f"shortened write arguments, write retention {write_turns or 'default'}, {group}",
+            baseline=f"shortening off: {off.cost_ratio:.3f}x of no clearing",
+            measured=f"{on.cost_ratio:.3f}x, {freed:,} prompt tokens freed",
+            ratio=f"{on.cached / off.cached if off.cached else 1.0:.4f}x the cost",
+            freed_tokens=freed,
+            cost_off=off.cost_ratio,
+            cost_on=on.cost_ratio,
+            resident_off=off.resident_ratio,
+            resident_on=on.resident_ratio,
+        )
+
+
 RECOMMENDED_THIN = ((0, 200), (3, 80), (10, 0))
 
 
@@ -420,6 +466,7 @@ def main() -> None:
     transcripts()
     horizons()
     supersession()
+    edit_arguments()
     thinning()
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import logging
 from array import array
 from collections import deque
-from collections.abc import Collection
+from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
@@ -18,10 +18,14 @@ from slimtools.clearing._plan import Candidates
 from slimtools.clearing._savings import SavingsIndex
 from slimtools.clearing.audit import Audit, AuditRecord
 from slimtools.clearing.formats import with_changes
-from slimtools.clearing.formats.base import Codec, RawResult, new_tuple
+from slimtools.clearing.formats.base import Args, Codec, RawResult, new_tuple
 from slimtools.clearing.report import ClearingReport
 
 logger = logging.getLogger("slimtools.clearing")
+
+
+InputRewrite = Callable[[str, SeenCall], "Args | None"]
+"""The arguments a cleared call of a tool is left with (``{}``/None: blanked)."""
 
 
 class Memory:
@@ -190,8 +194,12 @@ def write_batch(
     memory: Memory,
     *,
     thins: list[Pending] | None = None,
+    inputs: InputRewrite | None = None,
 ) -> ClearingReport:
     """Write the placeholders (and blanked arguments) into ``state.out``; report it.
+
+    ``inputs`` gives the arguments a cleared call with ``input_saving`` is left with
+    (``{}`` or None: blanked; else shortened).
 
     ``fresh`` results are cleared for the first time and remembered in ``memory``;
     ``forced`` ones are re-applied after a re-read and not reported again; ``thins`` are
@@ -208,7 +216,9 @@ def write_batch(
     saved += [(p.call.position, p.input_saving) for p in batch if p.input_saving]
     state.savings.add_many(saved)
     if forced or thins or len(fresh) > 1 or fresh[0].input_saving:
-        written = _write_many(codec, state, forced, fresh, memory, thins=thins or [], before=before)
+        written = _write_many(
+            codec, state, forced, fresh, memory, thins=thins or [], before=before, inputs=inputs
+        )
     else:
         written = _write_one(codec, state, fresh, memory, before=before)
     if thins is not None:  # a thinning schedule: watches follow what was written
@@ -255,10 +265,12 @@ def _write_many(
     *,
     thins: list[Pending],
     before: int,
+    inputs: InputRewrite | None = None,
 ) -> ClearingReport:
     """:func:`write_batch` in general: results grouped by message, so a message holding
     several (Anthropic) is rebuilt once, then the calls whose arguments are blanked."""
     blank: dict[int, set[str]] = {}  # message position -> ids of calls to blank
+    given: dict[str, Args] = {}  # call id -> the shortened arguments it is left with
     saving = 0
     out = state.out
     batch = forced + fresh if forced else fresh
@@ -270,21 +282,26 @@ def _write_many(
     if field is not None:
         texts: Collection[int] = [p.position for p in batch]
         for p in batch:
-            out[p.position] = with_changes(out[p.position], {field: p.placeholder})
+            if p.placeholder != p.raw.text:  # equal: only the call's arguments change
+                out[p.position] = with_changes(out[p.position], {field: p.placeholder})
             saving += p.saving + p.input_saving
             if p.input_saving:
                 blank.setdefault(p.call.position, set()).add(p.raw.call_id)
+                _give(given, inputs, p)
     else:
         grouped: dict[int, dict[int, str]] = {}  # message position -> slot -> placeholder
         for p in batch:
+            saving += p.saving + p.input_saving
+            if p.input_saving:
+                blank.setdefault(p.call.position, set()).add(p.raw.call_id)
+                _give(given, inputs, p)
+            if p.placeholder == p.raw.text:  # only the call's arguments change
+                continue
             slots = grouped.get(p.position)
             if slots is None:
                 grouped[p.position] = {p.raw.slot: p.placeholder}
             else:
                 slots[p.raw.slot] = p.placeholder
-            saving += p.saving + p.input_saving
-            if p.input_saving:
-                blank.setdefault(p.call.position, set()).add(p.raw.call_id)
         replace = codec.replace_results
         for position, slots in grouped.items():
             out[position] = replace(out[position], slots)
@@ -294,14 +311,21 @@ def _write_many(
     after = before - saving
     if forced:  # re-applied after a re-read: not reported again
         saving -= sum(p.saving + p.input_saving for p in forced)
-    inputs = 0
+    rewritten = 0
     if blank:
         for position, ids in blank.items():
-            out[position] = codec.blank_inputs(out[position], ids)
-        inputs = sum(1 for p in fresh if p.input_saving)
+            out[position] = codec.blank_inputs(out[position], ids, given)
+        rewritten = sum(1 for p in fresh if p.input_saving)
     first = min([*texts, *blank]) if blank else min(texts)
     call_ids = tuple([p.raw.call_id for p in fresh])
-    return report(len(fresh), saving, call_ids, inputs, first, before, after, len(thins))
+    return report(len(fresh), saving, call_ids, rewritten, first, before, after, len(thins))
+
+
+def _give(given: dict[str, Args], inputs: InputRewrite | None, p: Pending) -> None:
+    """Note the shortened arguments ``p``'s call is left with (nothing when blanked)."""
+    args = inputs(p.tool, p.call) if inputs is not None else None
+    if args:
+        given[p.raw.call_id] = args
 
 
 def report(*fields: Any) -> ClearingReport:

@@ -52,9 +52,7 @@ class Deciding:
             text, blanked = self._memory.recall(pending.raw)
             saving = pending.tokens - self.policy.token_counter(text)
             args_saving = (
-                self._placeholders.args_saving(pending.call.name, pending.call.args_tokens)
-                if blanked
-                else 0
+                self._placeholders.input_saving(pending.tool, pending.call) if blanked else 0
             )
             first = min(pending.position, pending.call.position) if blanked else pending.position
             now.append(

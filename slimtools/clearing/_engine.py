@@ -109,8 +109,9 @@ class Clearer(Deciding, Thinning):
             self.policy.trigger_tool_uses is None
         )
         self._keeps: dict[str, int | None] = {}  # tool -> turns_to_keep, asked once per tool
-        self._inputs = bool(self.policy.clear_tool_inputs)  # whether any arguments are blanked
+        self._inputs = self.policy.rewrites_inputs  # whether any arguments are rewritten
         self._supersede = self.policy.supersede
+        self._rewrite = self._placeholders.input_args
         self.last_report = ClearingReport()
 
     @classmethod
@@ -313,15 +314,30 @@ class Clearer(Deciding, Thinning):
     def _inputs_of(self, pending: Pending) -> tuple[int, int]:
         """What blanking the call's arguments saves, and the first message the clear changes."""
         call = pending.call
-        if not (self._inputs and call.args and self.policy.clears_inputs_of(pending.tool)):
+        if not self._inputs:
             return 0, pending.position
-        args_saving = self._placeholders.args_saving(call.name, call.args_tokens)
+        args_saving = self._placeholders.input_saving(pending.tool, call)
         first = (
             call.position
             if args_saving and call.position < pending.position
             else (pending.position)
         )
         return args_saving, first
+
+    def _rewrite_only(self, pending: Pending) -> None:
+        """File a result its placeholder would not shrink when rewriting its call's
+        arguments saves (a short "file written" after a long edit): the result stays as it
+        is (its own text stands for the placeholder) and only the arguments change."""
+        if not self._inputs or not self._placeholders.input_args(pending.tool, pending.call):
+            return  # blanking (clear_tool_inputs) goes with a cleared result only
+        args_saving, first = self._inputs_of(pending)
+        if not args_saving:
+            return
+        made = pending._replace(
+            placeholder=pending.raw.text, saving=0, input_saving=args_saving, first=first
+        )
+        self._state.ready.append(made)
+        self._state.ready_saving += args_saving
 
     # -- deciding (the rest in _deciding.py) -------------------------------------------------
 
@@ -354,14 +370,16 @@ class Clearer(Deciding, Thinning):
         if self._thin is None:
             if fresh and self.audit is not None and not self._audited(self.audit, codec, fresh):
                 fresh = []
-            return write_batch(codec, state, forced, fresh, self._memory)
+            return write_batch(codec, state, forced, fresh, self._memory, inputs=self._rewrite)
         thins = [p for p in fresh if p.eidx == THINNING]
         if thins:
             fresh = [p for p in fresh if p.eidx != THINNING]
         if fresh and self.audit is not None and not self._audited(self.audit, codec, fresh):
             self._refile(thins)  # nothing is written this call
             fresh, thins = [], []
-        report = write_batch(codec, state, forced, fresh, self._memory, thins=thins)
+        report = write_batch(
+            codec, state, forced, fresh, self._memory, thins=thins, inputs=self._rewrite
+        )
         for pending in forced:
             self._watch_cleared(
                 pending.raw,
@@ -390,13 +408,12 @@ class Clearer(Deciding, Thinning):
         text, size = sized
         saving = tokens - size
         if saving <= 0 or (len(text) >= len(raw.text) and not raw.media):
+            self._rewrite_only(pending)
             return
         args_saving = 0
         first = position
-        if self._inputs and call.args and self.policy.clears_inputs_of(tool):
-            args_saving = self._placeholders.args_saving(call.name, call.args_tokens)
-            if args_saving and call.position < position:
-                first = call.position
+        if self._inputs:
+            args_saving, first = self._inputs_of(pending)
         info = (raw, tool, call, position, turn, tokens, eidx, text, saving, args_saving, first)
         state = self._state
         state.ready.append(new_tuple(Pending, (*info, None)))

@@ -11,8 +11,9 @@ from __future__ import annotations
 import logging
 
 from slimtools.clearing._batch import Pending
+from slimtools.clearing._ingest import SeenCall
 from slimtools.clearing.excerpt import envelope_handles, flatten_head, render_args
-from slimtools.clearing.formats.base import new_tuple
+from slimtools.clearing.formats.base import Args, args_json, new_tuple
 from slimtools.clearing.marker import seal
 from slimtools.clearing.placeholder import (
     DEFAULT_TEMPLATE,
@@ -110,6 +111,23 @@ class Placeholders:
         if tool not in known:
             known[tool] = self.policy.repeatable_of(tool)
         return known[tool]
+
+    def input_args(self, tool: str, call: SeenCall) -> Args | None:
+        """The arguments clearing leaves ``call`` of ``tool`` with: ``{}`` blanked, a
+        shortened copy (a write tool's long strings), or None (kept)."""
+        if not call.args:
+            return None
+        return self.policy.input_rewrite_of(tool, call.args)
+
+    def input_saving(self, tool: str, call: SeenCall) -> int:
+        """Tokens rewriting ``call``'s arguments saves (0: they stay)."""
+        args = self.input_args(tool, call)
+        if args is None:
+            return 0
+        if not args:
+            return self.args_saving(call.name, call.args_tokens)
+        shortened = self.policy.token_counter(f"{call.name} {args_json(args)}")
+        return max(0, call.args_tokens - shortened)
 
     def args_saving(self, name: str, args_tokens: int) -> int:
         """Tokens blanking a call's arguments saves: its billed text against ``name {}``."""

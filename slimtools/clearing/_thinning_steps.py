@@ -31,6 +31,10 @@ class Thinning:
     _keeps: dict[str, int | None]
     _inputs: bool
 
+    def _inputs_of(self, pending: Pending) -> tuple[int, int]:
+        """What rewriting the call's arguments saves, and the first message it changes."""
+        raise NotImplementedError
+
     def _push_watch(self, turn: int, watch: Watch) -> None:
         state = self._state
         state.watch_seq += 1
@@ -94,7 +98,7 @@ class Thinning:
 
         A result the placeholder would not shrink waits in its watch for a shorter head.
         """
-        raw, call, position = pending.raw, pending.call, pending.position
+        raw, position = pending.raw, pending.position
         sized = self._placeholders.sized(pending, keep_head=head)
         if sized is None:
             return
@@ -105,10 +109,8 @@ class Thinning:
                 watch.retry = pending
             return
         args_saving, first = 0, position
-        if self._inputs and call.args and self.policy.clears_inputs_of(pending.tool):
-            args_saving = self._placeholders.args_saving(call.name, call.args_tokens)
-            if args_saving and call.position < position:
-                first = call.position
+        if self._inputs:
+            args_saving, first = self._inputs_of(pending)
         made = pending._replace(
             placeholder=text, saving=saving, input_saving=args_saving, first=first, watch=watch
         )

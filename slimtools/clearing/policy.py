@@ -29,6 +29,7 @@ from slimtools.clearing.placeholder import (
     validate_template,
 )
 from slimtools.clearing.pricing import DEFAULT_HORIZON, DEFAULT_PRICING, CachePricing, pricing_of
+from slimtools.clearing.shorten import DEFAULT_SHORTEN_CHARS, check_shortening, shorten_args
 from slimtools.clearing.thinning import check_schedule, check_template
 from slimtools.errors import ConfigurationError
 from slimtools.instrumentation import Listener, check_listener
@@ -79,6 +80,11 @@ class ClearingPolicy:
         exclude_tools: tools whose results are never cleared and do not count toward keep.
         clear_tool_inputs: also blank the arguments of cleared calls (True, or a set of
             tool names), leaving valid JSON.
+        shorten_write_inputs: shorten the long string arguments of cleared calls of write
+            tools (category "write") to a head, their size and a note that the call was made
+            and must not be repeated; the arguments keep their keys and value types. True:
+            strings over 400 characters; an int: over that many (at least 100); False: off.
+            Calls whose arguments ``clear_tool_inputs`` blanks are blanked instead.
         retention: turns to keep per category (None: never clear); at least ``keep_turns``.
         tool_retention: turns to keep per tool name; wins over ``retention``.
         categories: tool name -> category; names not listed are inferred when
@@ -142,6 +148,7 @@ class ClearingPolicy:
     # Any set of names is accepted ({"create_issue"}); it is stored as a frozenset.
     exclude_tools: AbstractSet[str] = frozenset()
     clear_tool_inputs: bool | AbstractSet[str] = False
+    shorten_write_inputs: bool | int = True
     retention: Mapping[str, int | None] = field(default_factory=lambda: dict(DEFAULT_RETENTION))
     tool_retention: Mapping[str, int | None] = field(default_factory=dict)
     categories: Mapping[str, str] = field(default_factory=dict)
@@ -204,6 +211,7 @@ class ClearingPolicy:
             raise ConfigurationError("token_counter must be a callable from str to int")
         if not isinstance(self.refetch_tool, str) or not self.refetch_tool:
             raise ConfigurationError("refetch_tool must be a non-empty tool name")
+        check_shortening(self.shorten_write_inputs)
         if not isinstance(self.supersede, bool):
             raise ConfigurationError("supersede must be a bool")
         if not isinstance(self.infer_categories, bool):
@@ -292,6 +300,29 @@ class ClearingPolicy:
         if isinstance(self.clear_tool_inputs, bool):
             return self.clear_tool_inputs
         return tool in self.clear_tool_inputs
+
+    @property
+    def shorten_chars(self) -> int | None:
+        """The length over which write calls' strings are shortened; None: never."""
+        shorten = self.shorten_write_inputs
+        if shorten is True:
+            return DEFAULT_SHORTEN_CHARS
+        return None if shorten is False else shorten
+
+    @property
+    def rewrites_inputs(self) -> bool:
+        """Whether clearing may rewrite any call's arguments (blank or shorten them)."""
+        return bool(self.clear_tool_inputs) or self.shorten_chars is not None
+
+    def input_rewrite_of(self, tool: str, args: dict[str, Any]) -> dict[str, Any] | None:
+        """The arguments a cleared call of ``tool`` is left with: ``{}`` when blanked,
+        shortened for write tools, None when they stay as they are."""
+        if self.clears_inputs_of(tool):
+            return {}
+        limit = self.shorten_chars
+        if limit is None or self.category_of(tool) != "write":
+            return None
+        return shorten_args(args, limit)
 
     def handle_key(self, tool: str) -> str | None:
         """The brief field carrying ``tool``'s handles (``"id"`` when nothing is declared)."""

@@ -160,6 +160,10 @@ class PlaceholderRenderer:
         """A call's arguments as placeholders show them (bounded to a short line)."""
         return render_args(args)
 
+    def input_saving(self, tool: str, call: SeenCall) -> int:
+        """Tokens rewriting a cleared call's arguments saves (blanked or shortened)."""
+        return self._placeholders.input_saving(tool, call)
+
     def args_saving(self, name: str, args_tokens: int) -> int:
         """Tokens blanking a call's arguments saves (``args_tokens``: ``"name args"``'s)."""
         return self._placeholders.args_saving(name, args_tokens)

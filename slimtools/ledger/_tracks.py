@@ -62,7 +62,7 @@ class Track:
             if policy.supersede
             else None,
         )
-        self._blanks = bool(policy.clear_tool_inputs)  # whether call messages are rewritten
+        self._blanks = policy.rewrites_inputs  # whether call messages are rewritten
         self._result_saved = 0
         self._cleared = 0
         self._tool_saved: Counter[str] = Counter()
@@ -92,8 +92,7 @@ class Track:
         elif not shorter:
             return
         self.clearer.hold(position)
-        blanks = self._blanks and self.policy.clears_inputs_of(tool)
-        held_call = blanks and bool(self._renderer.args_saving(call.name, call.args_tokens))
+        held_call = self._blanks and bool(self._renderer.input_saving(tool, call))
         if held_call:
             self.clearer.hold(call.position)
         if self.policy.supersede:

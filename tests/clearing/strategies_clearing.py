@@ -260,6 +260,7 @@ policies = st.builds(
     batch_turns=st.integers(1, 3),
     exclude_tools=st.frozensets(st.sampled_from(TOOLS), max_size=2),
     clear_tool_inputs=st.booleans(),
+    shorten_write_inputs=st.sampled_from([True, False, 100, 1000]),
     tool_retention=st.dictionaries(
         st.sampled_from(TOOLS), st.none() | st.integers(0, 4), max_size=2
     ),
@@ -319,3 +320,23 @@ def read_only_tool_names(draw: st.DrawFn) -> str:
             words.append(draw(st.sampled_from(_JOINS)))
         words += action
     return _spell(words, draw(st.booleans()))
+
+
+def _with_edits(script: list[Turn]) -> list[Turn]:
+    """The script with every ``create_issue`` call (a write tool) given a long string."""
+
+    def edit(call: Call) -> Call:
+        if call.tool != "create_issue":
+            return call
+        return Call(call.id, call.tool, {**call.args, "body": big("line", 150)}, call.result)
+
+    return [Turn(tuple(map(edit, t.calls)), t.user, t.text, t.orphans) for t in script]
+
+
+edit_turns = turns().map(_with_edits)
+"""Random histories whose write calls carry long string arguments (to shorten)."""
+
+edit_cases = st.tuples(
+    edit_turns, policies.map(lambda p: p.replace(retention={**p.retention, "write": 1}))
+)
+"""(history, policy) pairs whose write results fall due, so their calls get shortened."""

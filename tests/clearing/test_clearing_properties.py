@@ -19,7 +19,7 @@ from slimtools.clearing import (
 )
 from slimtools.tokens import count_tokens
 from tests._profile import examples
-from tests.clearing.strategies_clearing import FORMATS, policies, render, turns
+from tests.clearing.strategies_clearing import FORMATS, edit_cases, policies, render, turns
 
 SETTINGS = settings(
     max_examples=examples(60),
@@ -31,9 +31,10 @@ fmt_param = pytest.mark.parametrize("fmt", FORMATS)
 
 @fmt_param
 @SETTINGS
-@given(script=turns(), policy=policies)
-def test_pairing_and_order_preserved(fmt, script, policy):
+@given(case=st.one_of(st.tuples(turns(), policies), edit_cases))
+def test_pairing_and_order_preserved(fmt, case):
     """Every call keeps exactly its results, at the same positions, nothing added or removed."""
+    script, policy = case
     history = render(fmt, script)
     out = clear_stale_results(history, policy)
     before, after = view(history), view(out)
@@ -48,9 +49,10 @@ def test_pairing_and_order_preserved(fmt, script, policy):
 
 @fmt_param
 @SETTINGS
-@given(script=turns(), policy=policies)
-def test_clearing_is_idempotent(fmt, script, policy):
+@given(case=st.one_of(st.tuples(turns(), policies), edit_cases))
+def test_clearing_is_idempotent(fmt, case):
     """Clearing a cleared history changes nothing."""
+    script, policy = case
     once = clear_stale_results(render(fmt, script), policy)
     assert clear_stale_results(once, policy) == once
 
@@ -109,11 +111,41 @@ def test_placeholders_are_smaller_and_recognised(fmt, script, policy):
                 assert len(new.text) < len(old.text)
 
 
+def _shape(value):
+    """A JSON value with every leaf replaced by its type (strings: str)."""
+    if isinstance(value, dict):
+        return {k: _shape(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_shape(v) for v in value]
+    return type(value)
+
+
 @fmt_param
 @SETTINGS
-@given(script=turns(), policy=policies)
-def test_restore_undoes_clearing(fmt, script, policy):
+@given(case=st.one_of(st.tuples(turns(), policies), edit_cases))
+def test_rewritten_arguments_keep_their_shape(fmt, case):
+    """Every call keeps a JSON object: blanked ({}), or with the same keys and value types,
+    its long strings (write tools only) shortened to at most the threshold."""
+    script, policy = case
+    history = render(fmt, script)
+    before, after = view(history).calls, view(clear_stale_results(history, policy)).calls
+    limit = policy.shorten_chars
+    for old, new in zip(before, after, strict=True):
+        assert isinstance(new.args, dict)
+        if new.args in ({}, old.args):
+            continue
+        assert policy.category_of(old.name) == "write"
+        assert limit is not None
+        assert _shape(new.args) == _shape(old.args)
+        assert all(len(v) <= limit for v in new.args.values() if isinstance(v, str))
+
+
+@fmt_param
+@SETTINGS
+@given(case=st.one_of(st.tuples(turns(), policies), edit_cases))
+def test_restore_undoes_clearing(fmt, case):
     """restore(clear(h)) == h with the audit that saw the originals."""
+    script, policy = case
     history = render(fmt, script)
     audit = MemoryAudit()
     assert restore(clear_stale_results(history, policy, audit=audit), audit) == history
@@ -138,9 +170,10 @@ def test_incremental_clearing_is_monotone(fmt, script, policy, persisted):
 
 @fmt_param
 @SETTINGS
-@given(script=turns(), policy=policies)
-def test_incremental_equals_one_pass_without_trigger(fmt, script, policy):
+@given(case=st.one_of(st.tuples(turns(), policies), edit_cases))
+def test_incremental_equals_one_pass_without_trigger(fmt, case):
     """Without cache model, trigger or minimum, clearing round by round ends where one pass does."""
+    script, policy = case
     policy = policy.replace(trigger_tokens=None, clear_at_least=None, cache=None)
     history = render(fmt, script)
     clearer = Clearer(policy)

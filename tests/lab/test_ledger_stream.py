@@ -28,6 +28,7 @@ from tests.clearing.strategies_clearing import (
     Res,
     Turn,
     big,
+    edit_cases,
     policies,
     render,
     turns,
@@ -83,6 +84,21 @@ def test_every_real_transcript_replays_as_measure_does():
 def test_any_history_and_policy_replay_as_measure_does(fmt, history, policy, cache):
     """Property: for random histories and policies, the streamed ledger is measure's."""
     assert_same_ledgers(render(fmt, history), fmt, {"p": policy}, cache)
+
+
+@pytest.mark.xfail(
+    reason="issue 20 item 2, left: the streaming replay does not model shortened write "
+    "arguments yet (measure and replay differ; cause not yet found)",
+    strict=False,
+)
+@pytest.mark.parametrize("fmt", FORMATS)
+@settings(max_examples=examples(60), deadline=None)
+@given(case=edit_cases, cache=st.sampled_from(["anthropic", "openai", None]))
+def test_shortened_write_calls_replay_as_measure_does(fmt, case, cache):
+    """Property: with write calls' long arguments shortened, the streamed ledger is
+    measure's."""
+    history, policy = case
+    assert_same_ledgers(render(fmt, history), fmt, {"p": policy.replace(thin=None)}, cache)
 
 
 @pytest.mark.parametrize("fmt", FORMATS)

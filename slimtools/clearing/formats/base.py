@@ -19,6 +19,23 @@ from slimtools.clearing.formats._objects import get, with_changes
 from slimtools.clearing.formats.media import MEDIA_TOKENS, TEXT_BLOCK_TYPES, content_media
 from slimtools.clearing.marker import MARKER_PREFIX, is_placeholder
 
+Args = Mapping[str, Any]
+"""A call's arguments as a JSON object."""
+
+EMPTY_ARGS: Args = {}
+"""Blanked arguments."""
+
+
+def args_json(args: Args) -> str:
+    """Arguments as the JSON text formats holding a string carry (``"{}"`` when blank)."""
+    return dumps_str(dict(args)) if args else "{}"
+
+
+def custom_input(args: Args) -> str:
+    """The free-form ``input`` of a custom tool call left with ``args`` (empty when blank)."""
+    value = args.get("input", "")
+    return value if isinstance(value, str) else ""
+
 
 class RawCall(NamedTuple):
     """A tool call as a codec found it."""
@@ -114,8 +131,11 @@ class Codec(Protocol):
     def replace_results(self, message: Any, texts: Mapping[int, str]) -> Any:
         """A copy of ``message`` with the result at each slot replaced by its text."""
 
-    def blank_inputs(self, message: Any, call_ids: Collection[str]) -> Any:
-        """A copy of ``message`` with every copy of those calls' arguments emptied."""
+    def blank_inputs(
+        self, message: Any, call_ids: Collection[str], args: Mapping[str, Args] | None = None
+    ) -> Any:
+        """A copy of ``message`` with every copy of those calls' arguments emptied, or set
+        to ``args[call_id]`` for the ids it names (shortened arguments, still valid JSON)."""
 
     def result_content(self, message: Any, slot: int) -> Any:
         """The original content of one result, as stored in the message (for audit)."""
@@ -310,18 +330,24 @@ class ListedCalls:
         """Whether ``entry`` is a call with one of those ids."""
         raise NotImplementedError
 
-    def blank_entry(self, entry: Any) -> Any:
-        """A copy of a call entry with its arguments emptied (still valid JSON)."""
+    def blank_entry(self, entry: Any, args: Args = EMPTY_ARGS) -> Any:
+        """A copy of a call entry with its arguments set to ``args`` (emptied by default)."""
         raise NotImplementedError
 
     def _entries(self, message: Any) -> Sequence[Any]:
         entries = get(message, self.calls_field)
         return entries if isinstance(entries, (list, tuple)) else ()
 
-    def blank_inputs(self, message: Any, call_ids: Collection[str]) -> Any:
-        """The model message with those calls' arguments emptied."""
+    def blank_inputs(
+        self, message: Any, call_ids: Collection[str], args: Mapping[str, Args] | None = None
+    ) -> Any:
+        """The model message with those calls' arguments emptied (or set to ``args``)."""
+        given = args or {}
         entries = [
-            self.blank_entry(e) if self.is_call(e, call_ids) else e for e in self._entries(message)
+            self.blank_entry(e, given.get(get(e, "id"), EMPTY_ARGS))
+            if self.is_call(e, call_ids)
+            else e
+            for e in self._entries(message)
         ]
         return with_changes(message, {self.calls_field: entries})
 

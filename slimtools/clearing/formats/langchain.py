@@ -15,10 +15,13 @@ from typing import Any
 
 from slimtools.clearing.formats._objects import get
 from slimtools.clearing.formats.base import (
+    EMPTY_ARGS,
     OTHER,
+    Args,
     Decoded,
     RawResult,
     WholeMessageResults,
+    args_json,
     content_text,
     context,
     make_call,
@@ -131,9 +134,13 @@ class LangChainCodec(WholeMessageResults):
             return SystemMessage(content=message.content_text)
         return HumanMessage(content=message.content_text)
 
-    def blank_inputs(self, message: Any, call_ids: Collection[str]) -> Any:
-        """Empty the arguments in tool_calls, additional_kwargs and content blocks."""
-        return _rewrite(message, dict.fromkeys(call_ids))
+    def blank_inputs(
+        self, message: Any, call_ids: Collection[str], args: Mapping[str, Args] | None = None
+    ) -> Any:
+        """Empty the arguments (or set ``args[call_id]``) in tool_calls, additional_kwargs
+        and content blocks."""
+        given = args or {}
+        return _rewrite(message, {cid: given.get(cid, EMPTY_ARGS) for cid in call_ids}, {})
 
     def input_snapshot(self, message: Any, call_id: str) -> Any:
         """Every entry holding the call's arguments: ``[[field, index, entry], ...]``."""
@@ -141,7 +148,7 @@ class LangChainCodec(WholeMessageResults):
 
     def restore_inputs(self, message: Any, snapshots: Mapping[str, Any]) -> Any:
         """Put back the audited entries of those calls."""
-        return _rewrite(message, dict(snapshots))
+        return _rewrite(message, {}, snapshots)
 
 
 def _calls(message: Any) -> list[Any]:
@@ -172,38 +179,43 @@ def _copies(message: Any, ids: Collection[str]) -> Iterator[tuple[str, int, Any]
             yield "content", i, block
 
 
-def _blank(where: str, entry: Any) -> Any:
-    """The entry with its arguments emptied, still valid JSON in the same representation."""
+def _blank(where: str, entry: Any, args: Args) -> Any:
+    """The entry with its arguments set to ``args``, valid JSON in the same representation
+    (a JSON string where the entry holds one, a dict where it holds a dict)."""
+    text = args_json(args)
     if where == "invalid_tool_calls":
-        return {**entry, "args": "{}"}
+        return {**entry, "args": text}
     if where == "tool_calls":
-        return {**entry, "args": {}}
+        return {**entry, "args": dict(args)}
     if where == "additional_kwargs":
         function = entry.get("function") if isinstance(entry, dict) else None
         if isinstance(function, dict):
-            return {**entry, "function": {**function, "arguments": "{}"}}
+            return {**entry, "function": {**function, "arguments": text}}
         return entry
     kind = entry.get("type")
     blanked = dict(entry)
     if kind == "tool_use":
-        blanked["input"] = {}
+        blanked["input"] = dict(args)
         if "partial_json" in blanked:
-            blanked["partial_json"] = "{}"
+            blanked["partial_json"] = text
     elif kind == "tool_call":
-        blanked["args"] = {}
+        blanked["args"] = dict(args)
     else:
-        blanked["arguments"] = "{}"
+        blanked["arguments"] = text
     return blanked
 
 
-def _rewrite(message: Any, entries: Mapping[str, Any]) -> Any:
-    """Blank (value None) or restore (value: a snapshot) the argument copies of calls."""
+def _rewrite(message: Any, blanks: Mapping[str, Args], snapshots: Mapping[str, Any]) -> Any:
+    """Set the argument copies of calls to ``blanks[call_id]``, or put back ``snapshots``."""
     plan: dict[str, dict[int, Any]] = {}
-    if any(v is None for v in entries.values()):
-        blank_ids = {cid for cid, v in entries.items() if v is None}
-        for where, i, entry in _copies(message, blank_ids):
-            plan.setdefault(where, {})[i] = _blank(where, entry)
-    for snapshot in entries.values():
+    if blanks:
+        for where, i, entry in _copies(message, blanks):
+            call_id = get(entry, "id") if where != "content" else entry.get("id")
+            given = blanks.get(call_id)
+            if given is None and where == "content":
+                given = blanks.get(entry.get("call_id"))
+            plan.setdefault(where, {})[i] = _blank(where, entry, given or EMPTY_ARGS)
+    for snapshot in snapshots.values():
         for where, i, entry in snapshot or ():
             plan.setdefault(where, {})[int(i)] = entry
     update: dict[str, Any] = {}
