@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from slimtools.clearing import ClearingPolicy, MemoryAudit, clear_stale_results, restore, view
 from slimtools.clearing.shorten import shorten_args
 from slimtools.errors import ConfigurationError
-from tests.strategies_clearing import FORMATS, Call, Res, Turn, big, render, script
+from tests.clearing.strategies_clearing import FORMATS, Call, Res, Turn, big, render, script
 
 fmt_param = pytest.mark.parametrize("fmt", FORMATS)
 FLAT = ClearingPolicy(cache=None, retention={}, infer_categories=True, supersede=False)
