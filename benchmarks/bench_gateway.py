@@ -28,7 +28,7 @@ from slimtools.clearing import ClearingPolicy
 from slimtools.gateway import ConversationCache, create_app
 from slimtools.ledger import TokenLedger
 from slimtools.transcripts import iter_transcripts, transcript_files
-from tests.gateway_upstream import FakeUpstream, Script, create_upstream, serve
+from tests.gateway.gateway_upstream import FakeUpstream, Script, create_upstream, serve
 
 TOOLS = [{"name": "read_log", "input_schema": {"type": "object"}}]
 WIRE = ("anthropic", "openai_chat", "openai_responses")

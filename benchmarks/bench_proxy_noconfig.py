@@ -241,7 +241,7 @@ async def _git_rows() -> list[str]:
         import mcp_server_git  # noqa: F401  (only its presence is checked)
     except ImportError:
         return ["  mcp-server-git: skipped (pip install mcp-server-git)"]
-    from tests.real_servers import git_repository
+    from tests.proxy.real_servers import git_repository
 
     with tempfile.TemporaryDirectory() as tmp:
         repo = os.environ.get("SLIMTOOLS_BENCH_GIT_REPO") or str(git_repository(Path(tmp) / "r"))
@@ -257,7 +257,7 @@ async def _git_rows() -> list[str]:
 
 
 async def _sqlite_rows() -> list[str]:
-    from tests.real_servers import SQLITE_SERVER, notes_database
+    from tests.proxy.real_servers import SQLITE_SERVER, notes_database
 
     if not SQLITE_SERVER.exists():
         return [f"  mcp-server-sqlite: skipped (not installed at {SQLITE_SERVER})"]

@@ -30,7 +30,7 @@ from slimtools._json import dumps
 from slimtools.stores import SQLiteStore
 from slimtools.stores.memory import MemoryStore
 from slimtools.typing import HandleStore, Scope
-from tests.redis_fixtures import launch
+from tests.stores.redis_fixtures import launch
 
 SCOPE = Scope("bench")
 
