@@ -35,7 +35,9 @@ from tests.clearing.strategies_clearing import (
 )
 
 # The replay does not model thinning.
-unthinned = policies.map(lambda p: p.replace(thin=None))
+# Shortened write arguments are the one case the replay does not model yet: the property
+# below states it apart.
+unthinned = policies.map(lambda p: p.replace(thin=None, shorten_write_inputs=False))
 
 DATA = "tests/data/transcripts"
 PRESETS = {
