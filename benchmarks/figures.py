@@ -4,7 +4,7 @@ A ``console`` block right after the marker ``<!-- docs-figure: run -->`` starts 
 ``$ COMMAND`` line (run from the repository root; ``slimtools`` and ``python`` mean this
 interpreter) and goes on with what the command prints. ``python -m benchmarks.figures``
 (also run at the end of ``python -m benchmarks``) re-runs every such command and writes its
-output into the page; ``tests/test_docs_figures.py`` re-runs them and compares.
+output into the page; ``tests/project/test_docs_figures.py`` re-runs them and compares.
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@ It also renders the README's few headline ratios (between ``<!-- bench-headlines
 markers), each linked to its bench's section of the page.
 
 ``python -m benchmarks`` runs this at the end; ``python -m benchmarks.render`` re-renders
-the page from the committed results alone, and ``tests/test_bench_results.py`` checks that
+the page from the committed results alone, and ``tests/project/test_bench_results.py`` checks that
 the committed page is what this module makes of them.
 """
 

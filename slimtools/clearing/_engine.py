@@ -18,7 +18,7 @@ policy alone: nothing the engine writes depends on set or dict iteration order o
 data, hash seeds, clocks, object ids or the process, so the same input gives the same bytes
 in another process, under another ``PYTHONHASHSEED`` and after a restart (a new clearer
 taking over a persisted history continues it byte for byte). That is what keeps a provider's
-prompt cache warm across agent restarts; ``tests/test_clearing_determinism.py`` checks it
+prompt cache warm across agent restarts; ``tests/clearing/test_clearing_determinism.py`` checks it
 across processes.
 
 The clearer is split by concept: ingestion in ``_ingest.py`` (shared with the ledger's

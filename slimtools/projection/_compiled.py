@@ -5,7 +5,7 @@ gets two generated functions: ``project(record)`` and ``project_many(records)``.
 record that carries every key with a JSON scalar under each, they take the values with one
 ``operator.itemgetter`` call, clip the clipped fields and build the brief as one dict
 display. Any other record (a key missing, a container or object value, not a dict) goes to
-the general code, so the brief is always the general code's (``tests/test_fast_paths.py``
+the general code, so the brief is always the general code's (``tests/core/test_fast_paths.py``
 pins the two together).
 
 Generating the shape checks too was rejected: they would restate ``slimtools.projection._shapes``
