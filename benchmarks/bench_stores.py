@@ -8,11 +8,20 @@
    ratios against memory, and against a naive baseline that writes (and reads) one record
    per transaction or round trip.
 
+3. The SQLite file's size while 50 calls each keep a 0.5 MB page-1 snapshot, while the calls
+   go on an hour later (the first ones expired), and once all have expired; against a file
+   made without auto-vacuum (as one created before the store set it), in the same run.
+4. A hung Redis (``SIGSTOP``: connections accepted, nothing answered): what page 1, page 2
+   and ``get_record`` cost a tool whose store was built from a Redis URL (0.5 s timeout, one
+   retry), against page 1 with Redis answering.
+
 Redis rows need ``redis-server`` on the PATH (started here on a free loopback port).
 """
 
 from __future__ import annotations
 
+import json
+import sqlite3
 import statistics
 import tempfile
 import time
@@ -30,7 +39,7 @@ from slimtools._json import dumps
 from slimtools.stores import SQLiteStore
 from slimtools.stores.memory import MemoryStore
 from slimtools.typing import HandleStore, Scope
-from tests.stores.redis_fixtures import launch
+from tests.stores.redis_fixtures import RedisServer, launch
 
 SCOPE = Scope("bench")
 
@@ -188,10 +197,114 @@ def bench_envelope(factories: dict[str, Callable[[], HandleStore]]) -> None:
             )
 
 
+def _on_disk_mb(path: Path) -> float:
+    """Megabytes of the database file and its write-ahead log."""
+    files = (path, path.with_name(path.name + "-wal"))
+    return sum(f.stat().st_size for f in files if f.exists()) / 1e6
+
+
+def _space(path: Path, snapshot: list[dict[str, Any]]) -> tuple[float, float, float]:
+    """File sizes: after 50 snapshot-keeping calls, 50 more an hour on, and once all expired."""
+    now = [1_000_000.0]
+    store = SQLiteStore(path, clock=lambda: now[0])
+    sizes = []
+    for hour in range(2):
+        for i in range(50):
+            store.put_many(SCOPE, {f"s:{hour}:{i}": snapshot})
+        sizes.append(_on_disk_mb(path))
+        now[0] += store.ttl + 1 if store.ttl is not None else 0
+    store.put_many(SCOPE, {"after": 1})  # the first write after expiry removes the rest
+    sizes.append(_on_disk_mb(path))
+    store.close()
+    return sizes[0], sizes[1], sizes[2]
+
+
+def bench_sqlite_space(tmp: Path) -> None:
+    one = len(dumps(log_row(0)))
+    snapshot = [log_row(j) for j in range(500_000 // one)]
+    mb = len(dumps(snapshot)) / 1e6
+    print(f"3. SQLite file size: 50 calls keeping a {mb:.1f} MB page-1 snapshot each")
+    old = tmp / "no-auto-vacuum.db"
+    with sqlite3.connect(old) as conn:  # a file created before the store set auto-vacuum
+        conn.execute("PRAGMA auto_vacuum = NONE")
+        conn.execute("CREATE TABLE made_before (x)")
+    conn.close()
+    base = _space(old, snapshot)
+    measured = _space(tmp / "space.db", snapshot)
+    for name, (full, later, expired) in (("no auto-vacuum", base), ("sqlite", measured)):
+        print(f"   {name:15} {full:6.1f} MB, an hour on {later:6.1f} MB, expired {expired:6.2f} MB")
+    record(
+        f"SQLite store file, 50 calls keeping a {mb:.1f} MB snapshot each",
+        baseline=f"without auto-vacuum: {base[0]:.0f} / {base[1]:.0f} / {base[2]:.0f} MB",
+        measured=f"{measured[0]:.0f} / {measured[1]:.0f} / {measured[2]:.2f} MB "
+        "(written / an hour on / expired)",
+        ratio=f"{measured[2] / measured[0]:.1%} of its written size once expired "
+        f"(without auto-vacuum: {base[2] / base[0]:.0%})",
+        snapshot_mb=mb,
+        full_mb=measured[0],
+        later_mb=measured[1],
+        expired_mb=measured[2],
+        base_full_mb=base[0],
+        base_later_mb=base[1],
+        base_expired_mb=base[2],
+    )
+
+
+def _timed(fn: Callable[[], Any]) -> float:
+    start = time.perf_counter()
+    fn()
+    return time.perf_counter() - start
+
+
+def bench_hung_redis(server: RedisServer) -> None:
+    print("4. a hung Redis (SIGSTOP), store built from its URL: one call's cost")
+    kit = Toolkit("bench-hung", store=server.url)
+
+    @kit.tool
+    @summarize_with_handle(key="id")
+    @paginate(limit=20)
+    @project_fields(["id", "time", "level", "message"])
+    def search_logs(query: str) -> list[dict[str, Any]]:
+        """Search the logs."""
+        return ROWS[:100]
+
+    answering = statistics.median(
+        _timed(lambda i=i: kit.call("search_logs", {"query": f"warm{i}"})) for i in range(5)
+    )
+    handle = json.loads(kit.call("search_logs", {"query": "q"}).text)["briefs"][0]["id"]
+    server.pause()
+    try:
+        page1 = _timed(lambda: kit.call("search_logs", {"query": "new"}))
+        page2 = _timed(lambda: kit.call("search_logs", {"query": "q", "page": 2}))
+        lookup = _timed(lambda: kit.call("get_record", {"handle": handle}))
+    finally:
+        server.resume()
+    print(f"   answering: page 1 {answering * 1e3:.1f} ms")
+    print(f"   hung: page 1 {page1:.2f} s, page 2 {page2:.2f} s, get_record {lookup:.2f} s")
+    record(
+        "Redis store hung (SIGSTOP): page 1 / page 2 / get_record",
+        baseline=f"Redis answering: page 1 {answering * 1e3:.1f} ms",
+        measured=f"{page1:.1f} / {page2:.1f} / {lookup:.1f} s",
+        ratio="each call degrades after one 0.5 s timeout and one retry",
+        page1_s=page1,
+        page2_s=page2,
+        get_record_s=lookup,
+    )
+    kit.store.close()
+
+
 def main() -> None:
     with _stores() as factories:
         bench_snapshot(factories)
         bench_envelope(factories)
+    with tempfile.TemporaryDirectory(prefix="slimtools-bench-") as tmp:
+        bench_sqlite_space(Path(tmp))
+        server = launch(Path(tmp))
+        if server is not None:
+            try:
+                bench_hung_redis(server)
+            finally:
+                server.stop()
 
 
 if __name__ == "__main__":

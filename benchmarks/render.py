@@ -1,7 +1,9 @@
 """Render ``docs/benchmarks.md`` from the benches' recorded results (``docs/benchmarks/*.json``).
 
 It also renders the README's few headline ratios (between ``<!-- bench-headlines -->``
-markers), each linked to its bench's section of the page.
+markers), each linked to its bench's section of the page, and the figures the guides give in
+prose: the text between ``<!-- bench-figure: NAME -->`` and ``<!-- /bench-figure -->`` in
+any docs page is :data:`FIGURES` ``[NAME]`` filled from its bench's recorded row.
 
 ``python -m benchmarks`` runs this at the end; ``python -m benchmarks.render`` re-renders
 the page from the committed results alone, and ``tests/project/test_bench_results.py`` checks that
@@ -10,6 +12,7 @@ the committed page is what this module makes of them.
 
 from __future__ import annotations
 
+import re
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -42,6 +45,28 @@ HEADLINES = (
 )
 """The README's headline ratios: (bench, the start of the row's ``what``, the line quoting it)."""
 _START, _END = "<!-- bench-headlines -->", "<!-- /bench-headlines -->"
+
+FIGURES: dict[str, tuple[str, str, str]] = {
+    "sqlite-space": (
+        "bench_stores",
+        "SQLite store file",
+        "{v[snapshot_mb]:.1f} MB snapshot make a {v[full_mb]:.0f} MB file, which stays at "
+        "{v[later_mb]:.0f} MB while the calls go on an hour later and drops to "
+        "{v[expired_mb]:.2f} MB once they expire (a file made without auto-vacuum: "
+        "{v[base_expired_mb]:.0f} MB)",
+    ),
+    "redis-hung": (
+        "bench_stores",
+        "Redis store hung",
+        "{v[page1_s]:.1f} s for page 1, {v[page2_s]:.1f} s for page 2 and "
+        "{v[get_record_s]:.1f} s for `get_record`",
+    ),
+}
+"""Figures quoted in prose: name -> (bench, the start of the row's ``what``, the text, whose
+``{v[...]}`` are the row's raw values and ``{row[...]}`` its cells)."""
+_FIGURE = re.compile(
+    r"<!-- bench-figure: (?P<name>[\w-]+) -->(?P<text>.*?)<!-- /bench-figure -->", re.S
+)
 
 INTRO = """\
 # Benchmarks
@@ -119,14 +144,50 @@ def with_headlines(readme: str, docs: Sequence[dict[str, Any]]) -> str:
     return f"{head}{_START}\n{headlines(docs)}\n{_END}{tail}"
 
 
+def figure(name: str, docs: Sequence[dict[str, Any]]) -> str:
+    """The prose of figure ``name`` from its bench's recorded row, or how to record it."""
+    if name not in FIGURES:
+        raise ValueError(f"unknown bench figure {name!r}: add it to benchmarks.render.FIGURES")
+    bench, start, template = FIGURES[name]
+    rows = next((d.get("rows", []) for d in docs if d["bench"] == bench), [])
+    row = next((r for r in rows if str(r["what"]).startswith(start)), None)
+    if row is None:
+        return f"(not measured yet: run `python -m benchmarks {bench}`)"
+    return template.format(v=row.get("values", {}), row=row)
+
+
+def with_figures(text: str, docs: Sequence[dict[str, Any]]) -> str:
+    """``text`` with every ``bench-figure`` span rendered from ``docs``."""
+
+    def fill(match: re.Match[str]) -> str:
+        name = match["name"]
+        return f"<!-- bench-figure: {name} -->{figure(name, docs)}<!-- /bench-figure -->"
+
+    return _FIGURE.sub(fill, text)
+
+
+def figure_pages(docs_dir: Path = PAGE.parent) -> list[Path]:
+    """The docs pages that quote a bench figure in prose."""
+    return [
+        p
+        for p in sorted(docs_dir.rglob("*.md"))
+        if "<!-- bench-figure: " in p.read_text(encoding="utf-8")
+    ]
+
+
 def write_page(folder: Path = RESULTS_DIR, page: Path = PAGE, readme: Path = README) -> Path:
-    """Render the page (and the README's headline ratios) from the results in ``folder``."""
+    """Render the page, the README's headline ratios and the guides' prose figures from the
+    results in ``folder``."""
     docs = load(folder)
     page.write_text(render(docs), encoding="utf-8")
     if readme.is_file():
         text = readme.read_text(encoding="utf-8")
         if (new := with_headlines(text, docs)) != text:
             readme.write_text(new, encoding="utf-8")
+    for guide in figure_pages(page.parent):
+        text = guide.read_text(encoding="utf-8")
+        if (new := with_figures(text, docs)) != text:
+            guide.write_text(new, encoding="utf-8")
     return page
 
 

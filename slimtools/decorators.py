@@ -97,7 +97,8 @@ def project_fields(
     and why) with none of its content, and the ``slimtools`` logger warns once per tool.
     JSON text (also fenced, after a one-line preamble, with ``NaN``), JSON Lines, Python
     literal reprs, models, dataclasses, objects, content blocks and ``ToolMessage``
-    artifacts are read as records (``slimtools.projection.read``). A denied field's value
+    artifacts are read as records (``slimtools.projection.read``), and so is a dict of ids
+    to records (``slimtools.projection.records_by_id``). A denied field's value
     seen in the records is masked in every other string the call shows or stores (values
     of fewer than 5 characters exempt), and in exception messages ``key: value`` pairs of
     denied keys are masked.

@@ -13,7 +13,15 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-__all__ = ["MASK", "SECRET_PATTERNS", "SecretPattern", "describe_error", "redact", "remove"]
+__all__ = [
+    "MASK",
+    "PROSE_WORDS",
+    "SECRET_PATTERNS",
+    "SecretPattern",
+    "describe_error",
+    "redact",
+    "remove",
+]
 
 MASK = "[redacted]"
 """What a removed secret becomes."""
@@ -34,6 +42,25 @@ _KEYWORDS = (
     r"credentials?|session[_\-]?id|sessionid|auth[_\-]?token|client[_\-]?secret"
 )
 _QUOTED = r"\"(?:[^\"\\\n]|\\.)*\"|'(?:[^'\\\n]|\\.)*'"
+_UNQUOTED_STOP = r"\s,;&\"'}\])"
+# Words an error message writes after "password:" or "token:" in prose ("password: required",
+# "token: has expired", "api_key: missing"), and the values that mean "no value" (None, null).
+# They are error vocabulary, chosen clear of the words common-password lists hold (welcome,
+# secret, admin): every other unquoted value is masked, since a short lowercase word such as
+# "letmein" is a password as often as it is prose.
+PROSE_WORDS: tuple[str, ...] = (
+    "a", "an", "the", "is", "are", "was", "were", "be", "been", "has", "have", "had", "must",
+    "should", "can", "cannot", "could", "may", "will", "does", "do", "did", "not", "no",
+    "none", "null", "nil", "undefined", "empty", "blank", "missing", "required", "needed",
+    "invalid", "incorrect", "wrong", "expired", "revoked", "rejected", "denied", "unknown",
+    "unset", "absent", "provided", "given", "supplied", "present", "mismatch", "too", "field",
+    "value", "length", "format", "type", "only", "already", "failed", "error", "forbidden",
+    "unauthorized", "malformed", "disabled", "locked", "weak", "short", "changed", "reset",
+    "unsupported", "truncated", "omitted",
+)  # fmt: skip
+"""What may follow a secret's key unquoted and stay: the whole value one of these words
+(any case), perhaps ended by ``.``, ``!``, ``?`` or ``:``."""
+_PROSE_VALUE = rf"(?:{'|'.join(PROSE_WORDS)})[.!?:]*(?![^{_UNQUOTED_STOP}])"
 
 SECRET_PATTERNS: tuple[SecretPattern, ...] = (
     # A PEM private key, whole, from BEGIN to END (or to the end of a cut message): the
@@ -84,11 +111,14 @@ SECRET_PATTERNS: tuple[SecretPattern, ...] = (
     ),
     # key=value, key: value, "key": "value", 'key': value for keys that name secrets
     # (password, api_key, access_token, client_secret, aws_secret_access_key, AccountKey...).
+    # A quoted value is always masked; an unquoted one unless it is one of PROSE_WORDS, so
+    # "password: required" and "token: has expired" stay while "password: hunter2" does not.
     SecretPattern(
         "secret assignment",
         re.compile(
             rf"(?i)((?<![\w\-])[\"']?(?:[\w\-]*[_\-])?(?:{_KEYWORDS})[\"']?\s*[=:]\s*)"
-            rf"(?!\[redacted\]|[\"']\[redacted\][\"'])({_QUOTED}|[^\s,;&\"'}}\])]+)"
+            rf"(?!\[redacted\]|[\"']\[redacted\][\"'])"
+            rf"({_QUOTED}|(?!{_PROSE_VALUE})[^{_UNQUOTED_STOP}]+)"
         ),
     ),
     SecretPattern("openai or anthropic key", re.compile(r"\bsk-[A-Za-z0-9_\-]{16,}")),

@@ -12,6 +12,8 @@ from __future__ import annotations
 import dataclasses
 import enum
 import keyword
+import re
+import string
 from dataclasses import dataclass
 from typing import Annotated, Any, Literal
 
@@ -19,6 +21,7 @@ from hypothesis import strategies as st
 from pydantic import AliasPath, BaseModel, ConfigDict, Field, create_model
 
 from slimtools import Clip
+from slimtools.redaction import PROSE_WORDS
 
 # texts -------------------------------------------------------------------------------
 
@@ -468,3 +471,33 @@ literal_rows = st.lists(
     max_size=8,
 )
 """Lists whose ``str()`` is what a server sends: quotes, brackets, commas and ``#`` in texts."""
+
+
+# redaction ---------------------------------------------------------------------------
+
+SECRET_KEYS = ["password", "Password", "PASSWORD", "db_password", "pwd", "token", "api_key"]
+"""Keys the redaction table reads as naming a secret."""
+
+_key_separators = st.sampled_from([": ", ":", "=", " = ", ":\t"])
+_error_words = [w for w in PROSE_WORDS if len(w) > 2] + ["at", "least", "8", "characters"]
+
+prose_after_key = st.builds(
+    lambda key, sep, first, rest, end: f"{key}{sep}{first}{end} {' '.join(rest)}".rstrip(),
+    st.sampled_from(SECRET_KEYS),
+    _key_separators,
+    st.sampled_from(PROSE_WORDS).map(lambda w: w.capitalize() if len(w) % 2 else w),
+    st.lists(st.sampled_from(_error_words), max_size=5),
+    st.sampled_from(["", ".", "!", ":"]),
+)
+"""An error phrase: a secret's key, then English words from the prose list ("password:
+required", "token: Expired. must be reset")."""
+
+_secret_chars = string.ascii_letters + string.digits + "!#$%*+./=?@^_~-"
+secret_values = st.text(alphabet=_secret_chars, min_size=1, max_size=40).filter(
+    lambda v: not re.fullmatch(rf"(?i)(?:{'|'.join(PROSE_WORDS)})[.!?:]*", v)
+)
+"""An unquoted value a password could be: any run of letters, digits and symbols that is
+not a word of the prose list."""
+
+quoted_values = st.text(alphabet=_secret_chars + " ,;", max_size=30).map(lambda v: f'"{v}"')
+"""A double-quoted value, prose words included: always a value, never prose."""

@@ -96,6 +96,9 @@ class SlimConfig:
     allowed_names: frozenset[str] | None = field(init=False, default=None)
     """The names the allowlists show or read; in an exception message, a quoted or keyword
     pair under any other key is masked (``None``: no allowlist)."""
+    named: frozenset[str] = field(init=False, default=frozenset())
+    """Every name the allowlists read and ``deny`` names: a mapping keyed by one of them is
+    one record, not records by id (``projection.records_by_id``)."""
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "reduces", self.detail is not None or self.deny is not None)
@@ -105,6 +108,15 @@ class SlimConfig:
         if views:
             allowed = frozenset().union(*(v.names for v in views)) - self.denied_names
             object.__setattr__(self, "allowed_names", allowed)
+        tops = frozenset(self.deny or ())
+        named = frozenset().union(*(v.names for v in views)) | self.denied_names | tops
+        object.__setattr__(self, "named", named)
+
+    @property
+    def id_field(self) -> str:
+        """Where a record read from a mapping of ids keeps its id: the handle key, or ``id``."""
+        key = self.handles.key if self.handles is not None else None
+        return key or "id"
 
     def keep(self, record: Any) -> Any:
         """What a handle keeps of ``record``: its detail view, else the record minus deny."""

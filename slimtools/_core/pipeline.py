@@ -37,6 +37,7 @@ from slimtools.projection import (
     denied_values,
     read,
     record_to_plain,
+    records_by_id,
     scrub_exception,
 )
 
@@ -177,6 +178,8 @@ def _invoke(
     if cfg.items is not None:
         result, note = records_at(result, cfg.items)
         notes.extend(note)
+    if cfg.guarded and type(result) is dict:  # {"123": {...}, "456": {...}}: records by id
+        result = records_by_id(result, cfg.id_field, cfg.named)
     kind, data = classify(result)
     if kind == "unreadable":
         return (*unreadable(cfg, call, data), None)

@@ -14,7 +14,8 @@ whole under an allowlisted name; the shape rule is ``slimtools.projection._shape
 
 The package also owns what projection withholds: ``deny=`` paths (``DenyTree``,
 ``compile_deny``, ``strip``), the reader that decides what a result reads as records
-(``read``; what it cannot read is ``Unreadable`` and withheld), and the masking of denied
+(``read``; what it cannot read is ``Unreadable`` and withheld; ``records_by_id`` for a
+mapping of ids to records), and the masking of denied
 values in text (``scrub_pairs``, ``scrub_exception``). The slimming core, ``wrap()`` and the
 proxy use these public names.
 """
@@ -22,7 +23,7 @@ proxy use these public names.
 from slimtools.clip import Clip, clip_text
 from slimtools.projection._deny import DenyTree, compile_deny, strip, strip_anywhere
 from slimtools.projection._projection import Projection, record_to_plain
-from slimtools.projection._readable import UNPARSED, Unreadable, read, read_text
+from slimtools.projection._readable import UNPARSED, Unreadable, read, read_text, records_by_id
 from slimtools.projection._scrub import (
     Secrets,
     denied_names,
@@ -47,6 +48,7 @@ __all__ = [
     "read",
     "read_text",
     "record_to_plain",
+    "records_by_id",
     "scrub_exception",
     "scrub_pairs",
     "strip",

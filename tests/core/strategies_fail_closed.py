@@ -7,7 +7,8 @@ another record's denied value, as a backend's free text does. :data:`SHAPES` ser
 records the ways real tools return them (a list, a dict around it, JSON text with and
 without ``NaN``, JSON Lines, a Python repr, a fenced block, a preamble, a byte-order mark,
 bytes, models, dataclasses, objects, content blocks, ``ToolMessage``- and
-``CallToolResult``-like objects, prose) and :func:`raising` an exception that quotes one.
+``CallToolResult``-like objects, mappings of ids to records, prose) and :func:`raising` an
+exception that quotes one.
 """
 
 from __future__ import annotations
@@ -124,6 +125,10 @@ def _nan(records: list[dict[str, Any]]) -> str:
     return json.dumps([{**r, "score": float("nan")} for r in records])
 
 
+def _without_id(record: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in record.items() if k != "id"}
+
+
 def _prose(records: list[dict[str, Any]]) -> str:
     return "Rows: " + "; ".join(f"{r['ssn']} ({r['zz_extra']}) {r['name']}" for r in records)
 
@@ -148,6 +153,8 @@ SHAPES: dict[str, Callable[[list[dict[str, Any]]], Any]] = {
     "tool message artifact": lambda rs: ToolMessageLike(content="done", artifact=rs),
     "call tool result": lambda rs: CallToolResultLike(content=[TextBlock(_nan(rs))]),
     "prose": _prose,
+    "dict by id": lambda rs: {f"r{r['id']}": r for r in rs},
+    "json dict by id": lambda rs: json.dumps({str(r["id"]): _without_id(r) for r in rs}),
 }
 """Every shape a result comes in, keyed by name."""
 
@@ -160,6 +167,7 @@ TEXT_SHAPES = [
     "preamble",
     "byte-order mark",
     "prose",
+    "json dict by id",
 ]
 """The shapes a proxied MCP server sends as one text block."""
 

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from slimtools import Toolkit
 from slimtools.redaction import MASK, SECRET_PATTERNS, redact
+from tests.strategies import SECRET_KEYS, prose_after_key, quoted_values, secret_values
 
 PEM = (
     "-----BEGIN RSA PRIVATE KEY-----\n"
@@ -43,6 +46,9 @@ EXAMPLES: dict[str, list[tuple[str, str]]] = {
         ("password=CorrectHorseBattery", "CorrectHorse"),
         ("AccountName=x;AccountKey=c2VjcmV0a2V5;EndpointSuffix=core", "c2VjcmV0a2V5"),
         ("ssh passphrase=opensesame99", "opensesame99"),
+        ("login failed, password: hunter2", "hunter2"),
+        ('login failed, password: "S3cr3t!"', "S3cr3t!"),
+        ("PASSWORD=abc123def in env", "abc123def"),
     ],
     "openai or anthropic key": [("key sk-ant-api03-AbCdEf0123456789AbCdEf", "AbCdEf0123")],
     "stripe key": [("stripe sk_live_4eC39HqLyjWDarjtT1zdp7dc", "4eC39HqLyj")],
@@ -108,6 +114,10 @@ def test_each_row_masks_its_secret(row, text, secret):
         "hf_hub download failed: 404",
         "pass: 10 of 12, signature: valid",
         "no row with id 550e8400-e29b-41d4-a716-446655440000",
+        "password: required",
+        "token: has expired, log in again",
+        "api_key: missing (set SLIM_API_KEY)",
+        "password: must be at least 8 characters.",
     ],
 )
 def test_ordinary_words_survive(message):
@@ -128,3 +138,69 @@ def test_a_tool_error_is_redacted_before_the_model_reads_it():
     assert "hunter2" not in text
     assert "abcdef123" not in text
     assert text.startswith("login failed: RuntimeError: auth failed")
+
+
+def test_a_prose_word_after_a_secret_key_stays():
+    """An error that says what is wrong with the password keeps saying it."""
+    assert redact("ValidationError: password: required") == "ValidationError: password: required"
+
+
+def test_a_value_meaning_no_value_stays():
+    """``None`` and ``null`` after a secret's key, as a repr or JSON prints them, are no secret."""
+    assert redact("{'password': None, 'user': 'bob'}") == "{'password': None, 'user': 'bob'}"
+    assert redact('{"token": null}') == '{"token": null}'
+
+
+def test_a_lowercase_word_outside_the_prose_list_is_masked():
+    """A plain word such as ``letmein`` is a password as often as it is prose: masked."""
+    assert redact("password: letmein") == f"password: {MASK}"
+
+
+def test_a_quoted_prose_word_is_masked():
+    """A quoted value is a value, whatever word it is."""
+    assert redact('{"password": "required"}') == f'{{"password": "{MASK}"}}'
+
+
+def test_a_prose_word_glued_to_more_text_is_masked():
+    """Only the whole value being a prose word (with end punctuation) spares it."""
+    assert redact("password=nonexistent99") == f"password={MASK}"
+    assert redact("password: required.x") == f"password: {MASK}"
+
+
+def test_a_dsn_after_a_prose_word_is_still_masked():
+    """The prose exemption spares one word, not the credentials further on."""
+    text = redact("password: required for postgres://admin:hunter2@db:5432/app")
+    assert text == f"password: required for postgres://{MASK}@db:5432/app"
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("password:" + " " * 100_000 + "required", "password:" + " " * 100_000 + "required"),
+        ("password: required" + "." * 100_000 + "x", f"password: {MASK}"),
+        ("password:required." * 20_000, f"password:{MASK}"),
+        ("token" + ":" * 100_000, f"token:{MASK}"),
+    ],
+    ids=["spaces", "punctuation", "repeated", "colons"],
+)
+def test_adversarial_assignments_are_scanned_in_one_pass(text, expected):
+    """Inputs built to make the prose check backtrack finish (a quadratic scan would not)."""
+    assert redact(text) == expected
+
+
+@given(prose_after_key)
+def test_english_error_phrases_after_a_secret_key_survive(phrase):
+    """A key followed by words of the prose list is an error message, left as it is."""
+    assert redact(phrase) == phrase
+
+
+@given(
+    key=st.sampled_from(SECRET_KEYS),
+    sep=st.sampled_from([": ", "=", '": ']),
+    value=st.one_of(secret_values, quoted_values),
+)
+def test_a_secret_like_value_after_a_secret_key_never_survives(key, sep, value):
+    """Any value that is not a prose word (any quoted value) after the key is masked."""
+    text = redact(f"login failed, {key}{sep}{value} (retrying)")
+    quote = '"' if value.startswith('"') else ""
+    assert text == f"login failed, {key}{sep}{quote}{MASK}{quote} (retrying)"

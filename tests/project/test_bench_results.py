@@ -105,3 +105,35 @@ def test_results_files_are_plain_json():
     """The committed results parse as JSON objects (machine-readable)."""
     for path in results.RESULTS_DIR.glob("*.json"):
         assert isinstance(json.loads(path.read_text(encoding="utf-8")), dict)
+
+
+def test_the_guides_prose_figures_are_the_recorded_ones():
+    """Each ``bench-figure`` span in the docs is rendered from the committed results."""
+    pages = render.figure_pages()
+    assert pages, "no docs page quotes a bench figure"
+    for page in pages:
+        text = page.read_text(encoding="utf-8")
+        assert text == render.with_figures(text, results.load()), (
+            f"{page.name} has stale bench figures: run python -m benchmarks.render"
+        )
+
+
+def test_every_prose_figure_is_quoted_on_a_page():
+    """A figure named in ``render.FIGURES`` but quoted nowhere is dead code."""
+    quoted = " ".join(p.read_text(encoding="utf-8") for p in render.figure_pages())
+    for name in render.FIGURES:
+        assert f"<!-- bench-figure: {name} -->" in quoted, name
+
+
+def test_a_prose_figure_without_a_result_asks_for_its_bench_run():
+    """With no recorded row the span says which bench to run, never a stale figure."""
+    text = "a <!-- bench-figure: redis-hung -->1.0 s<!-- /bench-figure --> b"
+    rendered = render.with_figures(text, [])
+    assert "1.0 s" not in rendered
+    assert "python -m benchmarks bench_stores" in rendered
+
+
+def test_an_unknown_prose_figure_is_an_error():
+    """A span naming no figure fails the render instead of keeping its text."""
+    with pytest.raises(ValueError, match="nope"):
+        render.with_figures("<!-- bench-figure: nope -->x<!-- /bench-figure -->", [])
