@@ -55,6 +55,12 @@ def _args(count: int) -> dict[str, str]:
     return {"_raw": carried(count)}
 
 
+def arguments(count: int) -> dict[str, str]:
+    """Stand-in arguments a call counted as ``count`` tokens is left with (the engine counts
+    a call with rewritten arguments as ``"name args"``, whose end carries ``count``)."""
+    return _args(count)
+
+
 def counter(base: TokenCounter) -> TokenCounter:
     """The engine's counter on stand-ins: the count a text carries at its end, or ``base``
     for other text (the engine's own ``"name {}"`` for blanked arguments)."""

@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from slimtools.clearing import ClearingPolicy, PlaceholderInfo
-from slimtools.clearing.formats.base import RawResult
+from slimtools.clearing.formats.base import Args, RawResult
 from slimtools.clearing.replay import PlaceholderRenderer, ReplayClearer, SeenCall
 from slimtools.errors import ConfigurationError
 from slimtools.ledger import _standin
@@ -49,20 +49,25 @@ class Track:
         # uid -> (tool, rendered arguments, chars, tokens): what a superseded placeholder
         # shows, kept while the result may be cleared (only when the policy supersedes)
         self._superseding: dict[str, tuple[str, str, int, int]] = {}
-        # (due turn, uid, position, held call position or -1, shorter): a heap (_expire)
+        # (due turn, uid, position, held call position or -1, rewritten after it falls due:
+        # its placeholder is shorter or its arguments are shortened): a heap (_expire)
         self._expiring: list[tuple[int, str, int, int, bool]] = []
         self._asked: set[str] = set()  # uids the engine asked a superseded placeholder of
         standin_policy = policy.replace(
             token_counter=_standin.counter(counter), placeholder=_Bodies(self._bodies)
         )
+        # uid -> tokens of its call once its arguments are shortened, while it may be
+        # cleared (only calls whose shortening saves something)
+        self._shortened: dict[str, int] = {}
+        self._blanks = policy.rewrites_inputs  # whether call messages are rewritten
         self.clearer = ReplayClearer(
             standin_policy,
             format=fmt,
             superseded=_Superseded(self._superseding, self._asked, self._renderer, counter)
             if policy.supersede
             else None,
+            shortened=_Shortened(self._shortened) if policy.shorten_chars is not None else None,
         )
-        self._blanks = policy.rewrites_inputs  # whether call messages are rewritten
         self._result_saved = 0
         self._cleared = 0
         self._tool_saved: Counter[str] = Counter()
@@ -84,19 +89,26 @@ class Track:
         # never shorter: a stand-in as long as the result's, which the engine keeps
         size = self._count(text) if shorter and text is not None else 0
         self._bodies[uid] = _standin.carried(size, length=0 if shorter else _standin.RESULT_CHARS)
+        input_saving = self._renderer.input_saving(tool, call) if self._blanks else 0
+        # Shortened (not blanked) arguments: the engine rewrites them even when the result
+        # stays, its placeholder being no shorter (a short "file written" after a long edit).
+        shortens = bool(input_saving) and not self.policy.clears_inputs_of(tool)
+        if shortens:
+            # what the shortened call weighs, which its stand-in arguments will carry
+            self._shortened[uid] = call.args_tokens - input_saving
         if self.policy.supersede:
             # A newer result may supersede it, whatever its own placeholder, until it falls
             # due by its age: what that needs is kept until then (_expire).
             args = self._renderer.arguments(call.args)
             self._superseding[uid] = (tool, args, len(raw.text), tokens)
-        elif not shorter:
+        elif not (shorter or shortens):
             return
         self.clearer.hold(position)
-        held_call = self._blanks and bool(self._renderer.input_saving(tool, call))
-        if held_call:
+        if input_saving:
             self.clearer.hold(call.position)
         if self.policy.supersede:
-            entry = (turn + keep, uid, position, call.position if held_call else -1, shorter)
+            call_position = call.position if input_saving else -1
+            entry = (turn + keep, uid, position, call_position, shorter or shortens)
             heapq.heappush(self._expiring, entry)
 
     def called(self, position: int) -> None:
@@ -121,14 +133,16 @@ class Track:
         clearer = self.clearer
         report, cleared = clearer.account(standins)
         for done in cleared:
+            if done.saving:  # else only its call's arguments were shortened: not shown cleared
+                self._cleared += 1
             self._result_saved += done.saving
             self._tool_saved[done.tool] += done.saving
             self._bodies.pop(done.call_id, None)  # superseded: its body was never asked for
             self._superseding.pop(done.call_id, None)
             clearer.release(done.position)
             if done.input_saving:
+                self._shortened.pop(done.call_id, None)
                 clearer.release(done.call_position)
-        self._cleared += report.cleared_tool_uses
         first = report.first_changed
         broken = first is not None and first < self._previous_end
         shared = first if broken and first is not None else self._previous_end
@@ -142,16 +156,17 @@ class Track:
     def _expire(self, turn: int) -> None:
         """After the model call of ``turn``, the engine reads only results of ``turn`` on,
         which cannot supersede a result due by then: forget what superseding it needed,
-        and let go the stand-ins of those never shorter than their placeholder (the engine
-        will not rewrite them) unless one is on its way out as superseded."""
+        and let go the stand-ins of those the engine will not rewrite by their age (never
+        shorter than their placeholder, no arguments to shorten) unless one is on its way
+        out as superseded."""
         heap, asked = self._expiring, self._asked
         while heap and heap[0][0] <= turn:
-            _, uid, position, call_position, shorter = heapq.heappop(heap)
+            _, uid, position, call_position, rewritten = heapq.heappop(heap)
             self._superseding.pop(uid, None)
             if uid in asked:
                 asked.discard(uid)  # cleared as superseded, or waiting to: released then
                 continue
-            if not shorter:
+            if not rewritten:
                 self.clearer.release(position)
                 if call_position >= 0:
                     self.clearer.release(call_position)
@@ -196,3 +211,18 @@ class _Superseded:
             args, tool=tool, chars=chars, tokens=tokens, turn=turn, reason=reason
         )
         return _standin.carried(self._count(text))
+
+
+class _Shortened:
+    """Gives a cleared call's shortened arguments as a stand-in carrying what the real
+    shortened call weighs (noted when its result was read). Like :class:`_Bodies`, it does
+    not hold the track."""
+
+    __slots__ = ("_tokens",)
+
+    def __init__(self, tokens: dict[str, int]) -> None:
+        self._tokens = tokens
+
+    def __call__(self, tool: str, call: SeenCall) -> Args | None:
+        tokens = self._tokens.get(str(call.number))  # the stand-in call's id is its number
+        return None if tokens is None else _standin.arguments(tokens)

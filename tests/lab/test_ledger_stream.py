@@ -35,9 +35,7 @@ from tests.clearing.strategies_clearing import (
 )
 
 # The replay does not model thinning.
-# Shortened write arguments are the one case the replay does not model yet: the property
-# below states it apart.
-unthinned = policies.map(lambda p: p.replace(thin=None, shorten_write_inputs=False))
+unthinned = policies.map(lambda p: p.replace(thin=None))
 
 DATA = "tests/data/transcripts"
 PRESETS = {
@@ -88,11 +86,6 @@ def test_any_history_and_policy_replay_as_measure_does(fmt, history, policy, cac
     assert_same_ledgers(render(fmt, history), fmt, {"p": policy}, cache)
 
 
-@pytest.mark.xfail(
-    reason="issue 20 item 2, left: the streaming replay does not model shortened write "
-    "arguments yet (measure and replay differ; cause not yet found)",
-    strict=False,
-)
 @pytest.mark.parametrize("fmt", FORMATS)
 @settings(max_examples=examples(60), deadline=None)
 @given(case=edit_cases, cache=st.sampled_from(["anthropic", "openai", None]))
