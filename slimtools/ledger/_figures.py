@@ -155,7 +155,8 @@ class Figures:
         self.model_calls += run.model_calls
         self.tool_calls += run.tool_calls
         self.tool_results += run.tool_results
-        for name in run.calls_by_tool.keys() | run.result_tokens.keys():
+        # First-seen order, not a set's: ties on tokens must list alike under any hash seed.
+        for name in dict.fromkeys([*run.calls_by_tool, *run.result_tokens]):
             tally = self.tools.setdefault(name, ToolTally())
             tally.calls += run.calls_by_tool.get(name, 0)
             tally.tokens.extend(run.result_tokens.get(name, ()))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 
@@ -194,6 +195,21 @@ def test_merging_figures_is_adding_their_runs():
             figures.add_run(RunReplay(run.format, POLICIES).add_all(run.messages).finish(), None)
         merged.merge(figures)
     assert merged.to_dict() == one.to_dict()
+
+
+def test_tools_are_listed_in_the_order_they_were_first_seen():
+    """Tools tied on tokens list alike under any hash seed: in the order they first appear."""
+    run = next(iter_transcripts(DATA / "tau_bench"))
+    figures = RunReplay(run.format, POLICIES).add_all(run.messages).finish()
+    names = [f"tool_{i}" for i in range(30)]
+    tied = dataclasses.replace(
+        figures,
+        calls_by_tool=dict.fromkeys(names[:20], 1),
+        result_tokens={name: [7] for name in names[10:]},
+    )
+    total = Figures()
+    total.add_run(tied, None)
+    assert list(total.tools) == names
 
 
 @settings(max_examples=examples(200), deadline=None)
