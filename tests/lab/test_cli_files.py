@@ -129,36 +129,9 @@ def test_keep_head_option_shortens_placeholders(tmp_path):
 def test_format_option_forces_the_reader(tmp_path, capsys):
     """--format names the reader; a file that does not fit fails with exit status 1."""
     path = DATA / "openai_chat" / "list.json"
-    assert (
-        main(
-            [
-                "clear",
-                "--cache",
-                "none",
-                str(path),
-                "-o",
-                str(tmp_path / "o"),
-                "--format",
-                "openai_chat",
-            ]
-        )
-        == 0
-    )
-    assert (
-        main(
-            [
-                "clear",
-                "--cache",
-                "none",
-                str(path),
-                "-o",
-                str(tmp_path / "o"),
-                "--format",
-                "tau_bench",
-            ]
-        )
-        == 1
-    )
+    clear = ["clear", "--cache", "none", str(path), "-o", str(tmp_path / "o"), "--format"]
+    assert main([*clear, "openai_chat"]) == 0
+    assert main([*clear, "tau_bench"]) == 1
     assert "a tau-bench run needs a 'traj'" in capsys.readouterr().err
 
 

@@ -148,19 +148,10 @@ def test_a_bad_config_stops_the_proxy_with_its_message(env, tmp_path):
 def test_dry_run_prints_raw_against_slimmed_tokens(env, config):
     """``--dry-run TOOL --args JSON`` calls once and prints both counts and the envelope."""
     done = run(
-        proxy_command(
-            "--config",
-            config,
-            "--dry-run",
-            "list_issues",
-            "--args",
-            '{"repo": "a/b"}',
-            "--",
-            sys.executable,
-            UPSTREAM,
-        ),
+        proxy_command("--config", config, "--dry-run", "list_issues", "--args", '{"repo": "a/b"}',
+                      "--", sys.executable, UPSTREAM),
         env=env,
-    )
+    )  # fmt: skip
     assert done.returncode == 0, done.stderr
     assert re.search(
         r"list_issues \(configured\): raw [\d,]+ tokens -> slimmed \d+ tokens", done.stdout
@@ -171,18 +162,10 @@ def test_dry_run_prints_raw_against_slimmed_tokens(env, config):
 def test_suggest_from_proxy_prints_a_block_with_its_ratio(env):
     """``suggest --from-proxy TOOL`` samples the upstream and proposes a block."""
     done = run(
-        slimtools(
-            "suggest",
-            "--from-proxy",
-            "search_repositories",
-            "--args",
-            '{"q": "x"}',
-            "--",
-            sys.executable,
-            UPSTREAM,
-        ),
+        slimtools("suggest", "--from-proxy", "search_repositories", "--args", '{"q": "x"}',
+                  "--", sys.executable, UPSTREAM),
         env=env,
-    )
+    )  # fmt: skip
     assert done.returncode == 0, done.stderr
     assert "[tools.search_repositories]" in done.stdout
     assert 'items = "items"' in done.stdout
