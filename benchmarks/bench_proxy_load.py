@@ -13,19 +13,17 @@ from __future__ import annotations
 import gc
 import json
 import os
-import socket
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import anyio
 from mcp import Client
+
+from tests._ports import serving, slimtools
 
 ROOT = Path(__file__).resolve().parents[1]
 CLIENTS = int(os.environ.get("BENCH_LOAD_CLIENTS", "100"))
@@ -38,33 +36,6 @@ fields = ["id", "client", "call"]
 key = "id"
 limit = 5
 """
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-@contextmanager
-def _serving(command: list[str], port: int) -> Iterator[str]:
-    """Run ``command`` until its port accepts; yield its MCP URL; stop it afterwards."""
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    process = subprocess.Popen(command, cwd=ROOT, env=env, stderr=subprocess.DEVNULL)
-    try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-                break
-            except OSError:
-                if time.monotonic() > deadline or process.poll() is not None:
-                    raise RuntimeError(f"{command[:4]} did not start") from None
-                time.sleep(0.1)
-        yield f"http://127.0.0.1:{port}/mcp"
-    finally:
-        process.terminate()
-        process.wait(timeout=10)
 
 
 def _check(client: int, call: int, result: Any) -> bool:
@@ -114,17 +85,29 @@ def _pct(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
 
 
+def _url(port: int) -> str:
+    return f"http://127.0.0.1:{port}/mcp"
+
+
 def main() -> None:
-    upstream_port, proxy_port = _free_port(), _free_port()
-    upstream = [sys.executable, "-m", "benchmarks._echo_upstream", f"127.0.0.1:{upstream_port}"]
-    with tempfile.TemporaryDirectory() as tmp, _serving(upstream, upstream_port) as direct_url:
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+
+    def upstream(port: int) -> list[str]:
+        return [sys.executable, "-m", "benchmarks._echo_upstream", f"127.0.0.1:{port}"]
+
+    with tempfile.TemporaryDirectory() as tmp, serving(upstream, env=env) as upstream_port:
+        direct_url = _url(upstream_port)
         config = Path(tmp) / "slim.toml"
         config.write_text(CONFIG)
-        proxy = [
-            sys.executable, "-m", "slimtools.cli", "proxy", "--config", str(config),
-            "--http", f"127.0.0.1:{proxy_port}", "--upstream-url", direct_url,
-        ]  # fmt: skip
-        with _serving(proxy, proxy_port) as proxy_url:
+
+        def proxy(port: int) -> list[str]:
+            return slimtools(
+                "proxy", "--config", str(config), "--http", f"127.0.0.1:{port}",
+                "--upstream-url", direct_url,
+            )  # fmt: skip
+
+        with serving(proxy, env=env) as proxy_port:
+            proxy_url = _url(proxy_port)
             print(f"{CLIENTS} clients x {CALLS} calls each, loopback HTTP, at most {LIMIT:.0f} s")
             results = {}
             for name, url in (("direct", direct_url), ("proxy", proxy_url)):

@@ -12,11 +12,12 @@ from __future__ import annotations
 import os
 import re
 import shlex
-import subprocess
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+
+from tests._ports import run as run_command
 
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = ROOT / "docs"
@@ -63,15 +64,7 @@ def argv(command: str) -> list[str]:
 def run(command: str, *, timeout: float = 120) -> str:
     """What ``command`` prints on stdout, run from the repository root, plain (no terminal)."""
     env = {**os.environ, "PYTHONPATH": str(ROOT), "COLUMNS": "100", "NO_COLOR": "1"}
-    done = subprocess.run(
-        argv(command),
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        check=False,
-    )
+    done = run_command(argv(command), env=env, cwd=ROOT, timeout=timeout)
     if done.returncode != 0:
         raise RuntimeError(f"{command!r} exited {done.returncode}: {done.stderr.strip()}")
     return done.stdout if done.stdout.endswith("\n") else done.stdout + "\n"

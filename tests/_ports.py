@@ -1,16 +1,32 @@
-"""Loopback ports for test servers: who listens on one, so a test never talks to a stranger.
+"""Test servers and commands as real processes: started, waited for, stopped, bounded in time.
 
 A port picked free and bound later by a child process can be taken in between by another
 process (other test runs share the machine); a test that then finds the port open would
 talk to that stranger. :func:`owns_port` tells, on Linux, whether the listening socket is
-the child's own.
+the child's own, and :func:`serving` waits for that before it hands the port on (trading a
+port a stranger took for a fresh one). :func:`run` runs a command to its end with its output
+captured; :func:`stop` ends a process. A process that fails says why with its stderr.
 """
 
 from __future__ import annotations
 
 import os
 import socket
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from pathlib import Path
+from typing import IO, Any
+
+ROOT = Path(__file__).resolve().parents[1]
+"""The repository root: where commands run unless told."""
+TIMEOUT = 60.0
+"""Seconds a command, or a server's start, may take (a loaded machine is slow)."""
+ATTEMPTS = 5
+"""Fresh ports :func:`serving` tries when other processes take the ones it picked."""
 
 
 def free_port() -> int:
@@ -69,3 +85,126 @@ def owns_port(pid: int, port: int) -> bool:
         if target.startswith("socket:[") and target[len("socket:[") : -1] in inodes:
             return True
     return False
+
+
+def slimtools(*args: str) -> list[str]:
+    """The command line of ``slimtools ARGS`` with this interpreter."""
+    return [sys.executable, "-m", "slimtools.cli", *args]
+
+
+def run(
+    argv: Sequence[str],
+    *,
+    env: Mapping[str, str] | None = None,
+    cwd: Path | str = ROOT,
+    timeout: float = TIMEOUT,
+    stdin: int | None = subprocess.DEVNULL,
+) -> subprocess.CompletedProcess[str]:
+    """Run ``argv`` to its end in ``cwd``, stdout and stderr captured as text; any exit
+    status is returned, not raised (``subprocess.TimeoutExpired`` past ``timeout``)."""
+    return subprocess.run(
+        list(argv),
+        env=None if env is None else dict(env),
+        cwd=cwd,
+        stdin=stdin,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )
+
+
+def stop(process: subprocess.Popen[Any], grace: float = 10) -> None:
+    """End ``process``: SIGTERM, then SIGKILL after ``grace`` seconds; waited for either way."""
+    if process.poll() is not None:
+        return
+    process.terminate()
+    try:
+        process.wait(timeout=grace)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
+
+
+@contextmanager
+def serving(
+    build: Callable[[int], Sequence[str]],
+    *,
+    env: Mapping[str, str] | None = None,
+    cwd: Path | str = ROOT,
+    timeout: float = TIMEOUT,
+) -> Iterator[int]:
+    """A server process on a free loopback port (``build`` makes its command from the port),
+    waited for until it listens there itself; stopped at the end. Yields the port.
+
+    Raises:
+        RuntimeError: the process exited before it listened (its command and stderr said),
+            or other processes took :data:`ATTEMPTS` ports in a row.
+        TimeoutError: it did not listen within ``timeout`` seconds (its stderr said).
+    """
+    for _ in range(ATTEMPTS):
+        port = free_port()
+        command = list(build(port))
+        with tempfile.TemporaryFile() as stderr:
+            process = subprocess.Popen(
+                command, env=None if env is None else dict(env), cwd=cwd, stderr=stderr
+            )
+            try:
+                if not _listens(process, port, command, stderr, timeout):
+                    stop(process)
+                    continue
+            except BaseException:
+                stop(process)
+                raise
+            try:
+                yield port
+            finally:
+                stop(process)
+            return
+    raise RuntimeError(f"no free port held after {ATTEMPTS} tries")
+
+
+def _listens(
+    process: subprocess.Popen[bytes],
+    port: int,
+    command: Sequence[str],
+    stderr: IO[bytes],
+    timeout: float,
+) -> bool:
+    """True once ``process`` listens on ``port``; False when another process took the port."""
+    deadline = time.monotonic() + timeout
+    while True:
+        if process.poll() is not None:
+            if port_taken(port):
+                return False
+            raise RuntimeError(
+                f"{_shown(command)} exited with status {process.returncode} before it "
+                f"listened on port {port}; its stderr:\n{_tail(stderr)}"
+            )
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=1):
+                if owns_port(process.pid, port):
+                    return True
+        except OSError:
+            pass
+        if time.monotonic() > deadline:
+            raise TimeoutError(
+                f"{_shown(command)} did not listen on port {port} within {timeout:g} s; "
+                f"its stderr so far:\n{_tail(stderr)}"
+            )
+        time.sleep(0.1)
+
+
+def _shown(command: Sequence[str]) -> str:
+    """A command for a message: its first words."""
+    words = [Path(w).name if i == 0 else w for i, w in enumerate(command[:6])]
+    return repr(" ".join(words) + (" ..." if len(command) > 6 else ""))
+
+
+def _tail(stream: IO[bytes], limit: int = 4000) -> str:
+    """The last ``limit`` characters a process wrote to ``stream`` (a file it shares)."""
+    fd = stream.fileno()
+    size = os.fstat(fd).st_size
+    start = max(0, size - 4 * limit)
+    text = os.pread(fd, size - start, start).decode(errors="replace")  # the offset stays put
+    return text[-limit:] or "(empty)"

@@ -1,9 +1,5 @@
-"""The upstream: the MCP server the proxy fronts, reached over stdio or streamable HTTP.
-
-A stdio upstream is started with the proxy's whole environment (the SDK would otherwise pass
-only ``HOME``, ``PATH`` and a few others), so tokens such as ``GITHUB_PERSONAL_ACCESS_TOKEN``
-in a client config's ``env`` block reach it, as they did before the proxy was put in front;
-on Linux it is started through ``slimtools.proxy._orphan``, so it dies with the proxy.
+"""The upstream: the MCP server the proxy fronts, reached in one of the ways of
+``slimtools.proxy.upstreams`` (a command over stdio, a streamable HTTP URL).
 
 An upstream that cannot be started or reached raises ``UpstreamError`` with one line to
 print. ``supervise`` keeps one connected while the proxy serves: a crashed upstream is
@@ -12,25 +8,20 @@ started again with bounded backoff (``slimtools.proxy.lifecycle``).
 
 from __future__ import annotations
 
-import os
-import shutil
-import sys
 from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
 try:
-    import httpx2
-    from mcp import Client, StdioServerParameters
-    from mcp.client.streamable_http import streamable_http_client
+    from mcp import Client
     from mcp.types import CallToolResult, ServerCapabilities, Tool
 except ImportError as exc:  # pragma: no cover - exercised only without the extra
     raise ImportError(
         "slimtools.proxy needs the MCP SDK (mcp>=2): pip install 'slimtools[proxy]'"
     ) from exc
 
-from slimtools.errors import ConfigurationError
+from slimtools.proxy.upstreams import UpstreamKind, kind_of
 
 __all__ = ["Upstream", "UpstreamError", "UpstreamSpec", "connect"]
 
@@ -44,7 +35,11 @@ _MAX_LIST_PAGES = 100
 
 @dataclass(frozen=True)
 class UpstreamSpec:
-    """Where the upstream is: a command to start (stdio) or a URL (streamable HTTP)."""
+    """Where the upstream is: a command to start (stdio) or a URL (streamable HTTP).
+
+    Exactly one kind of ``slimtools.proxy.upstreams.UPSTREAMS`` must recognise it
+    (``ConfigurationError`` otherwise).
+    """
 
     command: Sequence[str] = ()
     url: str | None = None
@@ -52,18 +47,16 @@ class UpstreamSpec:
     cwd: str | None = None
 
     def __post_init__(self) -> None:
-        if bool(self.command) == bool(self.url):
-            raise ConfigurationError(
-                "give the upstream either as a command after -- or as --upstream-url URL"
-            )
+        kind_of(self)
+
+    @property
+    def kind(self) -> UpstreamKind:
+        """The way this upstream is reached (its row of ``UPSTREAMS``)."""
+        return kind_of(self)
 
     def describe(self) -> str:
         """The upstream as a person would name it (for messages)."""
-        if self.url is None:
-            return " ".join(self.command)
-        from slimtools.redaction import redact
-
-        return redact(self.url)
+        return self.kind.describe(self)
 
 
 class Upstream:
@@ -147,23 +140,7 @@ async def connect(
 
 def _client(spec: UpstreamSpec, stack: AsyncExitStack, callbacks: Mapping[str, Any]) -> Client:
     # No response cache: the proxy forwards each request, so the upstream answers it fresh.
-    options: dict[str, Any] = {**callbacks, "cache": None}
-    if spec.url:
-        http = httpx2.AsyncClient(
-            headers=dict(spec.headers), timeout=httpx2.Timeout(30.0, read=300.0)
-        )
-        stack.push_async_callback(http.aclose)
-        return Client(streamable_http_client(spec.url, http_client=http), **options)
-    program = shutil.which(spec.command[0], path=os.environ.get("PATH"))
-    if program is None and not os.path.exists(spec.command[0]):
-        raise FileNotFoundError(f"no such command: {spec.command[0]}")
-    command = list(spec.command)
-    if sys.platform.startswith("linux"):
-        command = [sys.executable, "-m", "slimtools.proxy._orphan", str(os.getpid()), *command]
-    params = StdioServerParameters(
-        command=command[0], args=command[1:], env=dict(os.environ), cwd=spec.cwd
-    )
-    return Client(params, **options)
+    return spec.kind.client(spec, stack, {**callbacks, "cache": None})
 
 
 def innermost(exc: BaseException) -> BaseException:
@@ -193,6 +170,4 @@ def _reason(spec: UpstreamSpec, exc: BaseException) -> str:
     text = " ".join(str(exc).split()) or type(exc).__name__
     if isinstance(exc, FileNotFoundError):
         return f"could not be started: {text}"
-    if spec.url:
-        return f"could not be reached: {text[:200]}"
-    return f"exited before it answered (initialisation failed: {text[:200]})"
+    return spec.kind.failed(text)

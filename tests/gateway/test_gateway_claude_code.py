@@ -5,7 +5,6 @@ from __future__ import annotations
 import itertools
 import os
 import shutil
-import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -16,6 +15,7 @@ import pytest
 from slimtools.clearing import ClearingPolicy, is_placeholder
 from slimtools.gateway import create_app
 from slimtools.gateway._wire import normalize
+from tests._ports import run as run_command
 from tests.gateway.gateway_upstream import FakeUpstream, Script, create_upstream, serve
 
 pytestmark = pytest.mark.subprocess
@@ -65,10 +65,8 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[FakeUpstream
             "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
             "HOME": str(work),
         }
-        done = subprocess.run(
-            [binary, "-p", "Read the logs.", "--allowedTools", "Bash,Read"],
-            cwd=work, env=env, capture_output=True, text=True, timeout=180, check=False,
-        )  # fmt: skip
+        argv = [binary, "-p", "Read the logs.", "--allowedTools", "Bash,Read"]
+        done = run_command(argv, cwd=work, env=env, timeout=180)
     assert done.returncode == 0, done.stderr[-2000:]
     return fake, work
 

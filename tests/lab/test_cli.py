@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
-
 import pytest
 
 from slimtools.clearing import ClearingPolicy
@@ -18,23 +15,7 @@ from slimtools.ledger.peers import (
 )
 from slimtools.transcripts import load_transcripts
 from tests._shared import shared_data
-
-
-def write_run(folder: Path, rounds: int = 8, chars: int = 6_000) -> Path:
-    """A small SWE-agent style function-calling run on disk."""
-    history: list[dict] = [
-        {"role": "system", "content": "sys"},
-        {"role": "user", "content": "fix it"},
-    ]
-    for i in range(rounds):
-        arguments = json.dumps({"cmd": f"ls {i}"})  # distinct calls: none supersedes another
-        call = {"id": f"c{i}", "function": {"name": "bash", "arguments": arguments}}
-        history.append({"role": "assistant", "content": f"step {i}", "tool_calls": [call]})
-        history.append({"role": "tool", "content": "x" * chars, "tool_call_ids": [f"c{i}"]})
-    history.append({"role": "assistant", "content": "done"})
-    path = folder / "run.traj"
-    path.write_text(json.dumps({"history": history}))
-    return path
+from tests.lab.cli_helpers import write_run
 
 
 def test_bill_prints_the_article_table(capsys):

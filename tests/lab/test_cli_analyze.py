@@ -15,16 +15,12 @@ from slimtools.clearing import ClearingPolicy
 from slimtools.cli import _output, main
 from slimtools.cli._policy import build_policy
 from slimtools.ledger.analyze import analyze
+from tests._ports import run, slimtools
 from tests._shared import shared_data
+from tests.lab.cli_helpers import cli
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "transcripts"
 ROOT = Path(__file__).resolve().parents[2]
-
-
-def run(capsys, *argv: str) -> tuple[int, str, str]:
-    status = main(list(argv))
-    out, err = capsys.readouterr()
-    return status, out, err
 
 
 def table(out: str, title_start: str, until: str = "") -> list[str]:
@@ -53,7 +49,7 @@ def row(lines: list[str], first: str) -> list[str]:
 
 def test_analyze_prints_counts_tools_and_savings_per_file_and_in_total(capsys):
     """By default: a row per file, the tools by tokens, and what each policy would change."""
-    status, out, err = run(capsys, "analyze", str(DATA / "openai_chat"), str(DATA / "anthropic"))
+    status, out, err = cli(capsys, "analyze", str(DATA / "openai_chat"), str(DATA / "anthropic"))
     assert (status, err) == (0, "")
     expected = analyze(DATA / "openai_chat", DATA / "anthropic").total
     counts = table(out, "5 transcript files, 5 runs (1 read message by message)")
@@ -78,7 +74,7 @@ def test_analyze_prints_counts_tools_and_savings_per_file_and_in_total(capsys):
 
 def test_by_source_groups_the_files_of_each_format(capsys):
     """--by source: one row per format in the counts and savings tables."""
-    status, out, _ = run(capsys, "analyze", str(DATA), "--by", "source")
+    status, out, _ = cli(capsys, "analyze", str(DATA), "--by", "source")
     assert status == 1  # the malformed files
     counts = table(out, f"{len(analyze(DATA).files)} transcript files")
     for source in ("claude_code", "tau_bench", "openhands", "langchain", "openai_responses"):
@@ -87,7 +83,7 @@ def test_by_source_groups_the_files_of_each_format(capsys):
 
 def test_by_tool_lists_every_tool_with_its_resident_tokens_at_the_end(capsys):
     """--by tool: every tool, and per strategy the tokens it leaves resident at the end."""
-    status, out, _ = run(
+    status, out, _ = cli(
         capsys,
         "analyze",
         str(DATA / "claude_code"),
@@ -119,7 +115,7 @@ def test_policies_can_be_repeated_and_compared(capsys):
         "--compare",
         "turn-end,batched",
     ]
-    status, out, _ = run(capsys, *argv)
+    status, out, _ = cli(capsys, *argv)
     assert status == 0
     savings = savings_table(out)
     labels = [
@@ -131,8 +127,8 @@ def test_policies_can_be_repeated_and_compared(capsys):
 def test_policy_options_reach_every_policy(capsys):
     """--keep-turns and --exclude-tool apply to each named policy (as ClearingPolicy fields)."""
     argv = ["analyze", str(DATA / "tau_bench"), "--json", "--compare", "turn-end,default"]
-    _, wide, _ = run(capsys, *argv)
-    _, kept, _ = run(capsys, *argv, "--keep-turns", "50")
+    _, wide, _ = cli(capsys, *argv)
+    _, kept, _ = cli(capsys, *argv, "--keep-turns", "50")
     cleared = json.loads(wide)["total"]["savings"]["turn-end"]["resident_end"]
     untouched = json.loads(kept)["total"]["savings"]
     assert untouched["turn-end"]["resident_end"] == untouched["no clearing"]["resident_end"]
@@ -146,7 +142,7 @@ def test_policy_options_reach_every_policy(capsys):
 def test_json_has_the_documented_keys_per_file(capsys):
     """--json: per file at least file, format, messages, tool_calls, tool_results, by_tool,
     ledger and savings; the same figures as the library."""
-    status, out, _ = run(capsys, "analyze", str(DATA / "swe_agent"), "--json")
+    status, out, _ = cli(capsys, "analyze", str(DATA / "swe_agent"), "--json")
     assert status == 0
     document = json.loads(out)
     for entry in document["files"]:
@@ -161,7 +157,7 @@ def test_json_has_the_documented_keys_per_file(capsys):
 
 def test_a_malformed_file_gets_one_line_and_the_others_are_analysed(capsys):
     """Each bad file: one stderr line naming it and the fault; exit 1; the rest still counted."""
-    status, out, err = run(capsys, "analyze", str(DATA / "malformed"), str(DATA / "tau_bench"))
+    status, out, err = cli(capsys, "analyze", str(DATA / "malformed"), str(DATA / "tau_bench"))
     assert status == 1
     lines = err.strip().splitlines()
     assert len(lines) == len(list((DATA / "malformed").iterdir()))
@@ -173,7 +169,7 @@ def test_a_malformed_file_gets_one_line_and_the_others_are_analysed(capsys):
 
 def test_malformed_files_are_listed_in_the_json_errors(capsys):
     """--json carries the errors too, with file, line and reason."""
-    _, out, _ = run(
+    _, out, _ = cli(
         capsys,
         "analyze",
         str(DATA / "malformed" / "latin1.jsonl"),
@@ -190,10 +186,10 @@ def test_malformed_files_are_listed_in_the_json_errors(capsys):
 
 def test_format_forces_the_reader(capsys):
     """--format: the named reader reads the file, and one that does not fit says why."""
-    status, out, _ = run(capsys, "analyze", str(DATA / "tau_bench"), "--format", "tau_bench")
+    status, out, _ = cli(capsys, "analyze", str(DATA / "tau_bench"), "--format", "tau_bench")
     assert status == 0
     assert row(table(out, "1 transcript files"), "TOTAL")[1] == "3"
-    status, out, err = run(capsys, "analyze", str(DATA / "tau_bench"), "--format", "swe_agent")
+    status, out, err = cli(capsys, "analyze", str(DATA / "tau_bench"), "--format", "swe_agent")
     assert (status, out) == (1, "")
     path = DATA / "tau_bench" / "airline.json"
     assert err == f"slimtools: {path}: list element 0: expected a 'history' list of messages\n"
@@ -203,7 +199,7 @@ def test_a_run_without_model_calls_is_counted_and_plotted(capsys, tmp_path):
     """Messages but no model call: counted, no rows, an empty plot, no error."""
     path = tmp_path / "chat.jsonl"
     path.write_text('{"role": "user", "content": "hello"}\n{"role": "user", "content": "hi"}\n')
-    status, out, _ = run(capsys, "analyze", str(path), "--plot", str(tmp_path / "p.png"))
+    status, out, _ = cli(capsys, "analyze", str(path), "--plot", str(tmp_path / "p.png"))
     assert status == 0
     assert row(table(out, "1 transcript files"), "TOTAL")[1:4] == ["1", "2", "0"]
     assert "no tool results" in out
@@ -213,7 +209,7 @@ def test_a_run_without_model_calls_is_counted_and_plotted(capsys, tmp_path):
 
 def test_nothing_to_analyse_fails_cleanly(capsys, tmp_path):
     """A folder without transcripts: one line, exit 1, no table."""
-    status, out, err = run(capsys, "analyze", str(DATA / "unknown"))
+    status, out, err = cli(capsys, "analyze", str(DATA / "unknown"))
     assert (status, out) == (1, "")
     assert err.strip() == f"slimtools: no transcripts found under {DATA / 'unknown'}"
 
@@ -221,7 +217,7 @@ def test_nothing_to_analyse_fails_cleanly(capsys, tmp_path):
 def test_plot_writes_a_png_of_the_expected_size(capsys, tmp_path):
     """--plot out.png: a valid 1000 x 700 image, and a line saying it was written."""
     path = tmp_path / "waste.png"
-    status, out, _ = run(
+    status, out, _ = cli(
         capsys,
         "analyze",
         str(DATA / "claude_code"),
@@ -253,7 +249,7 @@ def test_plot_writes_svg_too(capsys, tmp_path):
 def test_plot_to_an_unwritable_place_fails_with_one_line(capsys, tmp_path):
     """A plot that cannot be written: the tables are printed, then one line, exit 1."""
     path = tmp_path / "missing" / "dir" / "waste.png"
-    status, out, err = run(capsys, "analyze", str(DATA / "tau_bench"), "--plot", str(path))
+    status, out, err = cli(capsys, "analyze", str(DATA / "tau_bench"), "--plot", str(path))
     assert status == 1
     assert "TOTAL" in out
     assert err.startswith(f"slimtools: cannot write {path}")
@@ -261,7 +257,7 @@ def test_plot_to_an_unwritable_place_fails_with_one_line(capsys, tmp_path):
 
 def test_ledger_prints_the_per_round_ledger_of_each_strategy(capsys):
     """--ledger: one table per strategy, a row every --every rounds and the last."""
-    status, out, _ = run(
+    status, out, _ = cli(
         capsys, "analyze", str(DATA / "openai_chat" / "list.json"), "--ledger", "--every", "2"
     )
     assert status == 0
@@ -318,7 +314,7 @@ def test_every_command_has_help_with_an_example_and_exit_statuses(command, capsy
 
 def test_suggest_with_an_unreadable_sample_fails_with_status_1(capsys, tmp_path):
     """A sample file that cannot be read is a file that failed: one line, exit 1."""
-    status, _, err = run(capsys, "suggest", str(tmp_path / "missing.json"))
+    status, _, err = cli(capsys, "suggest", str(tmp_path / "missing.json"))
     assert status == 1
     assert err.startswith(f"slimtools suggest: {tmp_path / 'missing.json'}: cannot read")
 
@@ -348,7 +344,7 @@ def test_named_policies_are_the_documented_presets():
 
 def test_bill_slim_shows_both_columns(capsys):
     """--slim 0.1: resident and billed with and without slimming, row by row."""
-    status, out, _ = run(capsys, "bill", "20", "5000", "--slim", "0.1")
+    status, out, _ = cli(capsys, "bill", "20", "5000", "--slim", "0.1")
     assert status == 0
     lines = table(out, "5,000 tokens a result, slimmed at the source to 500")
     assert row(lines, "20 ") == ["20", "100,000", "10,000", "1,050,000", "105,000"]
@@ -357,7 +353,7 @@ def test_bill_slim_shows_both_columns(capsys):
 
 def test_bill_without_slim_is_the_article_table(capsys):
     """Without --slim the table holds the article's four rows."""
-    _, out, _ = run(capsys, "bill", "20", "5000")
+    _, out, _ = cli(capsys, "bill", "20", "5000")
     lines = table(out, "5,000 tokens a result, one a round")
     assert row(lines, "20 ") == ["20", "100,000", "1,050,000"]
     assert row(lines, "5 ") == ["5", "25,000", "75,000"]
@@ -366,7 +362,7 @@ def test_bill_without_slim_is_the_article_table(capsys):
 def test_bill_plot_writes_a_png(capsys, tmp_path):
     """bill --plot: a valid image, with and without slimming drawn."""
     path = tmp_path / "bill.png"
-    status, out, _ = run(capsys, "bill", "40", "5000", "--slim", "0.1", "--plot", str(path))
+    status, out, _ = cli(capsys, "bill", "40", "5000", "--slim", "0.1", "--plot", str(path))
     assert status == 0
     assert f"wrote {path}" in out
     with Image.open(path) as image:
@@ -375,10 +371,10 @@ def test_bill_plot_writes_a_png(capsys, tmp_path):
 
 def test_without_rich_the_tables_are_plain_text(capsys, monkeypatch):
     """Without the cli extra's rich, the same table is drawn with dashes, same content."""
-    _, with_rich, _ = run(capsys, "analyze", str(DATA / "tau_bench"))
+    _, with_rich, _ = cli(capsys, "analyze", str(DATA / "tau_bench"))
     monkeypatch.setitem(sys.modules, "rich", None)
     assert not _output.has_rich()
-    status, plain, _ = run(capsys, "analyze", str(DATA / "tau_bench"))
+    status, plain, _ = cli(capsys, "analyze", str(DATA / "tau_bench"))
     assert status == 0
     assert "─" in with_rich
     assert "─" not in plain
@@ -444,7 +440,7 @@ def test_coloured_tables_carry_escape_codes_and_plain_ones_none():
 def test_analyze_of_the_shared_transcripts(capsys):
     """The recorded runs: every recorder is a row, and the total matches the library."""
     folder = shared_data() / "transcripts"
-    status, out, err = run(
+    status, out, err = cli(
         capsys, "analyze", str(folder), "--by", "source", "--compare", "turn-end,default"
     )
     assert (status, err) == (0, "")
@@ -463,21 +459,14 @@ def test_analyze_of_the_shared_transcripts(capsys):
 def test_analyze_runs_as_a_program(tmp_path):
     """`slimtools analyze` in a shell: tables on stdout, one line per bad file, exit 1."""
     plot = tmp_path / "p.png"
-    done = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "slimtools.cli",
+    done = run(
+        slimtools(
             "analyze",
             str(DATA / "tau_bench"),
             str(DATA / "malformed" / "latin1.jsonl"),
             "--plot",
             str(plot),
-        ],
-        capture_output=True,
-        text=True,
-        check=False,
-        cwd=ROOT,
+        ),
         env={"PATH": "/usr/bin:/bin", "NO_COLOR": "1"},
     )
     assert done.returncode == 1

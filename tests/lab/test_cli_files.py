@@ -3,31 +3,21 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 
 from slimtools.clearing import ClearingPolicy, is_placeholder, view
 from slimtools.cli import main
 from slimtools.transcripts import clear_file, load_file
+from tests._ports import run, slimtools
 from tests._shared import shared_data
-
-DATA = Path(__file__).resolve().parents[1] / "data" / "transcripts"
-SESSION = DATA / "claude_code" / "session.jsonl"
-
-
-def _run(capsys, *argv: str) -> tuple[int, str, str]:
-    status = main(list(argv))
-    out, err = capsys.readouterr()
-    return status, out, err
+from tests.lab.cli_helpers import DATA, SESSION, cleared_with_audit, cli
 
 
 def test_clear_writes_the_same_format_and_says_what_it_did(tmp_path, capsys):
     """clear prints the source, runs, results cleared and tokens; the file reloads the same."""
     out = tmp_path / "cleared.jsonl"
-    status, text, err = _run(
+    status, text, err = cli(
         capsys,
         "clear",
         "--cache",
@@ -57,7 +47,7 @@ def test_restore_gives_back_the_original_bytes(tmp_path, capsys):
     cleared, audit, back = tmp_path / "c.jsonl", tmp_path / "a.jsonl", tmp_path / "r.jsonl"
     main(["clear", "--cache", "none", str(SESSION), "-o", str(cleared), "--audit", str(audit)])
     capsys.readouterr()
-    status, text, _ = _run(capsys, "restore", str(cleared), "--audit", str(audit), "-o", str(back))
+    status, text, _ = cli(capsys, "restore", str(cleared), "--audit", str(audit), "-o", str(back))
     assert status == 0
     assert text == f"restored 4 tool results from {audit} into {back}\n"
     assert back.read_bytes() == SESSION.read_bytes()
@@ -139,43 +129,16 @@ def test_keep_head_option_shortens_placeholders(tmp_path):
 def test_format_option_forces_the_reader(tmp_path, capsys):
     """--format names the reader; a file that does not fit fails with exit status 1."""
     path = DATA / "openai_chat" / "list.json"
-    assert (
-        main(
-            [
-                "clear",
-                "--cache",
-                "none",
-                str(path),
-                "-o",
-                str(tmp_path / "o"),
-                "--format",
-                "openai_chat",
-            ]
-        )
-        == 0
-    )
-    assert (
-        main(
-            [
-                "clear",
-                "--cache",
-                "none",
-                str(path),
-                "-o",
-                str(tmp_path / "o"),
-                "--format",
-                "tau_bench",
-            ]
-        )
-        == 1
-    )
+    clear = ["clear", "--cache", "none", str(path), "-o", str(tmp_path / "o"), "--format"]
+    assert main([*clear, "openai_chat"]) == 0
+    assert main([*clear, "tau_bench"]) == 1
     assert "a tau-bench run needs a 'traj'" in capsys.readouterr().err
 
 
 def test_malformed_file_fails_with_one_clear_line(tmp_path, capsys):
     """A broken transcript: exit status 1, one line naming the file, the line and the fault."""
     path = DATA / "malformed" / "cut_line.jsonl"
-    status, out, err = _run(
+    status, out, err = cli(
         capsys, "clear", "--cache", "none", str(path), "-o", str(tmp_path / "o.jsonl")
     )
     assert status == 1
@@ -186,7 +149,7 @@ def test_malformed_file_fails_with_one_clear_line(tmp_path, capsys):
 
 def test_not_a_transcript_fails_cleanly(tmp_path, capsys):
     """A README is not a transcript: exit status 1 and a message saying so."""
-    status, _, err = _run(
+    status, _, err = cli(
         capsys, "clear", str(DATA / "unknown" / "README.md"), "-o", str(tmp_path / "o")
     )
     assert status == 1
@@ -195,7 +158,7 @@ def test_not_a_transcript_fails_cleanly(tmp_path, capsys):
 
 def test_missing_file_fails_cleanly(tmp_path, capsys):
     """A file that does not exist: exit status 1, named."""
-    status, _, err = _run(
+    status, _, err = cli(
         capsys, "clear", "--cache", "none", str(tmp_path / "nope.jsonl"), "-o", str(tmp_path / "o")
     )
     assert status == 1
@@ -205,7 +168,7 @@ def test_missing_file_fails_cleanly(tmp_path, capsys):
 def test_unwritable_output_fails_cleanly(tmp_path, capsys):
     """An output that cannot be written (a folder): exit status 1, no traceback."""
     (tmp_path / "out").mkdir()
-    status, _, err = _run(
+    status, _, err = cli(
         capsys, "clear", "--cache", "none", str(SESSION), "-o", str(tmp_path / "out")
     )
     assert status == 1
@@ -215,21 +178,9 @@ def test_unwritable_output_fails_cleanly(tmp_path, capsys):
 
 def test_restore_of_a_file_that_does_not_match_the_audit(tmp_path, capsys):
     """restore with another file's audit: exit status 1, the mismatch named, nothing written."""
-    audit = tmp_path / "a.jsonl"
-    main(
-        [
-            "clear",
-            "--cache",
-            "none",
-            str(SESSION),
-            "-o",
-            str(tmp_path / "c.jsonl"),
-            "--audit",
-            str(audit),
-        ]
-    )
+    _, audit = cleared_with_audit(tmp_path)
     other = DATA / "openai_chat" / "messages.jsonl"
-    status, _, err = _run(
+    status, _, err = cli(
         capsys, "restore", str(other), "--audit", str(audit), "-o", str(tmp_path / "r")
     )
     assert status == 1
@@ -240,21 +191,9 @@ def test_restore_of_a_file_that_does_not_match_the_audit(tmp_path, capsys):
 
 def test_reusing_an_audit_for_another_file_is_a_usage_error(tmp_path, capsys):
     """An audit holding another file's originals is refused with exit status 2."""
-    audit = tmp_path / "a.jsonl"
-    main(
-        [
-            "clear",
-            "--cache",
-            "none",
-            str(SESSION),
-            "-o",
-            str(tmp_path / "c.jsonl"),
-            "--audit",
-            str(audit),
-        ]
-    )
+    _, audit = cleared_with_audit(tmp_path)
     other = DATA / "openai_chat" / "messages.jsonl"
-    status, _, err = _run(
+    status, _, err = cli(
         capsys, "clear", str(other), "-o", str(tmp_path / "d"), "--audit", str(audit)
     )
     assert status == 2
@@ -263,7 +202,7 @@ def test_reusing_an_audit_for_another_file_is_a_usage_error(tmp_path, capsys):
 
 def test_without_audit_a_note_warns_that_restore_is_impossible(tmp_path, capsys):
     """Clearing without --audit works but says the originals are gone."""
-    status, _, err = _run(
+    status, _, err = cli(
         capsys, "clear", "--cache", "none", str(SESSION), "-o", str(tmp_path / "c.jsonl")
     )
     assert status == 0
@@ -304,30 +243,18 @@ def test_commands_run_as_a_program(tmp_path):
     """`python -m slimtools.cli clear/restore` in a shell: output, status and the files."""
     path = DATA / "tau_bench" / "airline.json"
     cleared, audit, back = tmp_path / "c.json", tmp_path / "a.jsonl", tmp_path / "r.json"
-    run = [sys.executable, "-m", "slimtools.cli"]
-    done = subprocess.run(
-        [*run, "clear", "--cache", "none", str(path), "-o", str(cleared), "--audit", str(audit)],
-        capture_output=True,
-        text=True,
-        check=False,
+    done = run(
+        slimtools("clear", "--cache", "none", str(path), "-o", str(cleared), "--audit", str(audit))
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.startswith(f"tau_bench transcript {path} (3 runs): cleared ")
     entries = [json.loads(line) for line in audit.read_text().splitlines()]
     assert {e["file"]["run"] for e in entries} == {0, 1, 2}
-    done = subprocess.run(
-        [*run, "restore", str(cleared), "--audit", str(audit), "-o", str(back)],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
+    done = run(slimtools("restore", str(cleared), "--audit", str(audit), "-o", str(back)))
     assert done.returncode == 0
     assert back.read_bytes() == path.read_bytes()
-    bad = subprocess.run(
-        [*run, "clear", str(DATA / "malformed" / "latin1.jsonl"), "-o", str(tmp_path / "x")],
-        capture_output=True,
-        text=True,
-        check=False,
+    bad = run(
+        slimtools("clear", str(DATA / "malformed" / "latin1.jsonl"), "-o", str(tmp_path / "x"))
     )
     assert (bad.returncode, bad.stdout) == (1, "")
     assert bad.stderr.strip().endswith("latin1.jsonl:2: not UTF-8 text (byte 32)")

@@ -11,19 +11,11 @@ from pathlib import Path
 import pytest
 
 from slimtools.clearing import ClearingPolicy
-from slimtools.cli import main
 from slimtools.transcripts import TornLineWarning, clear_file, restore_file
 from slimtools.transcripts._rewrite import TEMP_MARK, replacing
+from tests.lab.cli_helpers import SESSION, cleared_with_audit, cli
 
-DATA = Path(__file__).resolve().parents[1] / "data" / "transcripts"
-SESSION = DATA / "claude_code" / "session.jsonl"
 TORN = b'{"type":"user","message":{"role":"user","content":"half writ'
-
-
-def _run(capsys, *argv: str) -> tuple[int, str, str]:
-    status = main(list(argv))
-    out, err = capsys.readouterr()
-    return status, out, err
 
 
 def _live(tmp_path: Path) -> Path:
@@ -31,12 +23,6 @@ def _live(tmp_path: Path) -> Path:
     path = tmp_path / "live.jsonl"
     path.write_bytes(SESSION.read_bytes() + TORN)
     return path
-
-
-def _cleared_with_audit(tmp_path: Path) -> tuple[Path, Path]:
-    cleared, audit = tmp_path / "c.jsonl", tmp_path / "a.jsonl"
-    main(["clear", "--cache", "none", str(SESSION), "-o", str(cleared), "--audit", str(audit)])
-    return cleared, audit
 
 
 def _dead_pid() -> int:
@@ -52,10 +38,10 @@ def _dead_pid() -> int:
 
 def test_analyze_reads_a_live_session_and_says_the_last_line_was_skipped(tmp_path, capsys):
     """A session whose last line is half written is analysed whole but for that line."""
-    status, out, err = _run(capsys, "analyze", str(_live(tmp_path)))
+    status, out, err = cli(capsys, "analyze", str(_live(tmp_path)))
     whole = tmp_path / "full.jsonl"
     whole.write_bytes(SESSION.read_bytes())
-    _, expected, _ = _run(capsys, "analyze", str(whole))
+    _, expected, _ = cli(capsys, "analyze", str(whole))
     assert status == 0
     assert out.replace("live.jsonl", "full.jsonl") == expected
     line = SESSION.read_bytes().count(b"\n") + 1
@@ -70,7 +56,7 @@ def test_clear_of_a_live_session_clears_the_complete_lines_and_copies_the_torn_o
 ):
     """clear writes the complete lines cleared and the torn tail as it was, with a warning."""
     out = tmp_path / "out.jsonl"
-    status, text, err = _run(
+    status, text, err = cli(
         capsys, "clear", "--cache", "none", str(_live(tmp_path)), "-o", str(out)
     )
     assert status == 0
@@ -83,7 +69,7 @@ def test_clear_in_place_of_a_live_session_is_refused_and_changes_nothing(tmp_pat
     """Its writer would go on appending to the replaced file: refuse, say why, touch nothing."""
     live = _live(tmp_path)
     before = live.read_bytes()
-    status, _, err = _run(capsys, "clear", "--cache", "none", str(live), "-o", str(live))
+    status, _, err = cli(capsys, "clear", "--cache", "none", str(live), "-o", str(live))
     assert status == 1
     assert "still being written" in err
     assert "another file" in err
@@ -95,7 +81,7 @@ def test_a_malformed_line_with_a_line_end_is_still_an_error(tmp_path, capsys):
     """Only a last line without its line end is torn; a complete bad line fails the file."""
     path = tmp_path / "bad.jsonl"
     path.write_bytes(SESSION.read_bytes() + TORN + b"\n")
-    status, _, err = _run(capsys, "analyze", str(path))
+    status, _, err = cli(capsys, "analyze", str(path))
     assert status == 1
     assert "not valid JSON" in err
 
@@ -104,7 +90,7 @@ def test_clear_into_a_folder_names_the_folder_not_a_temporary_file(tmp_path, cap
     """`clear -o DIR`: one line naming DIR, and no temporary file left anywhere."""
     folder = tmp_path / "out"
     folder.mkdir()
-    status, _, err = _run(capsys, "clear", "--cache", "none", str(SESSION), "-o", str(folder))
+    status, _, err = cli(capsys, "clear", "--cache", "none", str(SESSION), "-o", str(folder))
     assert status == 1
     assert err == f"slimtools: cannot write {folder}: is a directory, not a file\n"
     assert list(tmp_path.rglob(f"*{TEMP_MARK}*")) == []
@@ -115,7 +101,7 @@ def test_clear_to_an_unwritable_path_names_the_path(tmp_path, capsys):
     blocker = tmp_path / "file.txt"
     blocker.write_text("x")
     target = blocker / "out.jsonl"
-    status, _, err = _run(capsys, "clear", "--cache", "none", str(SESSION), "-o", str(target))
+    status, _, err = cli(capsys, "clear", "--cache", "none", str(SESSION), "-o", str(target))
     assert status == 1
     assert err.startswith(f"slimtools: cannot write {target}: ")
     assert TEMP_MARK not in err
@@ -123,11 +109,11 @@ def test_clear_to_an_unwritable_path_names_the_path(tmp_path, capsys):
 
 def test_restore_into_a_folder_names_the_folder(tmp_path, capsys):
     """restore -o DIR fails the same way, naming DIR."""
-    cleared, audit = _cleared_with_audit(tmp_path)
+    cleared, audit = cleared_with_audit(tmp_path)
     capsys.readouterr()
     folder = tmp_path / "back"
     folder.mkdir()
-    status, _, err = _run(capsys, "restore", str(cleared), "--audit", str(audit), "-o", str(folder))
+    status, _, err = cli(capsys, "restore", str(cleared), "--audit", str(audit), "-o", str(folder))
     assert status == 1
     assert err == f"slimtools: cannot write {folder}: is a directory, not a file\n"
 
@@ -139,7 +125,7 @@ def test_in_place_clear_of_a_symlink_writes_through_to_its_target(tmp_path, caps
     real.write_bytes(SESSION.read_bytes())
     link = tmp_path / "link.jsonl"
     link.symlink_to(real)
-    status, _, _ = _run(capsys, "clear", "--cache", "none", str(link), "-o", str(link))
+    status, _, _ = cli(capsys, "clear", "--cache", "none", str(link), "-o", str(link))
     assert status == 0
     assert link.is_symlink()
     assert link.resolve() == real.resolve()
@@ -170,7 +156,7 @@ def test_a_later_clear_removes_the_temporary_files_of_a_killed_run(tmp_path, cap
     live = tmp_path / f".out.jsonl{TEMP_MARK}{os.getppid()}-zzz999.tmp"
     for path in [*stale, live]:
         path.write_bytes(b"x" * 1000)
-    status, _, err = _run(
+    status, _, err = cli(
         capsys, "clear", "--cache", "none", str(SESSION), "-o", str(out), "--audit", str(audit)
     )
     assert status == 0
@@ -190,13 +176,11 @@ def _tear(audit: Path) -> bytes:
 
 def test_restore_with_a_torn_audit_tail_restores_the_intact_records(tmp_path, capsys):
     """The torn last record is skipped with a warning; the file comes back byte for byte."""
-    cleared, audit = _cleared_with_audit(tmp_path)
+    cleared, audit = cleared_with_audit(tmp_path)
     _tear(audit)
     capsys.readouterr()
     back = tmp_path / "back.jsonl"
-    status, text, err = _run(
-        capsys, "restore", str(cleared), "--audit", str(audit), "-o", str(back)
-    )
+    status, text, err = cli(capsys, "restore", str(cleared), "--audit", str(audit), "-o", str(back))
     assert status == 0
     assert text == f"restored 4 tool results from {audit} into {back}\n"
     assert "is incomplete" in err
@@ -206,17 +190,17 @@ def test_restore_with_a_torn_audit_tail_restores_the_intact_records(tmp_path, ca
 
 def test_clear_continues_after_a_torn_audit_tail(tmp_path, capsys):
     """A further clearing warns, appends its records on a line of their own, and restores."""
-    cleared, audit = _cleared_with_audit(tmp_path)
+    cleared, audit = cleared_with_audit(tmp_path)
     torn = _tear(audit)
     capsys.readouterr()
     again = tmp_path / "again.jsonl"
     argv = ["clear", "--cache", "none", "--keep-turns", "0", str(cleared), "-o", str(again)]
-    status, _, err = _run(capsys, *argv, "--audit", str(audit))
+    status, _, err = cli(capsys, *argv, "--audit", str(audit))
     assert status == 0
     assert "its last line is incomplete" in err
     assert torn + b"\n" in audit.read_bytes()
     back = tmp_path / "back.jsonl"
-    status, _, _ = _run(capsys, "restore", str(again), "--audit", str(audit), "-o", str(back))
+    status, _, _ = cli(capsys, "restore", str(again), "--audit", str(audit), "-o", str(back))
     assert status == 0
     assert back.read_bytes() == SESSION.read_bytes()
 
@@ -235,12 +219,12 @@ def test_restore_file_warns_with_a_torn_line_warning(tmp_path):
 
 def test_a_garbage_audit_line_is_still_an_error(tmp_path, capsys):
     """Only a record cut short is forgiven: other text in the audit still fails restore."""
-    cleared, audit = _cleared_with_audit(tmp_path)
+    cleared, audit = cleared_with_audit(tmp_path)
     with audit.open("ab") as fh:
         fh.write(b"hello, not a record\n")
     capsys.readouterr()
     back = tmp_path / "back.jsonl"
-    status, _, err = _run(capsys, "restore", str(cleared), "--audit", str(audit), "-o", str(back))
+    status, _, err = cli(capsys, "restore", str(cleared), "--audit", str(audit), "-o", str(back))
     assert status == 1
     assert "not a JSON object" in err
 
@@ -274,7 +258,7 @@ def test_kill_9_during_clear_leaves_temporary_files_the_next_run_removes(tmp_pat
     assert len(left) == 2
     assert left[0].startswith(f".a.jsonl{TEMP_MARK}")
     assert left[1].startswith(f".out.jsonl{TEMP_MARK}")
-    status, _, err = _run(capsys, *argv)
+    status, _, err = cli(capsys, *argv)
     assert status == 0
     assert sorted(p.name for p in tmp_path.iterdir()) == ["a.jsonl", "out.jsonl"]
     assert "interrupted slimtools run left" in err

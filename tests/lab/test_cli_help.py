@@ -4,17 +4,16 @@ hints that fit what was passed, plots a reader can use, one-line log records."""
 from __future__ import annotations
 
 import argparse
-import json
 import logging
-import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
 import slimtools
 from slimtools.cli import _output, main, parser
 from slimtools.cli._plot import Curve, draw_rounds
+from tests._ports import run
+from tests.lab.cli_helpers import cli, write_run
 
 MINE = ("analyze", "report", "bill", "clear", "restore", "recall")
 """The commands of this module's owner (proxy and suggest have their own help tests)."""
@@ -25,39 +24,10 @@ def _subparsers() -> dict[str, argparse.ArgumentParser]:
     return dict(action.choices)
 
 
-def _run(capsys, *argv: str) -> tuple[int, str, str]:
-    status = main(list(argv))
-    out, err = capsys.readouterr()
-    return status, out, err
-
-
-def _write_run(folder: Path, rounds: int = 8, chars: int = 20_000) -> Path:
-    """A SWE-agent style run of ``rounds`` large results that ends soon after they go stale."""
-    history: list[dict] = [
-        {"role": "system", "content": "sys"},
-        {"role": "user", "content": "fix it"},
-    ]
-    for i in range(rounds):
-        arguments = json.dumps({"cmd": f"ls {i}"})  # distinct calls: none supersedes another
-        call = {"id": f"c{i}", "function": {"name": "bash", "arguments": arguments}}
-        history.append({"role": "assistant", "content": f"step {i}", "tool_calls": [call]})
-        history.append({"role": "tool", "content": "x" * chars, "tool_call_ids": [f"c{i}"]})
-    history.append({"role": "assistant", "content": "done"})
-    path = folder / "run.traj"
-    path.write_text(json.dumps({"history": history}))
-    return path
-
-
 @pytest.mark.subprocess
 def test_python_dash_m_slimtools_runs_the_command():
     """`python -m slimtools bill 5 10` prints the bill and exits 0."""
-    done = subprocess.run(
-        [sys.executable, "-m", "slimtools", "bill", "5", "10"],
-        capture_output=True,
-        text=True,
-        check=False,
-        cwd=Path(__file__).resolve().parents[2],
-    )
+    done = run([sys.executable, "-m", "slimtools", "bill", "5", "10"])
     assert done.returncode == 0, done.stderr
     assert "billed input" in done.stdout
 
@@ -136,8 +106,8 @@ def test_by_file_and_source_are_spelled_alike_in_analyze_and_report(command):
 
 def test_report_by_transcript_still_works_with_a_deprecation_note(capsys, tmp_path):
     """The old `report --by transcript` spelling groups by file and says to use `file`."""
-    _write_run(tmp_path)
-    status, out, err = _run(capsys, "report", str(tmp_path), "--no-peers", "--by", "transcript")
+    write_run(tmp_path, chars=20_000)
+    status, out, err = cli(capsys, "report", str(tmp_path), "--no-peers", "--by", "transcript")
     assert status == 0
     assert "TOTAL (1 transcripts)" in out
     assert "--by transcript is deprecated" in err
@@ -148,9 +118,9 @@ def test_report_by_file_groups_by_the_file(capsys, tmp_path):
     """`report --by file` prints a block per file when there are several."""
     (tmp_path / "a").mkdir()
     (tmp_path / "b").mkdir()
-    _write_run(tmp_path / "a")
-    _write_run(tmp_path / "b", rounds=4)
-    status, out, err = _run(capsys, "report", str(tmp_path), "--no-peers", "--by", "file")
+    write_run(tmp_path / "a", chars=20_000)
+    write_run(tmp_path / "b", rounds=4, chars=20_000)
+    status, out, err = cli(capsys, "report", str(tmp_path), "--no-peers", "--by", "file")
     assert (status, err) == (0, "")
     assert f"{tmp_path / 'a' / 'run.traj'}:" in out
     assert f"{tmp_path / 'b' / 'run.traj'}:" in out
@@ -158,8 +128,8 @@ def test_report_by_file_groups_by_the_file(capsys, tmp_path):
 
 def test_analyze_by_transcript_is_the_deprecated_spelling_of_file(capsys, tmp_path):
     """analyze accepts the old spelling too, as file."""
-    _write_run(tmp_path)
-    status, out, err = _run(capsys, "analyze", str(tmp_path), "--by", "transcript")
+    write_run(tmp_path, chars=20_000)
+    status, out, err = cli(capsys, "analyze", str(tmp_path), "--by", "transcript")
     assert status == 0
     assert "deprecated" in err
     assert str(tmp_path / "run.traj") in out
@@ -167,9 +137,9 @@ def test_analyze_by_transcript_is_the_deprecated_spelling_of_file(capsys, tmp_pa
 
 def test_report_hint_does_not_advise_expected_calls_when_it_was_given(capsys, tmp_path):
     """With --expected-calls 40 the hint names the figure given, not the option to pass."""
-    _write_run(tmp_path)
+    write_run(tmp_path, chars=20_000)
     argv = ["report", str(tmp_path), "--no-peers", "--expected-calls", "40"]
-    status, out, _ = _run(capsys, *argv)
+    status, out, _ = cli(capsys, *argv)
     assert status == 0
     hint = next(line for line in out.splitlines() if line.startswith("hint:"))
     assert "pass --expected-calls" not in hint
@@ -178,8 +148,8 @@ def test_report_hint_does_not_advise_expected_calls_when_it_was_given(capsys, tm
 
 def test_report_hint_advises_expected_calls_when_it_was_not_given(capsys, tmp_path):
     """Without it, the hint still suggests passing --expected-calls."""
-    _write_run(tmp_path)
-    status, out, _ = _run(capsys, "report", str(tmp_path), "--no-peers")
+    write_run(tmp_path, chars=20_000)
+    status, out, _ = cli(capsys, "report", str(tmp_path), "--no-peers")
     assert status == 0
     assert "pass --expected-calls" in out
 
@@ -292,7 +262,7 @@ def test_an_unforeseen_error_is_one_line_without_verbose(capsys, monkeypatch):
         raise RuntimeError("disk on fire")
 
     monkeypatch.setattr(report, "tool_result_bill", broken)
-    status, _, err = _run(capsys, "bill", "5", "10")
+    status, _, err = cli(capsys, "bill", "5", "10")
     assert status == 1
     assert err == "slimtools bill: RuntimeError: disk on fire (--verbose shows where)\n"
 
@@ -318,7 +288,7 @@ def test_every_command_takes_verbose(command):
 @pytest.mark.parametrize("slim", [[], ["--slim", "0.1"]])
 def test_bill_always_ends_with_the_last_round(capsys, slim):
     """`bill 7 5000` shows round 5 (every 5) and round 7, the run's end."""
-    status, out, _ = _run(capsys, "bill", "7", "5000", *slim)
+    status, out, _ = cli(capsys, "bill", "7", "5000", *slim)
     assert status == 0
     rounds = [line.split()[0] for line in out.splitlines()[3:]]
     assert rounds == ["5", "7"]

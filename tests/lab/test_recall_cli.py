@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from slimtools.cli import main
 from slimtools.cli.recall import resolve_model
+from tests._ports import run, slimtools
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "examples" / "recall" / "deploy_logs.toml"
@@ -171,21 +170,6 @@ def test_model_specs_resolve_to_adapters():
 def test_recall_as_a_console_command(tmp_path):
     """`python -m slimtools.cli recall --model mymodel:answer` from a user's folder."""
     (tmp_path / "mymodel.py").write_text("def answer(messages, tools):\n    return 'no idea'\n")
-    done = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "slimtools.cli",
-            "recall",
-            "--model",
-            "mymodel:answer",
-            "--repeats",
-            "1",
-        ],
-        capture_output=True,
-        text=True,
-        cwd=tmp_path,
-        check=False,
-    )
+    done = run(slimtools("recall", "--model", "mymodel:answer", "--repeats", "1"), cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     assert "keep_head=500" in done.stdout

@@ -9,9 +9,6 @@ wrapper and an output schema, as many real servers send them. The package is ins
 from __future__ import annotations
 
 import json
-import os
-import shutil
-import subprocess
 import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -22,32 +19,19 @@ import pytest
 from mcp import Client, StdioServerParameters
 
 from slimtools.tokens import count_tokens
+from tests.proxy.npm_servers import npm_server
 from tests.proxy.proxy_fixtures import envelope, text_of
 
 pytestmark = pytest.mark.subprocess
 
 ROOT = Path(__file__).resolve().parents[2]
-PREFIX = ROOT / ".cache" / "npm"
-SERVER = PREFIX / "node_modules" / ".bin" / "mcp-server-filesystem"
 PACKAGE = "@modelcontextprotocol/server-filesystem"
 
 
 @pytest.fixture(scope="session")
 def filesystem_server() -> str:
     """The installed server's executable (installed with npm on first use)."""
-    if not SERVER.exists():
-        if not (shutil.which("node") and shutil.which("npm")):
-            reason = "node and npm are needed for the filesystem server test"
-            if os.environ.get("SLIMTOOLS_REQUIRE_SHARED") == "1":
-                pytest.fail(reason + "; SLIMTOOLS_REQUIRE_SHARED=1 requires them")
-            pytest.skip(reason)
-        subprocess.run(
-            ["npm", "install", "--prefix", str(PREFIX), "--no-audit", "--no-fund", PACKAGE],
-            check=True,
-            capture_output=True,
-            timeout=300,
-        )
-    return str(SERVER)
+    return npm_server(PACKAGE, "mcp-server-filesystem")
 
 
 @pytest.fixture

@@ -20,14 +20,13 @@ import anyio
 import pytest
 from mcp import Client
 
+from tests._ports import TIMEOUT, serving
 from tests.proxy.proxy_fixtures import envelope, text_of
 from tests.proxy.test_proxy_process import (
-    TIMEOUT,
     UPSTREAM,
     config,
     env,
     proxy_command,
-    serving,
     upstream_calls,
 )
 from tests.stores import redis_fixtures
@@ -47,7 +46,7 @@ async def two_clients(
             "--config", config, "--http", f"127.0.0.1:{port}", "--", sys.executable, UPSTREAM
         )
 
-    with serving(command, env) as port, anyio.fail_after(TIMEOUT):
+    with serving(command, env=env) as port, anyio.fail_after(TIMEOUT):
         url = f"http://127.0.0.1:{port}/mcp"
         async with Client(url, mode=mode) as alice, Client(url, mode=mode) as bob:  # type: ignore[arg-type]
             yield alice, bob
@@ -139,7 +138,7 @@ async def two_instances(
             "--config", str(shared), "--http", f"127.0.0.1:{port}", "--", sys.executable, UPSTREAM
         )
 
-    with serving(command, env) as first, serving(command, env) as second:
+    with serving(command, env=env) as first, serving(command, env=env) as second:
         ports = [first, second]
         with anyio.fail_after(TIMEOUT):
             yield tuple(f"http://127.0.0.1:{port}/mcp" for port in ports)  # type: ignore[misc]

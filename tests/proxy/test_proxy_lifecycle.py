@@ -19,17 +19,16 @@ import pytest
 from mcp import Client, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
+from tests._ports import ROOT, TIMEOUT, run, slimtools, stop
 from tests.proxy.proxy_fixtures import text_of
 
 pytestmark = pytest.mark.subprocess
 
-ROOT = Path(__file__).resolve().parents[2]
 MORTAL = str(Path(__file__).with_name("proxy_mortal_upstream.py"))
-TIMEOUT = 60
 
 
 def proxy(*args: str) -> list[str]:
-    return [sys.executable, "-m", "slimtools.cli", "proxy", *args]
+    return slimtools("proxy", *args)
 
 
 def environment(tmp_path: Path) -> dict[str, str]:
@@ -45,15 +44,7 @@ def alive(pid: int) -> bool:
 
 
 def run_proxy(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        proxy(*args),
-        capture_output=True,
-        text=True,
-        timeout=TIMEOUT,
-        check=False,
-        cwd=ROOT,
-        stdin=subprocess.DEVNULL,
-    )
+    return run(proxy(*args))
 
 
 @pytest.mark.parametrize(
@@ -147,8 +138,7 @@ def test_the_upstream_dies_with_the_proxy(tmp_path):
             time.sleep(0.1)
         assert not alive(upstream)
     finally:
-        if process.poll() is None:
-            process.kill()
+        stop(process)
 
 
 HANG = [
@@ -174,14 +164,7 @@ HANG = [
 
 def test_suggest_from_an_upstream_that_cannot_start_is_one_line_and_status_3():
     """``suggest --from-proxy`` reports an unstartable upstream as the proxy does."""
-    done = subprocess.run(
-        [sys.executable, "-m", "slimtools.cli", "suggest", "--from-proxy", "t", "--", "/nope"],
-        capture_output=True,
-        text=True,
-        timeout=TIMEOUT,
-        check=False,
-        cwd=ROOT,
-    )
+    done = run(slimtools("suggest", "--from-proxy", "t", "--", "/nope"))
     assert done.returncode == 3
     assert done.stderr.count("\n") == 1, done.stderr
     assert "could not be started" in done.stderr

@@ -10,12 +10,9 @@ from __future__ import annotations
 import json
 import os
 import re
-import socket
-import subprocess
 import sys
-import time
-from collections.abc import AsyncIterator, Callable, Iterator
-from contextlib import asynccontextmanager, contextmanager
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 
 import anyio
@@ -23,16 +20,13 @@ import pytest
 from mcp import Client, StdioServerParameters
 
 from slimtools.tokens import count_tokens
-from tests._ports import free_port, owns_port, port_taken
+from tests._ports import ROOT, TIMEOUT, run, serving, slimtools
 from tests._shared import shared_data
 from tests.proxy.proxy_fixtures import CONFIG, envelope, text_of
 
 pytestmark = [pytest.mark.subprocess, pytest.mark.shared]
 
 UPSTREAM = str(Path(__file__).with_name("proxy_upstream.py"))
-ROOT = Path(__file__).resolve().parents[2]
-TIMEOUT = 60
-_ATTEMPTS = 5  # fresh ports tried when another process takes the one picked
 
 
 @pytest.fixture
@@ -61,7 +55,7 @@ def upstream_calls(env: dict[str, str], tool: str) -> int:
 
 
 def proxy_command(*args: str) -> list[str]:
-    return [sys.executable, "-m", "slimtools.cli", "proxy", *args]
+    return slimtools("proxy", *args)
 
 
 @asynccontextmanager
@@ -73,64 +67,11 @@ async def stdio_proxy(env: dict[str, str], *args: str) -> AsyncIterator[Client]:
             yield client
 
 
-@contextmanager
-def serving(build: Callable[[int], list[str]], env: dict[str, str]) -> Iterator[int]:
-    """A server process on a free loopback port (``build`` makes its command from the port),
-    waited for until it listens there itself; terminated at the end. Yields the port.
-
-    A port another process takes between the pick and the bind is traded for a fresh one.
-    """
-    for _ in range(_ATTEMPTS):
-        port = free_port()
-        process = subprocess.Popen(build(port), env=env, cwd=ROOT, stderr=subprocess.PIPE)
-        try:
-            if _listens(process, port):
-                break
-        except BaseException:
-            _terminate(process)
-            raise
-        _terminate(process)
-    else:
-        raise RuntimeError(f"no free port held after {_ATTEMPTS} tries")
-    try:
-        yield port
-    finally:
-        _terminate(process)
-
-
-def _listens(process: subprocess.Popen[bytes], port: int) -> bool:
-    """True once ``process`` listens on ``port``; False when another process took the port."""
-    deadline = time.monotonic() + TIMEOUT
-    while True:
-        if process.poll() is not None:
-            if port_taken(port):
-                return False
-            raise RuntimeError(process.stderr.read().decode() if process.stderr else "")
-        try:
-            with socket.create_connection(("127.0.0.1", port), timeout=1):
-                if owns_port(process.pid, port):
-                    return True
-        except OSError:
-            pass
-        if time.monotonic() > deadline:
-            raise TimeoutError(f"nothing listened on port {port} within {TIMEOUT} s")
-        time.sleep(0.1)
-
-
 def _http_proxy(config: str, port: int) -> list[str]:
     """The proxy served over HTTP on ``port``, its upstream the test server over stdio."""
     return proxy_command(
         "--config", config, "--http", f"127.0.0.1:{port}", "--", sys.executable, UPSTREAM
     )
-
-
-def _terminate(process: subprocess.Popen[bytes]) -> None:
-    process.terminate()
-    try:
-        process.wait(timeout=10)
-    except subprocess.TimeoutExpired:
-        process.kill()
-        process.wait()
 
 
 async def check_session(client: Client, env: dict[str, str], *, sealed: bool = False) -> None:
@@ -177,7 +118,7 @@ async def test_stdio_proxy_over_a_stdio_upstream(env, config):
 async def test_stdio_proxy_over_an_http_upstream(env, config):
     """The same with the upstream served over streamable HTTP on loopback."""
     with serving(
-        lambda port: [sys.executable, UPSTREAM, "--http", f"127.0.0.1:{port}"], env
+        lambda port: [sys.executable, UPSTREAM, "--http", f"127.0.0.1:{port}"], env=env
     ) as port:
         url = f"http://127.0.0.1:{port}/mcp"
         async with stdio_proxy(env, "--config", config, "--upstream-url", url) as client:
@@ -186,7 +127,7 @@ async def test_stdio_proxy_over_an_http_upstream(env, config):
 
 async def test_proxy_served_over_http(env, config):
     """``--http HOST:PORT`` serves the proxy itself over streamable HTTP."""
-    with serving(lambda port: _http_proxy(config, port), env) as port:
+    with serving(lambda port: _http_proxy(config, port), env=env) as port:
         with anyio.fail_after(TIMEOUT):
             async with Client(f"http://127.0.0.1:{port}/mcp") as client:
                 await check_session(client, env, sealed=True)
@@ -196,14 +137,9 @@ def test_a_bad_config_stops_the_proxy_with_its_message(env, tmp_path):
     """A config error is printed to stderr with file, line and key; the exit status is 2."""
     bad = tmp_path / "bad.toml"
     bad.write_text("[tools.list_issues]\nlimit = 0\n")
-    done = subprocess.run(
+    done = run(
         proxy_command("--config", str(bad), "--", sys.executable, UPSTREAM),
         env=env,
-        capture_output=True,
-        text=True,
-        timeout=TIMEOUT,
-        check=False,
-        cwd=ROOT,
     )
     assert done.returncode == 2
     assert f"{bad}:2: tools.list_issues.limit: must be a positive integer" in done.stderr
@@ -211,25 +147,11 @@ def test_a_bad_config_stops_the_proxy_with_its_message(env, tmp_path):
 
 def test_dry_run_prints_raw_against_slimmed_tokens(env, config):
     """``--dry-run TOOL --args JSON`` calls once and prints both counts and the envelope."""
-    done = subprocess.run(
-        proxy_command(
-            "--config",
-            config,
-            "--dry-run",
-            "list_issues",
-            "--args",
-            '{"repo": "a/b"}',
-            "--",
-            sys.executable,
-            UPSTREAM,
-        ),
+    done = run(
+        proxy_command("--config", config, "--dry-run", "list_issues", "--args", '{"repo": "a/b"}',
+                      "--", sys.executable, UPSTREAM),
         env=env,
-        capture_output=True,
-        text=True,
-        timeout=TIMEOUT,
-        check=False,
-        cwd=ROOT,
-    )
+    )  # fmt: skip
     assert done.returncode == 0, done.stderr
     assert re.search(
         r"list_issues \(configured\): raw [\d,]+ tokens -> slimmed \d+ tokens", done.stdout
@@ -239,27 +161,11 @@ def test_dry_run_prints_raw_against_slimmed_tokens(env, config):
 
 def test_suggest_from_proxy_prints_a_block_with_its_ratio(env):
     """``suggest --from-proxy TOOL`` samples the upstream and proposes a block."""
-    done = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "slimtools.cli",
-            "suggest",
-            "--from-proxy",
-            "search_repositories",
-            "--args",
-            '{"q": "x"}',
-            "--",
-            sys.executable,
-            UPSTREAM,
-        ],
+    done = run(
+        slimtools("suggest", "--from-proxy", "search_repositories", "--args", '{"q": "x"}',
+                  "--", sys.executable, UPSTREAM),
         env=env,
-        capture_output=True,
-        text=True,
-        timeout=TIMEOUT,
-        check=False,
-        cwd=ROOT,
-    )
+    )  # fmt: skip
     assert done.returncode == 0, done.stderr
     assert "[tools.search_repositories]" in done.stdout
     assert 'items = "items"' in done.stdout
@@ -268,7 +174,10 @@ def test_suggest_from_proxy_prints_a_block_with_its_ratio(env):
 
 async def test_http_clients_with_their_own_sessions_never_share_handles(env, config):
     """Over HTTP each Mcp-Session-Id is its own handle session: B cannot expand A's handle."""
-    with serving(lambda port: _http_proxy(config, port), env) as port, anyio.fail_after(TIMEOUT):
+    with (
+        serving(lambda port: _http_proxy(config, port), env=env) as port,
+        anyio.fail_after(TIMEOUT),
+    ):
         url = f"http://127.0.0.1:{port}/mcp"
         async with Client(url, mode="legacy") as alice, Client(url, mode="legacy") as bob:
             first = envelope(await alice.call_tool("list_issues", {"repo": "a/b"}))
@@ -282,14 +191,9 @@ async def test_http_clients_with_their_own_sessions_never_share_handles(env, con
 
 def test_dry_run_of_an_unknown_tool_names_the_upstream_tools(env):
     """``--dry-run`` of a tool the upstream lacks exits 2 and lists the tools it has."""
-    done = subprocess.run(
+    done = run(
         proxy_command("--dry-run", "nope", "--", sys.executable, UPSTREAM),
         env=env,
-        capture_output=True,
-        text=True,
-        timeout=TIMEOUT,
-        check=False,
-        cwd=ROOT,
     )
     assert done.returncode == 2
     assert "no tool 'nope' upstream; tools: list_issues" in done.stderr

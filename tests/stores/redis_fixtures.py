@@ -22,7 +22,7 @@ from typing import Any
 
 import pytest
 
-from tests._ports import free_port, owns_port, port_taken
+from tests._ports import free_port, owns_port, port_taken, stop
 
 REQUIRE_ENV = "SLIMTOOLS_REQUIRE_REDIS"
 HOW_TO = (
@@ -127,14 +127,8 @@ class RedisServer:
     def stop(self) -> None:
         """Stop the server (SIGTERM, then SIGKILL after 5 s) and wait for it."""
         process, self._process = self._process, None
-        if process is None or process.poll() is not None:
-            return
-        process.terminate()
-        try:
-            process.wait(timeout=5)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
+        if process is not None:
+            stop(process, grace=5)
 
     def pause(self) -> None:
         """Stop the process with SIGSTOP: connections are accepted, nothing is answered."""

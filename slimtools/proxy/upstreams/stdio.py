@@ -1,0 +1,53 @@
+"""A stdio upstream: a command after ``--``, started by the proxy.
+
+It is started with the proxy's whole environment (the SDK would otherwise pass only ``HOME``,
+``PATH`` and a few others), so tokens such as ``GITHUB_PERSONAL_ACCESS_TOKEN`` in a client
+config's ``env`` block reach it, as they did before the proxy was put in front; on Linux it is
+started through ``slimtools.proxy._orphan``, so it dies with the proxy.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+from contextlib import AsyncExitStack
+from typing import Any
+
+from mcp import Client, StdioServerParameters
+
+from slimtools.proxy.upstreams.base import Given
+
+__all__ = ["StdioUpstream"]
+
+
+class StdioUpstream:
+    """An upstream started as a command and spoken to over its stdin and stdout."""
+
+    option = "--"
+    given_as = "a command after --"
+
+    def recognises(self, given: Given) -> bool:
+        """A command was given."""
+        return bool(given.command)
+
+    def describe(self, given: Given) -> str:
+        """The command line."""
+        return " ".join(given.command)
+
+    def client(self, given: Given, stack: AsyncExitStack, options: dict[str, Any]) -> Client:
+        """A client that starts the command (``FileNotFoundError`` when there is none)."""
+        program = shutil.which(given.command[0], path=os.environ.get("PATH"))
+        if program is None and not os.path.exists(given.command[0]):
+            raise FileNotFoundError(f"no such command: {given.command[0]}")
+        command = list(given.command)
+        if sys.platform.startswith("linux"):
+            command = [sys.executable, "-m", "slimtools.proxy._orphan", str(os.getpid()), *command]
+        params = StdioServerParameters(
+            command=command[0], args=command[1:], env=dict(os.environ), cwd=given.cwd
+        )
+        return Client(params, **options)
+
+    def failed(self, text: str) -> str:
+        """The process started but never finished the MCP handshake."""
+        return f"exited before it answered (initialisation failed: {text[:200]})"
