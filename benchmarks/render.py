@@ -46,6 +46,22 @@ HEADLINES = (
 """The README's headline ratios: (bench, the start of the row's ``what``, the line quoting it)."""
 _START, _END = "<!-- bench-headlines -->", "<!-- /bench-headlines -->"
 
+_RECALL_SCENARIOS = ("log_search", "file_reading", "api_listing", "code_task")
+_RECALL_HEADS = (0, 80, 200, 500)
+
+
+def _recall_heads_table() -> str:
+    """The recall guide's table of readable answers, head by scenario (bench_recall's row)."""
+    lines = [
+        "| head | " + " | ".join(_RECALL_SCENARIOS) + " |",
+        "|---|" + "---|" * len(_RECALL_SCENARIOS),
+    ]
+    for head in _RECALL_HEADS:
+        cells = (f"{{v[{s}_{head}]:.0f}}/{{v[n]:.0f}}" for s in _RECALL_SCENARIOS)
+        lines.append(f"| {head} | " + " | ".join(cells) + " |")
+    return "\n\n" + "\n".join(lines) + "\n\n"
+
+
 FIGURES: dict[str, tuple[str, str, str]] = {
     "sqlite-space": (
         "bench_stores",
@@ -61,6 +77,19 @@ FIGURES: dict[str, tuple[str, str, str]] = {
         "{v[page1_s]:.1f} s for page 1, {v[page2_s]:.1f} s for page 2 and "
         "{v[get_record_s]:.1f} s for `get_record`",
     ),
+    "recall-wilson": (
+        "bench_recall",
+        "Wilson 95% interval",
+        "With n = {v[n]:.0f} a behaviour never seen still has an upper bound of "
+        "{v[none_high]:.0%}, and {v[k]:.0f} of {v[n]:.0f} spans {v[k_low]:.0%} to {v[k_high]:.0%}",
+    ),
+    "recall-head-cost": (
+        "bench_recall",
+        "recall, round 3's placeholder tokens",
+        "on 1,000 cleared results a 200-character head costs about "
+        "{v[extra_200_per_1000]:,.0f} tokens more than none",
+    ),
+    "recall-heads": ("bench_recall", "recall, answer readable", _recall_heads_table()),
 }
 """Figures quoted in prose: name -> (bench, the start of the row's ``what``, the text, whose
 ``{v[...]}`` are the row's raw values and ``{row[...]}`` its cells)."""
