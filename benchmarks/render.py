@@ -18,6 +18,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from benchmarks import bench_recall
 from benchmarks.results import RESULTS_DIR, load
 
 PAGE = RESULTS_DIR.parent / "benchmarks.md"
@@ -46,18 +47,15 @@ HEADLINES = (
 """The README's headline ratios: (bench, the start of the row's ``what``, the line quoting it)."""
 _START, _END = "<!-- bench-headlines -->", "<!-- /bench-headlines -->"
 
-_RECALL_SCENARIOS = ("log_search", "file_reading", "api_listing", "code_task")
-_RECALL_HEADS = (0, 80, 200, 500)
-
 
 def _recall_heads_table() -> str:
     """The recall guide's table of readable answers, head by scenario (bench_recall's row)."""
     lines = [
-        "| head | " + " | ".join(_RECALL_SCENARIOS) + " |",
-        "|---|" + "---|" * len(_RECALL_SCENARIOS),
+        "| head | " + " | ".join(bench_recall.SCENARIOS) + " |",
+        "|---|" + "---|" * len(bench_recall.SCENARIOS),
     ]
-    for head in _RECALL_HEADS:
-        cells = (f"{{v[{s}_{head}]:.0f}}/{{v[n]:.0f}}" for s in _RECALL_SCENARIOS)
+    for head in bench_recall.HEADS:
+        cells = (f"{{v[{s}_{head}]:.0f}}/{{v[n]:.0f}}" for s in bench_recall.SCENARIOS)
         lines.append(f"| {head} | " + " | ".join(cells) + " |")
     return "\n\n" + "\n".join(lines) + "\n\n"
 
