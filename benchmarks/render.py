@@ -18,6 +18,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from benchmarks import bench_recall
 from benchmarks.results import RESULTS_DIR, load
 
 PAGE = RESULTS_DIR.parent / "benchmarks.md"
@@ -46,6 +47,19 @@ HEADLINES = (
 """The README's headline ratios: (bench, the start of the row's ``what``, the line quoting it)."""
 _START, _END = "<!-- bench-headlines -->", "<!-- /bench-headlines -->"
 
+
+def _recall_heads_table() -> str:
+    """The recall guide's table of readable answers, head by scenario (bench_recall's row)."""
+    lines = [
+        "| head | " + " | ".join(bench_recall.SCENARIOS) + " |",
+        "|---|" + "---|" * len(bench_recall.SCENARIOS),
+    ]
+    for head in bench_recall.HEADS:
+        cells = (f"{{v[{s}_{head}]:.0f}}/{{v[n]:.0f}}" for s in bench_recall.SCENARIOS)
+        lines.append(f"| {head} | " + " | ".join(cells) + " |")
+    return "\n\n" + "\n".join(lines) + "\n\n"
+
+
 FIGURES: dict[str, tuple[str, str, str]] = {
     "sqlite-space": (
         "bench_stores",
@@ -61,6 +75,19 @@ FIGURES: dict[str, tuple[str, str, str]] = {
         "{v[page1_s]:.1f} s for page 1, {v[page2_s]:.1f} s for page 2 and "
         "{v[get_record_s]:.1f} s for `get_record`",
     ),
+    "recall-wilson": (
+        "bench_recall",
+        "Wilson 95% interval",
+        "With n = {v[n]:.0f} a behaviour never seen still has an upper bound of "
+        "{v[none_high]:.0%}, and {v[k]:.0f} of {v[n]:.0f} spans {v[k_low]:.0%} to {v[k_high]:.0%}",
+    ),
+    "recall-head-cost": (
+        "bench_recall",
+        "recall, round 3's placeholder tokens",
+        "on 1,000 cleared results a 200-character head costs about "
+        "{v[extra_200_per_1000]:,.0f} tokens more than none",
+    ),
+    "recall-heads": ("bench_recall", "recall, answer readable", _recall_heads_table()),
 }
 """Figures quoted in prose: name -> (bench, the start of the row's ``what``, the text, whose
 ``{v[...]}`` are the row's raw values and ``{row[...]}`` its cells)."""
