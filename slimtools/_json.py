@@ -5,7 +5,7 @@ Fallbacks (applied recursively, never raising):
 - ``set``/``frozenset`` -> a list, sorted when the items are sortable;
 - ``bytes``/``bytearray``/``memoryview`` -> UTF-8 text when valid, else ``"base64:<data>"``;
 - Pydantic models -> ``model_dump(mode="json")``; objects with ``__dict__`` -> their public
-  attributes; anything else -> ``str(value)``;
+  attributes; anything else -> ``str(value)``, or ``"<unprintable TYPE>"`` when that raises;
 - integers beyond 64 bits -> their exact JSON number (orjson refuses them: they are
   written through a marker the output is patched at); lone surrogates -> U+FFFD (surrogate
   pairs -> their character); non-string keys -> ``str(key)``; a reference cycle ->
@@ -55,7 +55,15 @@ def _default(value: Any) -> Any:
     public = _public_attributes(value)
     if public is not None:
         return public
-    return str(value)
+    return _safe_str(value)
+
+
+def _safe_str(value: Any) -> str:
+    """``str(value)``, or a marker naming its type when the object's ``__str__`` raises."""
+    try:
+        return str(value)
+    except Exception:
+        return f"<unprintable {type(value).__name__}>"
 
 
 def _public_attributes(value: Any) -> dict[str, Any] | None:
@@ -130,7 +138,7 @@ def _sanitize(value: Any, depth: int, seen: set[int]) -> Any:
     try:
         if isinstance(value, Mapping):
             return {
-                (k if isinstance(k, str) else str(k)): _sanitize(v, depth + 1, seen)
+                (k if isinstance(k, str) else _safe_str(k)): _sanitize(v, depth + 1, seen)
                 for k, v in value.items()
             }
         if isinstance(value, (list, tuple)):
