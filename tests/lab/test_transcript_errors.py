@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -76,6 +77,15 @@ def test_missing_path_goes_to_on_error(tmp_path):
     loaded = list(iter_transcripts(tmp_path / "gone", DATA / "tau_bench", on_error=errors.append))
     assert [str(e) for e in errors] == [f"{tmp_path / 'gone'}: no such transcript file or folder"]
     assert len(loaded) == 3
+
+
+def test_a_pipe_given_as_a_transcript_is_named_as_one(tmp_path):
+    """A fifo exists: the error says it is not a regular file, not that it is missing."""
+    fifo = tmp_path / "session.jsonl"
+    os.mkfifo(fifo)
+    errors: list[TranscriptError] = []
+    assert list(iter_transcripts(fifo, on_error=errors.append)) == []
+    assert [e.reason for e in errors] == ["not a regular file or folder (a pipe, socket or device)"]
 
 
 def test_missing_path_raises_without_on_error():
