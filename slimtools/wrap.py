@@ -212,12 +212,16 @@ def _guarding(fn: Any, options: ToolOptions) -> Any:
     exceptions lose the values of denied ``key: value`` pairs (``projection._scrub``)."""
     tree, mode = options.deny_tree, options.on_unreadable
     names = denied_names(tree)
-    if inspect.iscoroutinefunction(fn):
+    if inspect.iscoroutinefunction(fn) or inspect.isasyncgenfunction(fn):
+        streams = inspect.isasyncgenfunction(fn)  # its result is what it yields
 
         @functools.wraps(fn)
         async def guarding_async(*args: Any, **kwargs: Any) -> Any:
             try:
-                result = await fn(*args, **kwargs)
+                if streams:
+                    result = [item async for item in fn(*args, **kwargs)]
+                else:
+                    result = await fn(*args, **kwargs)
             except Exception as exc:
                 scrub_exception(exc, names)
                 raise
