@@ -189,6 +189,11 @@ def _registered(kit: Toolkit, name: str) -> bool:
 def _options(config: Mapping[str, Any] | None, options: dict[str, Any]) -> ToolOptions | None:
     if config is not None and options:
         raise ConfigurationError("wrap() takes options either as config= or as keywords")
+    if config is not None and not isinstance(config, Mapping):
+        raise ConfigurationError(
+            "wrap(): config must be a mapping like a proxy [tools.NAME] table "
+            f'({{"fields": [...], "limit": 10}}), got {type(config).__name__}'
+        )
     table = dict(config if config is not None else options)
     if not table:
         return None

@@ -367,3 +367,15 @@ def test_wrapping_an_async_generator_pages_what_it_yields(options):
     assert len(result["briefs"]) == 3
     if options:
         assert all("tenant" not in brief for brief in result["briefs"])
+
+
+@pytest.mark.parametrize("config", [[("fields", ["id"])], "fields = ['id']", 3])
+def test_a_config_that_is_not_a_table_is_a_configuration_error(config):
+    """``config=`` must be a mapping like a proxy ``[tools.NAME]`` table; anything else
+    is refused by name, not with a ``dict()`` conversion error."""
+
+    def list_tickets() -> list[dict[str, Any]]:
+        return TICKETS
+
+    with pytest.raises(ConfigurationError, match=r"config must be a mapping"):
+        wrap(list_tickets, toolkit=Toolkit("wrap-bad-config"), config=config)
