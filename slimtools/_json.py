@@ -104,7 +104,8 @@ def loads(text: str | bytes) -> Any:
     orjson reads an integer beyond 64 bits as a float (an id loses its last digits) and
     refuses ``NaN``/``Infinity`` and lone surrogates, which Python's ``json.dumps`` writes;
     text with a run of 20 digits, or that orjson refuses, is read by ``json.loads``.
-    ``ValueError`` (``orjson.JSONDecodeError`` is one) when it is not JSON.
+    ``ValueError`` (``orjson.JSONDecodeError`` is one) when it is not JSON, also when it
+    nests deeper than the interpreter's stack (``"nested too deep"``).
     """
     probe = text if isinstance(text, str) else text.decode("utf-8", "replace")
     if _LONG_DIGITS.search(probe) is None:
@@ -112,7 +113,10 @@ def loads(text: str | bytes) -> Any:
             return orjson.loads(text)
         except orjson.JSONDecodeError:
             pass
-    return json.loads(probe)
+    try:
+        return json.loads(probe)
+    except RecursionError:  # nested past the interpreter's stack (orjson stops at 1,024)
+        raise ValueError("nested too deep") from None
 
 
 def _sanitize(value: Any, depth: int, seen: set[int]) -> Any:

@@ -208,3 +208,11 @@ def test_a_tool_returning_an_unprintable_object_still_answers():
     result = kit.call("search", "{}")
     assert not result.is_error
     assert "<unprintable Unprintable>" in result.text
+
+
+def test_loads_of_json_nested_past_the_stack_is_a_value_error():
+    """``loads`` says ``ValueError`` for what is not JSON; too deep is one such case."""
+    from slimtools._json import loads
+
+    with pytest.raises(ValueError, match="nested too deep"):
+        loads("[" * 100_000 + "]" * 100_000)
