@@ -5,7 +5,7 @@ Fallbacks (applied recursively, never raising):
 - ``set``/``frozenset`` -> a list, sorted when the items are sortable;
 - ``bytes``/``bytearray``/``memoryview`` -> UTF-8 text when valid, else ``"base64:<data>"``;
 - Pydantic models -> ``model_dump(mode="json")``; objects with ``__dict__`` -> their public
-  attributes; anything else -> ``str(value)``;
+  attributes; anything else -> ``str(value)``, or ``"<unprintable TYPE>"`` when that raises;
 - integers beyond 64 bits -> their exact JSON number (orjson refuses them: they are
   written through a marker the output is patched at); lone surrogates -> U+FFFD (surrogate
   pairs -> their character); non-string keys -> ``str(key)``; a reference cycle ->
@@ -55,7 +55,15 @@ def _default(value: Any) -> Any:
     public = _public_attributes(value)
     if public is not None:
         return public
-    return str(value)
+    return _safe_str(value)
+
+
+def _safe_str(value: Any) -> str:
+    """``str(value)``, or a marker naming its type when the object's ``__str__`` raises."""
+    try:
+        return str(value)
+    except Exception:
+        return f"<unprintable {type(value).__name__}>"
 
 
 def _public_attributes(value: Any) -> dict[str, Any] | None:
@@ -96,7 +104,8 @@ def loads(text: str | bytes) -> Any:
     orjson reads an integer beyond 64 bits as a float (an id loses its last digits) and
     refuses ``NaN``/``Infinity`` and lone surrogates, which Python's ``json.dumps`` writes;
     text with a run of 20 digits, or that orjson refuses, is read by ``json.loads``.
-    ``ValueError`` (``orjson.JSONDecodeError`` is one) when it is not JSON.
+    ``ValueError`` (``orjson.JSONDecodeError`` is one) when it is not JSON, also when it
+    nests deeper than the interpreter's stack (``"nested too deep"``).
     """
     probe = text if isinstance(text, str) else text.decode("utf-8", "replace")
     if _LONG_DIGITS.search(probe) is None:
@@ -104,7 +113,10 @@ def loads(text: str | bytes) -> Any:
             return orjson.loads(text)
         except orjson.JSONDecodeError:
             pass
-    return json.loads(probe)
+    try:
+        return json.loads(probe)
+    except RecursionError:  # nested past the interpreter's stack (orjson stops at 1,024)
+        raise ValueError("nested too deep") from None
 
 
 def _sanitize(value: Any, depth: int, seen: set[int]) -> Any:
@@ -130,7 +142,7 @@ def _sanitize(value: Any, depth: int, seen: set[int]) -> Any:
     try:
         if isinstance(value, Mapping):
             return {
-                (k if isinstance(k, str) else str(k)): _sanitize(v, depth + 1, seen)
+                (k if isinstance(k, str) else _safe_str(k)): _sanitize(v, depth + 1, seen)
                 for k, v in value.items()
             }
         if isinstance(value, (list, tuple)):

@@ -227,7 +227,7 @@ class Toolkit:
         """Register a tool (slimmed or not); return the callable bound to this toolkit.
 
         Args:
-            name: the tool's name (default: the function's ``__name__``).
+            name: the tool's name (default: the function's ``__name__``; a lambda needs one).
             description: what the model reads (default: the docstring).
             category: retention category for clearing: search, read, command, write, input.
             parameters: the JSON Schema of the arguments, for a tool that forwards

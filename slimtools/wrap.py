@@ -189,6 +189,11 @@ def _registered(kit: Toolkit, name: str) -> bool:
 def _options(config: Mapping[str, Any] | None, options: dict[str, Any]) -> ToolOptions | None:
     if config is not None and options:
         raise ConfigurationError("wrap() takes options either as config= or as keywords")
+    if config is not None and not isinstance(config, Mapping):
+        raise ConfigurationError(
+            "wrap(): config must be a mapping like a proxy [tools.NAME] table "
+            f'({{"fields": [...], "limit": 10}}), got {type(config).__name__}'
+        )
     table = dict(config if config is not None else options)
     if not table:
         return None
@@ -212,12 +217,16 @@ def _guarding(fn: Any, options: ToolOptions) -> Any:
     exceptions lose the values of denied ``key: value`` pairs (``projection._scrub``)."""
     tree, mode = options.deny_tree, options.on_unreadable
     names = denied_names(tree)
-    if inspect.iscoroutinefunction(fn):
+    if inspect.iscoroutinefunction(fn) or inspect.isasyncgenfunction(fn):
+        streams = inspect.isasyncgenfunction(fn)  # its result is what it yields
 
         @functools.wraps(fn)
         async def guarding_async(*args: Any, **kwargs: Any) -> Any:
             try:
-                result = await fn(*args, **kwargs)
+                if streams:
+                    result = [item async for item in fn(*args, **kwargs)]
+                else:
+                    result = await fn(*args, **kwargs)
             except Exception as exc:
                 scrub_exception(exc, names)
                 raise

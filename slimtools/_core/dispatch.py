@@ -142,7 +142,7 @@ def bound_spec(fn: Callable[..., Any], keeper: Keeper, **options: Unpack[SpecOpt
         raise ConfigurationError(f"category must be one of {sorted(CATEGORIES)}, got {category!r}")
     state = slim_state(fn)
     tool_name = name or (state.name if state else getattr(fn, "__name__", None))
-    if not tool_name or not isinstance(tool_name, str):
+    if not tool_name or not isinstance(tool_name, str) or (not name and tool_name == "<lambda>"):
         raise ConfigurationError(f"cannot tell the name of {fn!r}; pass name=")
     if tool_name == keeper.companion:
         raise ConfigurationError(f"{tool_name!r} is the name of this toolkit's companion tool")

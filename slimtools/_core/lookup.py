@@ -28,6 +28,7 @@ from slimtools.projection import strip
 from slimtools.tokens import count_tokens
 
 _MAX_HANDLE = 256
+_MAX_QUOTED = 60
 _UNDER_LOOP = "fetch is async and an event loop is running: use aget_record"
 
 
@@ -69,7 +70,8 @@ def get_record(sources: Sources, raw: Any, source: Any, page: Any) -> Engine[Ans
     if source is not None:
         if not isinstance(source, str) or source not in tools:
             known = ", ".join(tools) or "none yet"
-            return f"No tool {source!r} keeps handles in this toolkit; sources: {known}.", True
+            shown = _clip(repr(source) if isinstance(source, str) else dumps_str(source))
+            return f"No tool {shown} keeps handles in this toolkit; sources: {known}.", True
         tools = {source: tools[source]}
     # (key, tool, is_text) for every key the handle may be stored under.
     kept = [t for t, cfg in tools.items() if cfg.handles is not None and cfg.handles.fetch is None]
@@ -107,6 +109,11 @@ def get_record(sources: Sources, raw: Any, source: Any, page: Any) -> Engine[Ans
         unavailable=unavailable,
         errors=errors,
     )
+
+
+def _clip(shown: str) -> str:
+    """The head of a model-sent value quoted in an answer: a huge one is not echoed whole."""
+    return shown if len(shown) <= _MAX_QUOTED else shown[:_MAX_QUOTED] + "…"
 
 
 def _malformed(raw: Any, companion: str) -> str:
@@ -167,7 +174,7 @@ def _answer(
         )
     is_text, value = next(iter(by_tool.values()))
     if not isinstance(page, int) or isinstance(page, bool) or page < 1:
-        return f"page must be an integer >= 1, got {dumps_str(page)}.", True
+        return f"page must be an integer >= 1, got {_clip(dumps_str(page))}.", True
     if is_text and isinstance(value, dict) and isinstance(value.get("text"), str):
         size = _positive(value.get("page_lines")) or 50
         tokens = _positive(value.get("page_tokens"))

@@ -11,9 +11,10 @@ the keeper of the tool's toolkit (``slimtools._core.keeper``), never the toolkit
 
 from __future__ import annotations
 
+import functools
 import inspect
 import types
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Annotated, Any, Literal
 
@@ -193,13 +194,24 @@ def build(
         name = name or previous.name
         keeper = keeper or previous.keeper
     else:
-        original = fn
+        original = _collecting(fn) if inspect.isasyncgenfunction(fn) else fn
     state = _make_state(original, cfg, name, keeper)
     (keeper or DEFAULT_KEEPER).register(state)
     shell = _async_shell(state) if state.is_async else _sync_shell(state)
     outer: Any = _SlimWrapper(original, shell, _visible_signature(original, cfg))
     outer._self_slim = state
     return outer
+
+
+def _collecting(fn: Callable[..., AsyncIterator[Any]]) -> Callable[..., Awaitable[list[Any]]]:
+    """An async generator function as a coroutine function returning its items: a tool's
+    result is what it yields, as a sync generator's is (and its signature stays)."""
+
+    @functools.wraps(fn)
+    async def collecting(*args: Any, **kwargs: Any) -> list[Any]:
+        return [item async for item in fn(*args, **kwargs)]
+
+    return collecting
 
 
 # ``wrapt.with_signature`` wraps a callable in a pass-through ``FunctionWrapper`` subclass that

@@ -181,6 +181,17 @@ class SQLiteAudit:
             self._db.close()
 
 
+def check_audit(audit: object, method: str) -> None:
+    """Raise ``TypeError`` unless ``audit`` has the ``method`` (``"read"``, ``"write"``) an
+    audit sink needs; the message says how to make one from a file path."""
+    if not callable(getattr(audit, method, None)):
+        raise TypeError(
+            f"audit must be an audit sink with {method}() (MemoryAudit(), JsonlAudit(path), "
+            f"SQLiteAudit(path)), got {type(audit).__name__}"
+            + ("; for a file, pass JsonlAudit(path)" if isinstance(audit, (str, PathLike)) else "")
+        )
+
+
 def restore(
     history: Sequence[Any],
     audit: Audit,
@@ -193,9 +204,11 @@ def restore(
     put back from their snapshots. ``restore(clear(h, audit=a), a) == h``.
 
     Raises:
-        TypeError: ``history`` is not a list of messages (a dict, a string, a generator).
+        TypeError: ``history`` is not a list of messages (a dict, a string, a generator),
+            or ``audit`` is not an audit sink (a path: wrap it in ``JsonlAudit``).
     """
     check_history(history)
+    check_audit(audit, "read")
     records: dict[tuple[str, str], list[AuditRecord]] = {}
     for record in audit.read():
         records.setdefault((record.kind, record.call_id), []).append(record)

@@ -61,12 +61,21 @@ def warn_torn(path: Path, line: int | None, consequence: str = "") -> None:
     warnings.warn(TornLineWarning(path, line, consequence), stacklevel=3)
 
 
+_TOO_DEEP = "nested too deep"
+
+
 def loads(data: bytes | str) -> Any:
-    """Parse JSON text (orjson first; the standard library for what orjson refuses)."""
+    """Parse JSON text (orjson first; the standard library for what orjson refuses).
+
+    ``ValueError`` when it is not JSON, also when it nests past the interpreter's stack.
+    """
     try:
         return orjson.loads(data)
     except orjson.JSONDecodeError:
-        return json.loads(data)
+        try:
+            return json.loads(data)
+        except RecursionError:
+            raise ValueError(_TOO_DEEP) from None
 
 
 def describe(exc: ValueError) -> str:
@@ -234,6 +243,8 @@ def truncated(line: bytes) -> bool:
         return False
     try:
         json.loads(text)
+    except RecursionError:
+        return False
     except json.JSONDecodeError as exc:
         if exc.msg.startswith("Unterminated string"):
             return True
@@ -284,6 +295,9 @@ def iter_array(fh: IO[str], *, keep_text: bool = False, chunk: int = CHUNK) -> I
         while True:
             try:
                 value, end = _DECODER.raw_decode(buf.text, pos)
+            except RecursionError:
+                reason = f"not valid JSON ({_TOO_DEEP}) in list element {index}"
+                raise MalformedError(reason, line=buf.line_at(pos)) from None
             except json.JSONDecodeError as exc:
                 if _incomplete(exc, len(buf.text)) and buf.more():
                     continue

@@ -167,6 +167,11 @@ def files(paths: Iterable[str | Path], on_error: OnError | None) -> Iterator[Pat
             yield from sorted(p for p in path.rglob("*") if p.is_file())
         elif path.is_file():
             yield path
+        elif path.exists():  # a fifo (a shell's <(...)), a socket, a device: never opened
+            reason = "not a regular file or folder (a pipe, socket or device)"
+            if on_error is None:
+                raise TranscriptError(path, reason)
+            on_error(TranscriptError(path, reason))
         elif on_error is None:
             raise FileNotFoundError(f"no such transcript file or folder: {path}")
         else:

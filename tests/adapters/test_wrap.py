@@ -350,3 +350,32 @@ def test_a_langchain_tool_taking_its_call_id_still_gets_one():
     message = wrapped.invoke(call("tagged", "c1", query="x"))
     brief = json.loads(message.content)["briefs"][0]
     assert brief["title"].startswith("slimtools-")
+
+
+@pytest.mark.parametrize("options", [{}, OPTIONS])
+def test_wrapping_an_async_generator_pages_what_it_yields(options):
+    """A plain async generator function, with or without an allowlist, is read like a list."""
+
+    async def list_tickets(query: str = "") -> Any:
+        for ticket in TICKETS:
+            yield ticket
+
+    kit = Toolkit("wrap-async-gen")
+    wrap(list_tickets, toolkit=kit, **{"limit": 3, **options})
+    result = json.loads(kit.call("list_tickets", {}).text)
+    assert result["total"] == len(TICKETS)
+    assert len(result["briefs"]) == 3
+    if options:
+        assert all("tenant" not in brief for brief in result["briefs"])
+
+
+@pytest.mark.parametrize("config", [[("fields", ["id"])], "fields = ['id']", 3])
+def test_a_config_that_is_not_a_table_is_a_configuration_error(config):
+    """``config=`` must be a mapping like a proxy ``[tools.NAME]`` table; anything else
+    is refused by name, not with a ``dict()`` conversion error."""
+
+    def list_tickets() -> list[dict[str, Any]]:
+        return TICKETS
+
+    with pytest.raises(ConfigurationError, match=r"config must be a mapping"):
+        wrap(list_tickets, toolkit=Toolkit("wrap-bad-config"), config=config)

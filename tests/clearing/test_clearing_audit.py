@@ -163,3 +163,21 @@ def test_sqlite_audit_persists_across_connections(tmp_path):
     second = SQLiteAudit(tmp_path / "a.db")
     assert restore(out, second) == history
     second.close()
+
+
+@pytest.mark.parametrize("audit", ["clearing.jsonl", None])
+def test_restore_from_a_path_or_none_names_the_audit_it_needs(audit):
+    """``restore(history, "clearing.jsonl")`` says to wrap the path, not "no attribute read"."""
+    with pytest.raises(TypeError, match=r"JsonlAudit\(path\)"):
+        restore([], audit)  # type: ignore[arg-type]
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="clearing/_engine.py: Clearer.__init__ takes any audit; a path string fails only "
+    "at the first clear, which then logs and clears nothing, every round",
+)
+def test_a_clearer_given_a_path_as_audit_refuses_it_at_once():
+    """``Clearer(audit="clearing.jsonl")`` is a TypeError, not a run that never clears."""
+    with pytest.raises(TypeError, match=r"JsonlAudit\(path\)"):
+        Clearer(FLAT, audit="clearing.jsonl")  # type: ignore[arg-type]

@@ -125,6 +125,13 @@ def test_bad_json_is_reported_with_what_to_send():
     assert result.text.endswith("send a JSON object.")
 
 
+def test_arguments_nested_past_the_stack_are_reported_not_raised():
+    """JSON arguments nested 100,000 deep come back as invalid JSON, not a RecursionError."""
+    result = _kit().call("search", '{"query": ' + "[" * 100_000 + "]" * 100_000 + "}")
+    assert result.is_error
+    assert "nested too deep" in result.text
+
+
 @pytest.mark.parametrize("arguments", ["[1, 2]", '"x"', "3", "null"])
 def test_json_that_is_not_an_object_is_reported(arguments):
     """A JSON array, string or number is not an argument object."""

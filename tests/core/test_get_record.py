@@ -259,3 +259,30 @@ def test_a_failing_store_does_not_stop_paging():
     env = tool(page=2)
     assert env.briefs == ISSUES[2:4]
     assert "unavailable" in env.hint
+
+
+def test_a_huge_source_is_quoted_clipped_in_the_answer():
+    """A megabyte ``source`` is named by its head, not echoed whole into the context."""
+    answer = _kit().get_record(1, source="x" * 1_000_000)
+    assert len(answer) < 300
+    assert answer.startswith("No tool 'xxx")
+
+
+def test_a_huge_page_is_quoted_clipped_in_the_answer():
+    """A megabyte ``page`` string gets the page rule with the value's head only."""
+    kit = _kit()
+    kit.spec("list_issues").function("r")
+    answer = kit.get_record(1, page="9" * 1_000_000)  # type: ignore[arg-type]
+    assert len(answer) < 300
+    assert answer.startswith('page must be an integer >= 1, got "999')
+
+
+def test_a_source_whose_repr_raises_gets_a_message():
+    """An object as ``source`` that cannot even be printed still gets the list of sources."""
+
+    class Unprintable:
+        def __repr__(self) -> str:
+            raise RuntimeError("repr boom")
+
+    answer = _kit().get_record(1, source=Unprintable())  # type: ignore[arg-type]
+    assert answer.endswith("sources: list_issues, list_pulls.")

@@ -168,3 +168,51 @@ def test_an_envelope_of_unencodable_briefs_still_serialises():
     assert json.loads(str(env))["briefs"] == [
         {"price": "9.99", "tags": ["x"], "raw": "base64:AP8="}
     ]
+
+
+class Unprintable:
+    """An object whose ``str`` and ``repr`` raise, as a half-initialised proxy's can."""
+
+    __slots__ = ()
+
+    def __str__(self) -> str:
+        raise RuntimeError("str boom")
+
+    def __repr__(self) -> str:
+        raise RuntimeError("repr boom")
+
+
+def test_an_object_whose_str_raises_becomes_a_marker():
+    """``dumps`` never raises: an unprintable object is written as a marker naming its type."""
+    assert to_jsonable([Unprintable()]) == ["<unprintable Unprintable>"]
+
+
+def test_a_key_whose_str_raises_becomes_a_marker():
+    """An unprintable dict key is written as the same marker, its value kept."""
+    assert to_jsonable({Unprintable(): 1}) == {"<unprintable Unprintable>": 1}
+
+
+def test_a_tool_returning_an_unprintable_object_still_answers():
+    """Every decorator path and ``Toolkit.call`` give an envelope, not the object's exception."""
+    from slimtools import Toolkit, summarize_with_handle
+
+    kit = Toolkit("unprintable")
+
+    @kit.tool()
+    @summarize_with_handle()
+    @paginate(limit=2)
+    def search() -> Any:
+        """Search."""
+        return [{"id": 1, "x": Unprintable()}, Unprintable()]
+
+    result = kit.call("search", "{}")
+    assert not result.is_error
+    assert "<unprintable Unprintable>" in result.text
+
+
+def test_loads_of_json_nested_past_the_stack_is_a_value_error():
+    """``loads`` says ``ValueError`` for what is not JSON; too deep is one such case."""
+    from slimtools._json import loads
+
+    with pytest.raises(ValueError, match="nested too deep"):
+        loads("[" * 100_000 + "]" * 100_000)

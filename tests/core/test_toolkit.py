@@ -150,6 +150,16 @@ def test_a_tool_named_like_the_companion_is_refused():
         Toolkit("k").tool(lambda handle: handle, name="get_record")
 
 
+def test_a_lambda_registered_without_a_name_is_refused():
+    """``kit.tool(lambda q: ...)`` would offer the model a tool named ``<lambda>``, which
+    providers reject at the first request: it asks for ``name=`` at once."""
+    kit = Toolkit("lambdas")
+    with pytest.raises(ConfigurationError, match="pass name="):
+        kit.tool(lambda query="": [])
+    kit.tool(lambda query="": [], name="search")
+    assert kit.spec("search").name == "search"
+
+
 def test_spec_of_an_unknown_tool_names_the_known_ones():
     """``kit.spec("nope")`` raises KeyError listing the tools."""
     with pytest.raises(KeyError, match="search_logs, uptime, get_record"):

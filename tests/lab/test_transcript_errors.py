@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -78,6 +79,15 @@ def test_missing_path_goes_to_on_error(tmp_path):
     assert len(loaded) == 3
 
 
+def test_a_pipe_given_as_a_transcript_is_named_as_one(tmp_path):
+    """A fifo exists: the error says it is not a regular file, not that it is missing."""
+    fifo = tmp_path / "session.jsonl"
+    os.mkfifo(fifo)
+    errors: list[TranscriptError] = []
+    assert list(iter_transcripts(fifo, on_error=errors.append)) == []
+    assert [e.reason for e in errors] == ["not a regular file or folder (a pipe, socket or device)"]
+
+
 def test_missing_path_raises_without_on_error():
     """A path that does not exist is reported, not silently skipped."""
     with pytest.raises(FileNotFoundError, match="nowhere"):
@@ -136,3 +146,34 @@ def test_api_history_with_a_non_object_message(tmp_path):
     path.write_text(json.dumps([{"role": "user", "content": "hi"}, "oops"]))
     with pytest.raises(TranscriptError, match="message 1 is a str, not an object"):
         load_file(path)
+
+
+_DEEP = "[" * 100_000 + "]" * 100_000
+
+
+@pytest.mark.parametrize(
+    ("name", "text"),
+    [
+        ("deep.json", _DEEP),  # a list document
+        ("deep.jsonl", '{"role": "user", "content": "hi"}\n' + _DEEP + "\n"),  # a JSON line
+        ("deep_object.json", '{"messages": ' + _DEEP + "}"),  # one document
+    ],
+)
+def test_json_nested_past_the_stack_is_a_transcript_error(tmp_path, name, text):
+    """JSON nested 100,000 deep is a malformed file named in one line, not a RecursionError."""
+    path = tmp_path / name
+    path.write_text(text)
+    with pytest.raises(TranscriptError, match="nested too deep") as exc:
+        load_file(path)
+    assert exc.value.path == path
+
+
+def test_a_file_nested_too_deep_does_not_stop_the_others(tmp_path):
+    """With on_error, the deep file is reported and the good file beside it is still read."""
+    (tmp_path / "deep.json").write_text(_DEEP)
+    good = DATA / "openai_chat" / "body.json"
+    (tmp_path / "good.json").write_bytes(good.read_bytes())
+    errors: list[TranscriptError] = []
+    loaded = list(iter_transcripts(tmp_path, on_error=errors.append))
+    assert [e.path.name for e in errors] == ["deep.json"]
+    assert [t.path.name for t in loaded] == ["good.json"]

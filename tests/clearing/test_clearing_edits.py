@@ -1,0 +1,56 @@
+"""A history edited between two calls of one Clearer: the output is the edited history's."""
+
+from __future__ import annotations
+
+import copy
+import json
+from typing import Any
+
+import pytest
+
+from slimtools.clearing import Clearer, ClearingPolicy, clear_stale_results
+
+POLICY = ClearingPolicy(cache=None)
+_STALE = (
+    "clearing/_engine.py: _advance checks only the first and last known messages, so an "
+    "edit in between is answered with the clearer's copy of the message before the edit"
+)
+
+
+def _history(rounds: int = 6) -> list[dict[str, Any]]:
+    """An OpenAI Chat history of ``rounds`` searches, each followed by a user turn."""
+    history: list[dict[str, Any]] = [{"role": "user", "content": "Why did the deploy fail?"}]
+    for i in range(rounds):
+        arguments = json.dumps({"query": f"q{i}"})
+        call = {
+            "id": f"c{i}",
+            "type": "function",
+            "function": {"name": "search_logs", "arguments": arguments},
+        }
+        history += [
+            {"role": "assistant", "content": None, "tool_calls": [call]},
+            {"role": "tool", "tool_call_id": f"c{i}", "content": f"line {i}\n" * 400},
+            {"role": "user", "content": "go on"},
+        ]
+    return history
+
+
+@pytest.mark.xfail(strict=True, reason=_STALE)
+def test_a_kept_result_edited_between_calls_is_sent_as_edited():
+    """The caller rewrote a recent result (same length, same ends): the clearer sends it."""
+    history = _history()
+    clearer = Clearer(POLICY)
+    clearer.clear(history)
+    edited = copy.deepcopy(history)
+    edited[-2]["content"] = "the corrected result\n" * 100
+    assert clearer.clear(edited) == clear_stale_results(edited, POLICY)
+
+
+@pytest.mark.xfail(strict=True, reason=_STALE)
+def test_a_user_message_edited_between_calls_is_sent_as_edited():
+    """A user turn in the middle edited in place (a moved cache breakpoint, a redaction)."""
+    history = _history()
+    clearer = Clearer(POLICY)
+    clearer.clear(history)
+    history[9] = {"role": "user", "content": "go on, but look at the database"}
+    assert clearer.clear(history)[9] == history[9]
