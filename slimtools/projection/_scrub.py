@@ -61,26 +61,36 @@ def denied_values(records: Iterable[Any], tree: DenyTree | None) -> Secrets:
 
 
 def _collect(value: Any, tree: DenyTree | None, found: set[str]) -> None:
-    """Add the values below ``value``'s denied paths (all of it when ``tree`` is None)."""
-    if isinstance(value, (list, tuple, set, frozenset)):
-        for item in value:
-            _collect(item, tree, found)
-        return
-    if tree is None:
-        if isinstance(value, (Mapping, BaseModel)) or _is_object(value):
-            for item in _as_mapping(value).values():
-                _collect(item, None, found)
-        elif not isinstance(value, bool) and isinstance(value, (str, int, float)):
-            text = value if isinstance(value, str) else repr(value)
-            if len(text.strip()) >= MIN_CHARS:
-                found.add(text.strip() if isinstance(value, str) else text)
-        return
-    if not isinstance(value, (Mapping, BaseModel)) and not _is_object(value):
-        return
-    mapping = _as_mapping(value)
-    for key, sub in tree.items():
-        if key in mapping:
-            _collect(mapping[key], sub, found)
+    """Add the values below ``value``'s denied paths (all of it when ``tree`` is None).
+
+    A walk with its own stack, each container visited once per subtree: a value that holds
+    itself, or one nested deeper than the interpreter's stack, is read to its leaves like
+    any other (a recursive walk would stop at a ``RecursionError`` and mask nothing).
+    """
+    stack: list[tuple[Any, DenyTree | None]] = [(value, tree)]
+    seen: set[tuple[int, int]] = set()
+    while stack:
+        value, tree = stack.pop()
+        if isinstance(value, (str, int, float)) and not isinstance(value, bool):
+            if tree is None:
+                text = value if isinstance(value, str) else repr(value)
+                if len(text.strip()) >= MIN_CHARS:
+                    found.add(text.strip() if isinstance(value, str) else text)
+            continue
+        items = isinstance(value, (list, tuple, set, frozenset))
+        if not items and not (isinstance(value, (Mapping, BaseModel)) or _is_object(value)):
+            continue
+        visit = (id(value), id(tree))
+        if visit in seen:
+            continue
+        seen.add(visit)
+        if items:
+            stack.extend((item, tree) for item in value)
+        elif tree is None:
+            stack.extend((item, None) for item in _as_mapping(value).values())
+        else:
+            mapping = _as_mapping(value)
+            stack.extend((mapping[key], sub) for key, sub in tree.items() if key in mapping)
 
 
 def _is_object(value: Any) -> bool:
@@ -277,20 +287,36 @@ def denied_names(tree: DenyTree | None) -> frozenset[str]:
 def scrub_exception(
     exc: BaseException, denied: Collection[str], allowed: Collection[str] | None = None
 ) -> None:
-    """Mask pairs in ``exc``'s string arguments as :func:`scrub_pairs` does, in place (its
-    type and traceback stay).
+    """Mask pairs in ``exc``'s arguments as :func:`scrub_pairs` does, in place (its type and
+    traceback stay).
 
     So a framework that shows ``str(exc)`` to the model (LangChain's ``handle_tool_error``)
-    shows the masked message too.
+    shows the masked message too. An argument that is not text (``KeyError(row)``) is read
+    by its ``repr``, as ``str(exc)`` shows it, and replaced by the masked text when masking
+    changed it.
     """
     if not denied and allowed is None:
         return
     try:
-        args = tuple(scrub_pairs(a, denied, allowed) if isinstance(a, str) else a for a in exc.args)
-        if args != exc.args:
+        args = tuple(_scrub_arg(a, denied, allowed) for a in exc.args)
+        if any(a is not b for a, b in zip(args, exc.args, strict=True)):
             exc.args = args
     except Exception:  # an exception type with unusual args is left as it is
         return
+
+
+def _scrub_arg(arg: Any, denied: Collection[str], allowed: Collection[str] | None) -> Any:
+    if isinstance(arg, str):
+        masked = scrub_pairs(arg, denied, allowed)
+        return arg if masked == arg else masked
+    if arg is None or isinstance(arg, (bool, int, float)):
+        return arg
+    try:
+        text = repr(arg)
+    except Exception:
+        return f"<unprintable {type(arg).__name__}>"
+    masked = scrub_pairs(text, denied, allowed)
+    return arg if masked == text else masked
 
 
 def _value_end(text: str, i: int) -> int:
@@ -338,18 +364,27 @@ def deny_anywhere(data: Any, tree: DenyTree | None) -> Any:
     if not tree:
         return data
     found: set[str] = set()
-    _collect_anywhere(data, tree, found, 0)
+    _collect_anywhere(data, tree, found)
     clean = strip_anywhere(data, tree)
     return Secrets(found).data(clean) if found else clean
 
 
-def _collect_anywhere(value: Any, tree: DenyTree, found: set[str], depth: int) -> None:
-    if depth > 200:
-        return
-    if isinstance(value, Mapping):
-        _collect(value, tree, found)
-        for item in value.values():
-            _collect_anywhere(item, tree, found, depth + 1)
-    elif isinstance(value, (list, tuple)):
-        for item in value:
-            _collect_anywhere(item, tree, found, depth + 1)
+def _collect_anywhere(value: Any, tree: DenyTree, found: set[str]) -> None:
+    """Add the values of ``tree``'s paths matched at every depth of ``value``, each container
+    read once (a walk with its own stack: cycles and deep nesting are read to the end)."""
+    stack: list[Any] = [value]
+    seen: set[int] = set()
+    while stack:
+        value = stack.pop()
+        if isinstance(value, Mapping):
+            children: Iterable[Any] = value.values()
+        elif isinstance(value, (list, tuple)):
+            children = value
+        else:
+            continue
+        if id(value) in seen:
+            continue
+        seen.add(id(value))
+        if isinstance(value, Mapping):
+            _collect(value, tree, found)
+        stack.extend(children)
