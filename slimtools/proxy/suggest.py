@@ -91,10 +91,19 @@ def load_samples(paths: Sequence[str]) -> list[Any]:
             text = Path(path).read_text(encoding="utf-8")
         except OSError as exc:
             raise ConfigurationError(f"{path}: cannot read the sample: {exc.strerror}") from exc
+        except UnicodeDecodeError as exc:
+            raise ConfigurationError(
+                f"{path}: the sample is not UTF-8 text (byte {exc.start}); give a JSON or "
+                "text result as the tool returns it"
+            ) from None
         try:
             samples.append(json.loads(text))
         except json.JSONDecodeError:
             samples.append(text)
+        except RecursionError:
+            raise ConfigurationError(
+                f"{path}: the sample's JSON nests deeper than can be read"
+            ) from None
     return samples
 
 
@@ -237,6 +246,8 @@ def suggest(
     for record in records:
         for key, value in record.items():
             keys.setdefault(key, []).append(value)
+    if not keys:  # only empty records ({}): no field to propose
+        raise ConfigurationError("no sample holds a record, a list of records or a text to page")
     fields: list[str] = []
     dropped: dict[str, list[str]] = {}
     types: dict[str, str] = {}
