@@ -156,10 +156,10 @@ def test_joining_the_pages_of_any_text_gives_the_text(text, limit, budget):
 @given(units=grapheme_lists.filter(bool), budget=st.integers(1, 30))
 def test_pieces_of_a_long_line_end_between_graphemes(units, budget):
     """Each piece of a line longer than a page ends on a joint between whole graphemes."""
-    kept = [u for u in units if u != "\n"] or ["a"]
-    line = "".join(kept)
+    graphemes = [u for u in units if u != "\n"] or ["a"]  # units of newlines only: one "a"
+    line = "".join(graphemes)
     joints = {0}
-    for unit in kept:
+    for unit in graphemes:
         joints.add(max(joints) + len(unit))
     pages = text_pages(line, 10, budget, count_tokens)
     assert "".join(line[p.start : p.end] for p in pages) == line
