@@ -1,7 +1,7 @@
 """``slimtools.wrap``: slim a tool you did not write, in process, and get it back in its kind.
 
 It accepts a LangChain ``BaseTool`` (langchain-mcp-adapters' included), an OpenAI Agents
-SDK ``FunctionTool``, a Pydantic AI ``Tool`` or a plain callable, and returns the same kind:
+SDK ``FunctionTool``, a Pydantic AI ``Tool`` or a plain function, and returns the same kind:
 a forwarder around the original, slimmed by the same options as the decorators (or a proxy
 config table) and registered on a toolkit, so its schema gains ``page``/``limit`` the way
 every adapter shows them. Given a list, it returns the wrapped tools followed by
@@ -52,7 +52,9 @@ def wrap(
 
     Args:
         tool: a LangChain ``BaseTool``, an Agents SDK ``FunctionTool``, a Pydantic AI
-            ``Tool``, a plain callable, or a list of them (then ``get_record`` is appended).
+            ``Tool``, a plain function (sync or async; a ``functools.partial`` or a callable
+            object is refused: give it a ``def``), or a list of them (then ``get_record`` is
+            appended).
         config: the options as a proxy config table (``{"fields": [...], "limit": 10}``).
         toolkit: where handles are kept and ``get_record`` reads (default:
             ``slimtools.default_toolkit``).
