@@ -39,6 +39,7 @@ class Placeholders:
         self._default = isinstance(placeholder, str) and placeholder == DEFAULT_TEMPLATE
         self._repeat: dict[str, bool | None] = {}  # tool -> policy.repeatable_of(tool)
         self._blank_args: dict[str, int] = {}  # tool -> tokens of its call with "{}" arguments
+        self._rewrites: dict[str, bool] = {}  # tool -> whether its arguments may be rewritten
 
     def sized(self, pending: Pending, keep_head: int | None = None) -> tuple[str, int] | None:
         """The placeholder of ``pending`` and its tokens; None when the result must stay."""
@@ -114,10 +115,23 @@ class Placeholders:
 
     def input_args(self, tool: str, call: SeenCall) -> Args | None:
         """The arguments clearing leaves ``call`` of ``tool`` with: ``{}`` blanked, a
-        shortened copy (a write tool's long strings), or None (kept)."""
-        if not call.args:
+        shortened copy (a write tool's long strings), or None (kept).
+
+        ``policy.input_rewrite_of``, with what it asks of the tool (blanked? a write?)
+        asked once per tool: most tools' arguments stay, and that is known without
+        looking at them (a test pins this to the policy's answer)."""
+        args = call.args
+        if not args:
             return None
-        return self.policy.input_rewrite_of(tool, call.args)
+        rewrites = self._rewrites
+        if tool not in rewrites:
+            policy = self.policy
+            rewrites[tool] = policy.clears_inputs_of(tool) or (
+                policy.shorten_chars is not None and policy.category_of(tool) == "write"
+            )
+        if not rewrites[tool]:
+            return None
+        return self.policy.input_rewrite_of(tool, args)
 
     def input_saving(self, tool: str, call: SeenCall) -> int:
         """Tokens rewriting ``call``'s arguments saves (0: they stay)."""

@@ -17,7 +17,7 @@ by its tool's category, or by its ``command`` argument for editors that do both
 from __future__ import annotations
 
 import hashlib
-import heapq
+from collections import deque
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -45,7 +45,7 @@ class Supersession:
     falls due: the tables hold the results of the last few turns, not of the whole run.
     """
 
-    __slots__ = ("_calls", "_categories", "_category", "_expiry", "_reads", "_seq", "_writes")
+    __slots__ = ("_calls", "_categories", "_category", "_expiry", "_reads", "_writes")
 
     def __init__(self, category_of: Callable[[str], str | None]) -> None:
         self._category = category_of
@@ -53,14 +53,17 @@ class Supersession:
         self._calls: dict[tuple[str, bytes], Pending] = {}
         self._reads: dict[str, Pending] = {}
         self._writes: dict[str, int] = {}  # path -> position of its latest write
-        # (due turn, sequence, table, key, entry): a heap, to drop entries as they fall due
-        self._expiry: list[tuple[int, int, dict[Any, Pending], Any, Pending]] = []
-        self._seq = 0
+        # Per retention (turns kept), the entries in the order filed, flat (table, key,
+        # entry, ...): turns only grow, so each queue is in due order (no heap, and no tuple
+        # allocated per entry).
+        self._expiry: dict[int, deque[Any]] = {}
 
     def file(self, newer: Pending, *, due: int) -> list[tuple[Pending, str]]:
         """File ``newer`` (due by its age at turn ``due``); the older results it
         supersedes, each with the reason."""
-        self._expire(newer.turn)
+        turn = newer.turn
+        if self._expiry:
+            self._expire(turn)
         tool, args = newer.tool, newer.call.args
         categories = self._categories
         category = (
@@ -68,40 +71,42 @@ class Supersession:
             if tool in categories
             else categories.setdefault(tool, self._category(tool))
         )
-        path = _path(args)
-        kind = _kind(category, args, path)
+        path = None if _PATHS.isdisjoint(args) else _path(args)
+        kind = _kind(category, args, path) if "command" in args else category
         if kind == "write":
             if path is not None:
                 self._writes[path] = newer.position
             return []
         if kind == "input":
             return []
-        out: list[tuple[Pending, str]] = []
+        queue = self._expiry.get(due - turn)
+        if queue is None:
+            queue = self._expiry[due - turn] = deque()
+        calls = self._calls
         key = (tool, _canonical(args))
-        older = self._calls.get(key)
-        self._keep(self._calls, key, newer, due)
-        if older is not None:
-            out.append((older, SAME_CALL))
+        older = calls.get(key)
+        calls[key] = newer
+        queue += (calls, key, newer)
         if kind == "read" and path is not None:
-            read = self._reads.get(path)
-            self._keep(self._reads, path, newer, due)
+            reads = self._reads
+            read = reads.get(path)
+            reads[path] = newer
+            queue += (reads, path, newer)
             written = self._writes.get(path, -1)
             if read is not None and read is not older and read.position < written:
-                out.append((read, REREAD))
-        return out
-
-    def _keep(self, table: dict[Any, Pending], key: Any, entry: Pending, due: int) -> None:
-        table[key] = entry
-        self._seq += 1
-        heapq.heappush(self._expiry, (due, self._seq, table, key, entry))
+                if older is None:
+                    return [(read, REREAD)]
+                return [(older, SAME_CALL), (read, REREAD)]
+        return [(older, SAME_CALL)] if older is not None else []
 
     def _expire(self, turn: int) -> None:
         """Drop the entries whose results are due by ``turn``: none can be superseded now."""
-        heap = self._expiry
-        while heap and heap[0][0] <= turn:
-            _, _, table, key, entry = heapq.heappop(heap)
-            if table.get(key) is entry:
-                del table[key]
+        for keep, queue in self._expiry.items():
+            # each entry is three items: its table, its key, the result (whose turn is due)
+            while queue and queue[2].turn + keep <= turn:
+                table, key, entry = queue.popleft(), queue.popleft(), queue.popleft()
+                if table.get(key) is entry:
+                    del table[key]
 
 
 def standing_args(args: Mapping[str, Any]) -> dict[str, Any]:
@@ -131,6 +136,9 @@ def _kind(category: str | None, args: Mapping[str, Any], path: str | None) -> st
         if command in _READ_COMMANDS:
             return "read"
     return category
+
+
+_PATHS = frozenset(PATH_KEYS)
 
 
 def _path(args: Mapping[str, Any]) -> str | None:
