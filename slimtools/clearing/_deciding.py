@@ -85,23 +85,23 @@ class Deciding:
             fresh, state.ready, state.ready_saving = state.ready, [], 0
             return fresh
         offsets, savings = state.offsets, state.savings
-
-        def tokens_before(position: int) -> int:
-            return offsets[position] - savings.before(position) if savings else offsets[position]
-
         plan = state.plan
         ready = state.ready
         if len(ready) > 1:
             ready.sort(key=_first_change)
         firsts = [p.first for p in ready]
-        # Nothing cleared yet: the history before a position is all original tokens.
-        before = [tokens_before(f) for f in firsts] if savings else [offsets[f] for f in firsts]
+        # Tokens of the history before each position (nothing cleared yet: all original).
+        if savings:
+            before = [offsets[f] - savings.before(f) for f in firsts]
+            now = offsets[state.turn_start] - savings.before(state.turn_start)
+        else:
+            before, now = [offsets[f] for f in firsts], offsets[state.turn_start]
         plan.extend(ready, firsts, [p.saving + p.input_saving for p in ready], before)
         state.ready, state.ready_saving = [], 0
         need = state.tokens - state.saved - limit if over and limit is not None else 0
         cut = plan.choose(
             state.turn_start,
-            tokens_before(state.turn_start),
+            now,
             calls_ahead(state.turns, policy.expected_calls, policy.payback_horizon),
             pricing,
             at_least=policy.clear_at_least or 0,

@@ -314,7 +314,7 @@ class Clearer(Deciding, Thinning):
     def _inputs_of(self, pending: Pending) -> tuple[int, int]:
         """What blanking the call's arguments saves, and the first message the clear changes."""
         call = pending.call
-        if not self._inputs:
+        if not self._inputs or not self._placeholders.may_rewrite(pending.tool):
             return 0, pending.position
         args_saving = self._placeholders.input_saving(pending.tool, call)
         first = (

@@ -26,18 +26,22 @@ positions of savings under 2**40 tokens each stays far below 2**63."""
 class SavingsIndex:
     """Tokens saved at each message position, with ``O(log n)`` prefix sums."""
 
-    __slots__ = ("_at", "_tree", "total")
+    __slots__ = ("_at", "_last", "_tree", "total")
 
     def __init__(self) -> None:
         self._tree: MutableSequence[int] | None = None
         self._at: dict[int, int] = {}  # savings by position, until the tree is built
         self.total = 0
+        # The last position holding a saving: before any later one lies everything saved,
+        # the common question of a per-round clearer (its newest messages), answered in O(1).
+        self._last = -1
 
     def __bool__(self) -> bool:
         return self.total != 0
 
     def add(self, position: int, saved: int) -> None:
         """Record ``saved`` more tokens saved in the message at ``position``."""
+        self._last = max(self._last, position)
         tree = self._tree
         if tree is None:
             at = self._at
@@ -65,9 +69,13 @@ class SavingsIndex:
         for position, saved in pairs:
             at[position] = at.get(position, 0) + saved
         self.total += sum(saved for _, saved in pairs)
+        if pairs:
+            self._last = max(self._last, *[position for position, _ in pairs])
 
     def before(self, position: int) -> int:
         """Tokens saved in the messages before ``position``."""
+        if position > self._last:
+            return self.total
         tree = self._tree
         if tree is None:
             tree = self._build(max(position, *self._at) + 1 if self._at else position)

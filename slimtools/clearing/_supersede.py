@@ -35,6 +35,8 @@ _WRITE_COMMANDS = frozenset(
 
 SAME_CALL = "the same call again"
 REREAD = "a re-read after a write"
+_NEVER = 1 << 62  # a turn no run reaches
+_SWEEP = 8  # turns between sweeps of the entries that fell due
 
 
 class Supersession:
@@ -45,7 +47,7 @@ class Supersession:
     falls due: the tables hold the results of the last few turns, not of the whole run.
     """
 
-    __slots__ = ("_calls", "_categories", "_category", "_expiry", "_reads", "_writes")
+    __slots__ = ("_calls", "_categories", "_category", "_due", "_expiry", "_reads", "_writes")
 
     def __init__(self, category_of: Callable[[str], str | None]) -> None:
         self._category = category_of
@@ -57,12 +59,13 @@ class Supersession:
         # entry, ...): turns only grow, so each queue is in due order (no heap, and no tuple
         # allocated per entry).
         self._expiry: dict[int, deque[Any]] = {}
+        self._due = _NEVER  # the earliest turn an entry falls due (none: never)
 
     def file(self, newer: Pending, *, due: int) -> list[tuple[Pending, str]]:
         """File ``newer`` (due by its age at turn ``due``); the older results it
         supersedes, each with the reason."""
         turn = newer.turn
-        if self._expiry:
+        if turn >= self._due:
             self._expire(turn)
         tool, args = newer.tool, newer.call.args
         categories = self._categories
@@ -82,6 +85,7 @@ class Supersession:
         queue = self._expiry.get(due - turn)
         if queue is None:
             queue = self._expiry[due - turn] = deque()
+        self._due = min(self._due, due)
         calls = self._calls
         key = (tool, _canonical(args))
         older = calls.get(key)
@@ -101,12 +105,19 @@ class Supersession:
 
     def _expire(self, turn: int) -> None:
         """Drop the entries whose results are due by ``turn``: none can be superseded now."""
+        due = _NEVER
         for keep, queue in self._expiry.items():
             # each entry is three items: its table, its key, the result (whose turn is due)
             while queue and queue[2].turn + keep <= turn:
                 table, key, entry = queue.popleft(), queue.popleft(), queue.popleft()
                 if table.get(key) is entry:
                     del table[key]
+            if queue and queue[2].turn + keep < due:
+                due = queue[2].turn + keep
+        # Swept every few turns, not at each due entry: an entry past its due turn that
+        # waits for the sweep supersedes nothing (the engine checks the age of what is
+        # superseded), so the tables hold at most _SWEEP turns more than they must.
+        self._due = max(due, turn + _SWEEP)
 
 
 def standing_args(args: Mapping[str, Any]) -> dict[str, Any]:

@@ -24,9 +24,10 @@ def flatten_head(text: str, keep_head: int) -> str:
     if keep_head <= 0:
         return ""
     head = text[: keep_head + 1]
-    if head.isascii() and "  " not in head and head[:1] != " " and _single_spaced(head):
+    if head.isascii() and "  " not in head and head[:1] != " " and head.isprintable():
         # ASCII with single spaces only: nothing to flatten (the common case, 5x cheaper
         # than split/join; non-ASCII text has more kinds of whitespace, so it takes that).
+        # Printable ASCII holds no whitespace but the space: one check for all of it.
         return head[:keep_head] if len(text) > keep_head else head.rstrip()
     window = keep_head * 2 + 16
     while True:
@@ -34,22 +35,6 @@ def flatten_head(text: str, keep_head: int) -> str:
         if len(flat) > keep_head or window >= len(text):
             return flat[:keep_head]
         window *= 4
-
-
-def _single_spaced(ascii_text: str) -> bool:
-    """True when ASCII text holds no whitespace but plain spaces (what ``str.split`` splits
-    on: tab, newline, vertical tab, form feed, carriage return and the four separators)."""
-    return (
-        "\n" not in ascii_text
-        and "\t" not in ascii_text
-        and "\r" not in ascii_text
-        and "\x0b" not in ascii_text
-        and "\x0c" not in ascii_text
-        and "\x1c" not in ascii_text
-        and "\x1d" not in ascii_text
-        and "\x1e" not in ascii_text
-        and "\x1f" not in ascii_text
-    )
 
 
 def render_args(args: Mapping[str, Any]) -> str:

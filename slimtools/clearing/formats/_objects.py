@@ -27,6 +27,8 @@ def updated(obj: Any, **changes: Any) -> Any:
 
 def with_changes(obj: Any, changes: dict[str, Any]) -> Any:
     """:func:`updated` with the changes as one dict (no keyword packing on hot paths)."""
+    if type(obj) in _COPYABLE:  # a pydantic model of a class copied before
+        return model_copy(obj, changes)
     if isinstance(obj, dict):
         return {**obj, **changes}
     if isinstance(obj, BaseModel):
