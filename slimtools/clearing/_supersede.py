@@ -59,7 +59,7 @@ class Supersession:
         # entry, ...): turns only grow, so each queue is in due order (no heap, and no tuple
         # allocated per entry).
         self._expiry: dict[int, deque[Any]] = {}
-        self._due = _NEVER  # the earliest turn an entry falls due (none: never)
+        self._due = _NEVER  # the turn of the next sweep (never while nothing is filed)
 
     def file(self, newer: Pending, *, due: int) -> list[tuple[Pending, str]]:
         """File ``newer`` (due by its age at turn ``due``); the older results it
@@ -85,7 +85,8 @@ class Supersession:
         queue = self._expiry.get(due - turn)
         if queue is None:
             queue = self._expiry[due - turn] = deque()
-        self._due = min(self._due, due)
+        if self._due == _NEVER:  # the first entry since the tables emptied
+            self._due = due
         calls = self._calls
         key = (tool, _canonical(args))
         older = calls.get(key)

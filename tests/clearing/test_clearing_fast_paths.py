@@ -142,3 +142,26 @@ def test_the_default_placeholder_is_the_template_rendered(text, tool, args, is_e
         expected,
         policy.token_counter(expected),
     )
+
+
+@given(
+    args=st.dictionaries(
+        st.text(max_size=6),
+        st.text(max_size=200) | st.integers() | st.none() | st.lists(st.integers(), max_size=3),
+        max_size=3,
+    )
+    | st.builds(lambda n: {"big": 1 << n}, st.integers(60, 70))
+)
+def test_a_single_argument_renders_as_the_joined_list_does(args):
+    """``render_args``'s single-argument shortcut writes what the general join writes."""
+    import orjson
+
+    from slimtools._json import dumps_str
+    from slimtools.clearing.excerpt import _ARGS_MAX, render_args
+
+    try:
+        text = ", ".join([f"{k}={orjson.dumps(v).decode()}" for k, v in args.items()])
+    except (TypeError, orjson.JSONEncodeError):
+        text = ", ".join([f"{k}={dumps_str(v)}" for k, v in args.items()])
+    expected = text if len(text) <= _ARGS_MAX else text[: _ARGS_MAX - 1] + "…"
+    assert render_args(args) == expected
