@@ -256,7 +256,8 @@ def default_placeholder(  # noqa: PLR0917 - positional: it runs once per cleared
     # One f-string for the whole body (no intermediate copies): default_body's text.
     return seal(
         f"{tool}({args_text}) returned {len(text):,} chars{media_text(media) if media else ''} "
-        f"(~{tokens:,} tokens){' (an error)' if is_error else ''}; removed to save context."
+        f"(~{tokens if 0 <= tokens < 1000 else f'{tokens:,}'} tokens)"  # nothing to group: cheaper
+        f"{' (an error)' if is_error else ''}; removed to save context."
         f"{_HEAD + head if head else ''}"
         f"{_HANDLES + ', '.join(handles) if handles else ''}\n{refetch}",
         max_chars,

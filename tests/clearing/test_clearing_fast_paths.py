@@ -124,8 +124,11 @@ def test_with_changes_copies_a_model_seen_before_as_model_copy_does():
     args=_args,
     is_error=st.booleans(),
     keep_head=st.none() | st.integers(0, 50),
+    tokens=st.integers(-2_000, 10**7),
 )
-def test_the_default_placeholder_is_the_template_rendered(text, tool, args, is_error, keep_head):
+def test_the_default_placeholder_is_the_template_rendered(
+    text, tool, args, is_error, keep_head, tokens
+):
     """The default template's direct rendering, with its inlined count, equals the generic
     renderer's placeholder and the policy counter's tokens."""
     from slimtools.clearing._batch import Pending
@@ -135,10 +138,10 @@ def test_the_default_placeholder_is_the_template_rendered(text, tool, args, is_e
 
     policy = ClearingPolicy()
     raw = RawResult("c1", None, text, 0, is_error, False, True)
-    pending = Pending(raw, tool, SeenCall(tool, args, 0, 10, 40, 1), 1, 1, 77, 0)
+    pending = Pending(raw, tool, SeenCall(tool, args, 0, 10, 40, 1), 1, 1, tokens, 0)
     head = flatten_head(text, policy.keep_head if keep_head is None else keep_head)
     info = PlaceholderInfo(
-        tool, args, render_args(args), len(text), 77, head,
+        tool, args, render_args(args), len(text), tokens, head,
         envelope_handles(text, policy.handle_key(tool)), "c1", 1, is_error,
         policy.refetch_tool, policy.repeatable_of(tool), (),
     )  # fmt: skip
