@@ -47,12 +47,13 @@ class Supersession:
     falls due: the tables hold the results of the last few turns, not of the whole run.
     """
 
-    __slots__ = ("_calls", "_categories", "_category", "_due", "_expiry", "_reads", "_writes")
+    __slots__ = ("_category", "_due", "_expiry", "_reads", "_tools", "_writes")
 
     def __init__(self, category_of: Callable[[str], str | None]) -> None:
         self._category = category_of
-        self._categories: dict[str, str | None] = {}  # tool -> category, asked once per tool
-        self._calls: dict[tuple[str, bytes], Pending] = {}
+        # tool -> (its category, asked once; its latest result per canonical arguments):
+        # keyed by bytes within a tool, no (tool, arguments) tuple is made per result
+        self._tools: dict[str, tuple[str | None, dict[bytes, Pending]]] = {}
         self._reads: dict[str, Pending] = {}
         self._writes: dict[str, int] = {}  # path -> position of its latest write
         # Per retention (turns kept), the entries in the order filed, flat (table, key,
@@ -68,12 +69,10 @@ class Supersession:
         if turn >= self._due:
             self._expire(turn)
         tool, args = newer.tool, newer.call.args
-        categories = self._categories
-        category = (
-            categories[tool]
-            if tool in categories
-            else categories.setdefault(tool, self._category(tool))
-        )
+        known = self._tools.get(tool)
+        if known is None:  # the tool's category and table of calls, made once per tool
+            known = self._tools[tool] = (self._category(tool), {})
+        category, calls = known
         path = None if _PATHS.isdisjoint(args) else _path(args)
         kind = _kind(category, args, path) if "command" in args else category
         if kind == "write":
@@ -87,8 +86,7 @@ class Supersession:
             queue = self._expiry[due - turn] = deque()
         if self._due == _NEVER:  # the first entry since the tables emptied
             self._due = due
-        calls = self._calls
-        key = (tool, _canonical(args))
+        key = _canonical(args)
         older = calls.get(key)
         calls[key] = newer
         queue += (calls, key, newer)

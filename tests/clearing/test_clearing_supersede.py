@@ -148,6 +148,6 @@ def test_supersession_forgets_results_once_they_fall_due():
         pending = Pending(raw, "read_file", call, 2 * turn + 1, turn, 100, turn)
         assert tracker.file(pending, due=turn + 3) == []
     # swept every _SWEEP turns: at most that many turns of entries past their due turn
-    assert len(tracker._calls) <= 4 + _SWEEP
+    assert sum(len(calls) for _, calls in tracker._tools.values()) <= 4 + _SWEEP
     assert len(tracker._reads) <= 4 + _SWEEP
     assert sum(len(queue) for queue in tracker._expiry.values()) <= 3 * 2 * (4 + _SWEEP)
