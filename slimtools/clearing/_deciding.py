@@ -33,6 +33,13 @@ class Deciding:
         for keep_turns, queue in self._state.waiting.items():
             if queue and queue[0].turn + keep_turns <= clock:
                 queues += 1
+                if len(queue) > 32:  # a long queue (a one-pass clear): taken at once,
+                    tail = []  # but for the few results of the last turns, not yet due
+                    while queue[-1].turn + keep_turns > clock:
+                        tail.append(queue.pop())
+                    due += queue
+                    queue.clear()
+                    queue.extend(reversed(tail))
                 while queue and queue[0].turn + keep_turns <= clock:
                     due.append(queue.popleft())
         if queues > 1:  # results of several retentions fell due: merge them by due turn

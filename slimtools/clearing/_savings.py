@@ -52,11 +52,12 @@ class SavingsIndex:
         """:meth:`add` each ``(position, saved)``."""
         if not pairs:
             return
-        at = self._at
+        at, total = self._at, self.total
         for position, saved in pairs:
             at[position] = at.get(position, 0) + saved
-        self.total += sum(saved for _, saved in pairs)
-        self._last = max(self._last, *[position for position, _ in pairs])
+            total += saved
+        self.total = total
+        self._last = max(self._last, max(pairs)[0])  # the pair of the last position
 
     def before(self, position: int) -> int:
         """Tokens saved in the messages before ``position``."""

@@ -173,3 +173,28 @@ def test_a_single_argument_renders_as_the_joined_list_does(args):
         text = ", ".join([f"{k}={dumps_str(v)}" for k, v in args.items()])
     expected = text if len(text) <= _ARGS_MAX else text[: _ARGS_MAX - 1] + "…"
     assert render_args(args) == expected
+
+
+@given(
+    turns=st.lists(st.integers(0, 60), min_size=1, max_size=120).map(sorted),
+    keep=st.integers(0, 5),
+    clock=st.integers(0, 70),
+)
+def test_a_long_queue_falls_due_as_popping_it_one_by_one_does(turns, keep, clock):
+    """Taking a long retention queue at once (all but its newest results) moves the same
+    results, in the same order, as popping each due result in turn."""
+    from collections import deque
+
+    from slimtools.clearing import Clearer
+    from slimtools.clearing._batch import Pending
+    from slimtools.clearing.formats.base import RawResult
+
+    raw = RawResult("c", None, "text", 0, False, False, True)
+    call = SeenCall("t", {}, 0, 1, 2, 1)
+    queue = [Pending(raw, "t", call, i, turn, 10, i) for i, turn in enumerate(turns)]
+    expected = [p for p in queue if p.turn + keep <= clock]
+    clearer = Clearer()
+    clearer._state.waiting[keep] = deque(queue)
+    clearer._take_due(clock)
+    assert clearer._state.ripe == expected
+    assert list(clearer._state.waiting[keep]) == queue[len(expected) :]
