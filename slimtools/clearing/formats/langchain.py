@@ -50,8 +50,7 @@ class LangChainCodec(WholeMessageResults):
 
     def decode(self, message: Any) -> Decoded:
         """Describe one LangChain message."""
-        # Pydantic keeps fields in the instance __dict__; reading it directly skips the
-        # attribute lookup through a deep class hierarchy (the hot path of a long pass).
+        # The fields, read from the instance __dict__: no lookup through a deep hierarchy.
         fields = getattr(message, "__dict__", None)
         if not isinstance(fields, dict):
             return OTHER
@@ -59,8 +58,10 @@ class LangChainCodec(WholeMessageResults):
         content = fields.get("content")
         if kind in _TOOL:
             meta = fields.get("response_metadata")
-            editing = meta.get("context_editing") if meta and isinstance(meta, dict) else None
-            cleared = isinstance(editing, dict) and bool(editing.get("cleared"))
+            cleared = False
+            if meta and isinstance(meta, dict):  # usually empty: nothing to look at
+                editing = meta.get("context_editing")
+                cleared = isinstance(editing, dict) and bool(editing.get("cleared"))
             call_id = fields.get("tool_call_id")
             if (
                 type(content) is str
