@@ -8,6 +8,9 @@
     gives the cost of the cache-aware decision (goal: at most 10% of a pass); the default
     with LangChain's terse "[cleared]" placeholder shows what the engine costs without
     rendering an informative placeholder per result (the difference is that rendering).
+    The informative floor is the least such a pass does, nothing decided: decode and count
+    every message, render each result's default placeholder, copy each result message once;
+    the first goal cannot be met by more than the floor's margin over the peer.
 (b) A run of 10,000 rounds clearing before every model call: the incremental ``Clearer``
     against one pass over the final history (goal: at most 2x), and against what
     ``ContextEditingMiddleware`` does per call (deep copy, then apply) over 1,000 rounds.
@@ -46,9 +49,13 @@ from langchain_core.messages.utils import count_tokens_approximately
 from benchmarks._timing import SHARED_DATA
 from benchmarks.results import record
 from slimtools.clearing import Clearer, ClearingPolicy, clear_stale_results, view
+from slimtools.clearing.formats import with_changes
+from slimtools.clearing.formats.view import get_codec
 from slimtools.clearing.policy import DEFAULT_RETENTION
+from slimtools.clearing.replay import PlaceholderRenderer
 from slimtools.ledger.compare import Comparison, Strategy, compare, published_strategies
 from slimtools.ledger.peers import context_editing_step
+from slimtools.tokens import count_tokens
 from slimtools.transcripts import load_transcripts
 
 
@@ -93,6 +100,8 @@ def one_pass() -> None:
     )
     edit = ClearToolUsesEdit()
     default, turn_end = ClearingPolicy(), ClearingPolicy(cache=None)
+    renderer = PlaceholderRenderer(default)
+    informs: dict[int, tuple[float, float]] = {}
     terse = ClearingPolicy(placeholder="[cleared]")
     times: dict[int, float] = {}
     floors: dict[int, float] = {}
@@ -107,6 +116,9 @@ def one_pass() -> None:
             # The least a pass does: look at every message, copy every result it replaces.
             [m.model_copy(update={"content": "x"}) if m.type == "tool" else m for m in messages]
 
+        def informative(messages: list[BaseMessage] = messages) -> None:
+            informative_floor(messages, renderer)
+
         t = best_each(
             {
                 "lc": langchain,
@@ -114,11 +126,13 @@ def one_pass() -> None:
                 "none": lambda m=messages: clear_stale_results(m, turn_end),
                 "terse": lambda m=messages: clear_stale_results(m, terse),
                 "floor": floor,
+                "informative": informative,
             },
             repeat=11 if turns < 10_000 else 3,
         )
         t_lc, t_default, t_none, t_terse = t["lc"], t["default"], t["none"], t["terse"]
         times[turns], floors[turns] = t_default, t["floor"]
+        informs[turns] = (t["informative"], t_lc)
         print(
             f"{turns:>6} {t_lc * 1e3:>13.1f} {t_default * 1e3:>11.1f} {t_lc / t_default:>8.2f}x "
             f"{t_none * 1e3:>14.1f} {t_default / t_none - 1:>+8.0%} {t_terse * 1e3:>13.1f} "
@@ -137,6 +151,32 @@ def one_pass() -> None:
         f"(goal <= 11x); a plain linear pass (copy each result once): "
         f"{floors[10_000] / floors[1_000]:.1f}x"
     )
+    print(
+        "informative floor (decode and count each message, render and copy each result, "
+        "nothing decided): "
+        + ", ".join(
+            f"{n:,} turns {t_floor * 1e3:.1f} ms ({t_lc / t_floor:.2f}x)"
+            for n, (t_floor, t_lc) in informs.items()
+        )
+    )
+
+
+def informative_floor(messages: Sequence[Any], renderer: PlaceholderRenderer) -> list[Any]:
+    """The least an informative pass does: each message decoded, its calls and results
+    counted, each result's default placeholder rendered and its message copied once."""
+    codec, calls, out, turn = get_codec("langchain"), {}, list(messages), 0
+    for i, message in enumerate(messages):
+        model, _, found, results = codec.decode(message)
+        turn += model
+        for call in found:
+            count_tokens(f"{call.name} {call.args_text}")
+            calls[call.id] = call
+        for result in results:
+            call = calls.pop(result.call_id)
+            tokens = count_tokens(result.text)
+            text = renderer.text(result, tool=call.name, args=call.args, tokens=tokens, turn=turn)
+            out[i] = with_changes(message, {"content": text})
+    return out
 
 
 def whole_run(rounds: int = 10_000, middleware_rounds: int = 1_000) -> None:

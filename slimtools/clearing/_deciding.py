@@ -33,6 +33,13 @@ class Deciding:
         for keep_turns, queue in self._state.waiting.items():
             if queue and queue[0].turn + keep_turns <= clock:
                 queues += 1
+                if len(queue) > 32:  # a long queue (a one-pass clear): taken at once,
+                    tail = []  # but for the few results of the last turns, not yet due
+                    while queue[-1].turn + keep_turns > clock:
+                        tail.append(queue.pop())
+                    due += queue
+                    queue.clear()
+                    queue.extend(reversed(tail))
                 while queue and queue[0].turn + keep_turns <= clock:
                     due.append(queue.popleft())
         if queues > 1:  # results of several retentions fell due: merge them by due turn
@@ -85,23 +92,23 @@ class Deciding:
             fresh, state.ready, state.ready_saving = state.ready, [], 0
             return fresh
         offsets, savings = state.offsets, state.savings
-
-        def tokens_before(position: int) -> int:
-            return offsets[position] - savings.before(position) if savings else offsets[position]
-
         plan = state.plan
         ready = state.ready
         if len(ready) > 1:
             ready.sort(key=_first_change)
         firsts = [p.first for p in ready]
-        # Nothing cleared yet: the history before a position is all original tokens.
-        before = [tokens_before(f) for f in firsts] if savings else [offsets[f] for f in firsts]
+        # Tokens of the history before each position (nothing cleared yet: all original).
+        if savings:
+            before = [offsets[f] - savings.before(f) for f in firsts]
+            now = offsets[state.turn_start] - savings.before(state.turn_start)
+        else:
+            before, now = [offsets[f] for f in firsts], offsets[state.turn_start]
         plan.extend(ready, firsts, [p.saving + p.input_saving for p in ready], before)
         state.ready, state.ready_saving = [], 0
         need = state.tokens - state.saved - limit if over and limit is not None else 0
         cut = plan.choose(
             state.turn_start,
-            tokens_before(state.turn_start),
+            now,
             calls_ahead(state.turns, policy.expected_calls, policy.payback_horizon),
             pricing,
             at_least=policy.clear_at_least or 0,

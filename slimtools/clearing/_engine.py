@@ -314,7 +314,7 @@ class Clearer(Deciding, Thinning):
     def _inputs_of(self, pending: Pending) -> tuple[int, int]:
         """What blanking the call's arguments saves, and the first message the clear changes."""
         call = pending.call
-        if not self._inputs:
+        if not self._inputs or not self._placeholders.may_rewrite(pending.tool):
             return 0, pending.position
         args_saving = self._placeholders.input_saving(pending.tool, call)
         first = (
@@ -393,28 +393,38 @@ class Clearer(Deciding, Thinning):
 
     def _make_ready(self, pending: Pending) -> None:
         """Render the placeholder; a result it would not shrink is left alone for good."""
+        state = self._state
         if self._supersede:
-            made = self._state.made
+            made = state.made
             if made[pending.eidx]:
                 return  # superseded: cleared ahead of its age already
             made[pending.eidx] = 1
         if self._thin is not None:
             self._make_ready_thinning(pending)
             return
-        raw, tool, call, position, turn, tokens, eidx, _, _, _, _, _ = pending
         sized = self._placeholders.sized(pending)
         if sized is None:
             return
         text, size = sized
+        raw, tool, call, position, turn, tokens, eidx = pending[:7]
         saving = tokens - size
         if saving <= 0 or (len(text) >= len(raw.text) and not raw.media):
             self._rewrite_only(pending)
             return
-        args_saving = 0
-        first = position
-        if self._inputs:
-            args_saving, first = self._inputs_of(pending)
-        info = (raw, tool, call, position, turn, tokens, eidx, text, saving, args_saving, first)
-        state = self._state
-        state.ready.append(new_tuple(Pending, (*info, None)))
+        args_saving, first = self._inputs_of(pending) if self._inputs else (0, position)
+        info = (
+            raw,
+            tool,
+            call,
+            position,
+            turn,
+            tokens,
+            eidx,
+            text,
+            saving,
+            args_saving,
+            first,
+            None,
+        )
+        state.ready.append(new_tuple(Pending, info))
         state.ready_saving += saving + args_saving

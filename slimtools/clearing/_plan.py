@@ -66,9 +66,12 @@ class Candidates:
         self, items: list[Any], positions: list[int], savings: list[int], before: list[int]
     ) -> None:
         """:meth:`add` each candidate of the four columns, sorted by position: in one go when
-        they come after every candidate filed (a one-pass clear's whole batch). Columns, not
-        a tuple per candidate: a 10,000-result pass would allocate 10,000 tuples for nothing."""
-        if len(items) < 8 or (self.positions and positions[0] < self.positions[-1]):
+        they come after every candidate filed (a one-pass clear's whole batch, and nearly
+        every call of a per-round clearer). Columns, not a tuple per candidate: a
+        10,000-result pass would allocate 10,000 tuples for nothing."""
+        if not items:
+            return
+        if self.positions and positions[0] < self.positions[-1]:
             for candidate in zip(items, positions, savings, before, strict=True):
                 self.add(*candidate)
             return

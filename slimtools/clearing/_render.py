@@ -23,6 +23,7 @@ from slimtools.clearing.placeholder import (
     render,
 )
 from slimtools.clearing.policy import ClearingPolicy
+from slimtools.tokens import count_tokens
 
 logger = logging.getLogger("slimtools.clearing")
 
@@ -37,17 +38,39 @@ class Placeholders:
         self._constant_tokens = policy.token_counter(self._constant or "")
         placeholder = policy.placeholder
         self._default = isinstance(placeholder, str) and placeholder == DEFAULT_TEMPLATE
+        self._ascii_count = policy.token_counter is count_tokens
         self._repeat: dict[str, bool | None] = {}  # tool -> policy.repeatable_of(tool)
         self._blank_args: dict[str, int] = {}  # tool -> tokens of its call with "{}" arguments
+        self._rewrites: dict[str, bool] = {}  # tool -> whether its arguments may be rewritten
 
     def sized(self, pending: Pending, keep_head: int | None = None) -> tuple[str, int] | None:
         """The placeholder of ``pending`` and its tokens; None when the result must stay."""
         if self._constant is not None:
             return self._constant, self._constant_tokens
-        text = self.text(pending, keep_head)
+        text = (
+            self._default_text(pending, keep_head)
+            if self._default
+            else self.text(pending, keep_head)
+        )
         if text is None:
             return None
+        if self._ascii_count and text.isascii():  # count_tokens, inlined (a test pins it)
+            return text, (len(text) + 3) // 4
         return text, self.policy.token_counter(text)
+
+    def _default_text(self, pending: Pending, keep_head: int | None) -> str:
+        """:meth:`text` under the default template, which shows every field: the same
+        placeholder without asking which fields it needs (a test pins the two together)."""
+        policy, raw, tool = self.policy, pending.raw, pending.tool
+        args, text = pending.call.args, raw.text
+        repeat = self._repeat
+        return default_placeholder(
+            tool, render_args(args), args, text, pending.tokens, raw.is_error, raw.media,
+            flatten_head(text, policy.keep_head if keep_head is None else keep_head),
+            envelope_handles(text, policy.handle_key(tool)) if text[:1] in "{ \n" else (),
+            repeat[tool] if tool in repeat else self.repeatable(tool),
+            policy.refetch_tool, policy.max_placeholder_chars,
+        )  # fmt: skip
 
     def text(self, pending: Pending, keep_head: int | None = None) -> str | None:
         """The placeholder of one result (None when a user template fails: keep it), with
@@ -114,10 +137,26 @@ class Placeholders:
 
     def input_args(self, tool: str, call: SeenCall) -> Args | None:
         """The arguments clearing leaves ``call`` of ``tool`` with: ``{}`` blanked, a
-        shortened copy (a write tool's long strings), or None (kept)."""
-        if not call.args:
+        shortened copy (a write tool's long strings), or None (kept).
+
+        ``policy.input_rewrite_of``, with what it asks of the tool (blanked? a write?)
+        asked once per tool: most tools' arguments stay, and that is known without
+        looking at them (a test pins this to the policy's answer)."""
+        args = call.args
+        if not args or not self.may_rewrite(tool):
             return None
-        return self.policy.input_rewrite_of(tool, call.args)
+        return self.policy.input_rewrite_of(tool, args)
+
+    def may_rewrite(self, tool: str) -> bool:
+        """Whether clearing may rewrite the arguments of ``tool``'s calls (blank or shorten
+        them), asked of the policy once per tool."""
+        rewrites = self._rewrites
+        if tool not in rewrites:
+            policy = self.policy
+            rewrites[tool] = policy.clears_inputs_of(tool) or (
+                policy.shorten_chars is not None and policy.category_of(tool) == "write"
+            )
+        return rewrites[tool]
 
     def input_saving(self, tool: str, call: SeenCall) -> int:
         """Tokens rewriting ``call``'s arguments saves (0: they stay)."""

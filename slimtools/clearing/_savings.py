@@ -3,9 +3,11 @@
 The decision needs, for a message position ``p``, how many tokens the current (already
 cleared) history holds before ``p``: the original count up to ``p`` minus what clearing saved
 there. Clears land anywhere (a write confirmation of turn 5 may go after search results of
-turn 20), so the savings live in a Fenwick tree: once built, an update and a prefix sum cost
-``O(log n)``. It is built lazily, on the first prefix sum asked for: a one-pass clear asks
-none after it writes, and pays nothing here.
+turn 20), so the savings live in a Fenwick tree: a prefix sum costs ``O(log n)``. It is
+built lazily, on the first prefix sum asked for (a one-pass clear asks none after it
+writes, and pays nothing here), and savings recorded since wait in a dict until a prefix
+sum needs them. Most never do: a prefix sum past every saving is the total, answered in
+``O(1)``, and that is what a per-round clearer asks about its newest messages.
 
 A long run clears about one result a turn, so the index is kept lean: once the tree is built
 the savings by position are not kept beside it (the tree grows by doubling instead of being
@@ -26,51 +28,46 @@ positions of savings under 2**40 tokens each stays far below 2**63."""
 class SavingsIndex:
     """Tokens saved at each message position, with ``O(log n)`` prefix sums."""
 
-    __slots__ = ("_at", "_tree", "total")
+    __slots__ = ("_at", "_last", "_tree", "total")
 
     def __init__(self) -> None:
         self._tree: MutableSequence[int] | None = None
         self._at: dict[int, int] = {}  # savings by position, until the tree is built
         self.total = 0
+        # The last position holding a saving: before any later one lies everything saved,
+        # the common question of a per-round clearer (its newest messages), answered in O(1).
+        self._last = -1
 
     def __bool__(self) -> bool:
         return self.total != 0
 
     def add(self, position: int, saved: int) -> None:
         """Record ``saved`` more tokens saved in the message at ``position``."""
-        tree = self._tree
-        if tree is None:
-            at = self._at
-            at[position] = at.get(position, 0) + saved
-            self.total += saved
-            return
-        while position >= len(tree):
-            tree = self._grow(tree)
-        if type(tree) is array and not (type(saved) is int and -_FITS < saved < _FITS):
-            tree = self._tree = list(tree)
-        n = len(tree)
-        i = position
-        while i < n:
-            tree[i] += saved
-            i |= i + 1
+        self._last = max(self._last, position)
+        at = self._at
+        at[position] = at.get(position, 0) + saved
         self.total += saved
 
     def add_many(self, pairs: list[tuple[int, int]]) -> None:
-        """:meth:`add` each ``(position, saved)``; before the first prefix sum, in one go."""
-        if self._tree is not None:
-            for position, saved in pairs:
-                self.add(position, saved)
+        """:meth:`add` each ``(position, saved)``."""
+        if not pairs:
             return
-        at = self._at
+        at, total = self._at, self.total
         for position, saved in pairs:
             at[position] = at.get(position, 0) + saved
-        self.total += sum(saved for _, saved in pairs)
+            total += saved
+        self.total = total
+        self._last = max(self._last, max(pairs)[0])  # the pair of the last position
 
     def before(self, position: int) -> int:
         """Tokens saved in the messages before ``position``."""
+        if position > self._last:
+            return self.total
         tree = self._tree
         if tree is None:
             tree = self._build(max(position, *self._at) + 1 if self._at else position)
+        elif self._at:
+            tree = self._flush(tree)
         i = min(position, len(tree)) - 1  # every saving lies in the tree
         total = 0
         while i >= 0:
@@ -95,11 +92,28 @@ class SavingsIndex:
         self._tree = built
         return built
 
-    def _grow(self, tree: MutableSequence[int]) -> MutableSequence[int]:
+    def _flush(self, tree: MutableSequence[int]) -> MutableSequence[int]:
+        """Add the savings recorded since the tree was built into it."""
+        in_tree = self.total - sum(self._at.values())
+        for position, saved in self._at.items():
+            while position >= len(tree):
+                tree = self._grow(tree, in_tree)
+            if type(tree) is array and not (type(saved) is int and -_FITS < saved < _FITS):
+                tree = self._tree = list(tree)
+            n = len(tree)
+            i = position
+            while i < n:
+                tree[i] += saved
+                i |= i + 1
+            in_tree += saved
+        self._at = {}
+        return tree
+
+    def _grow(self, tree: MutableSequence[int], total: int) -> MutableSequence[int]:
         # Node i covers positions (i & (i + 1)) to i whatever the size, so doubling keeps
-        # every node; of the new ones only the last, which covers everything, is not empty.
+        # every node; of the new ones only the last, which covers everything (``total``,
+        # what the tree holds), is not empty.
         n = len(tree)
-        total = self.total  # every saving so far lies in the tree
         tree.extend([0] * n)
         tree[2 * n - 1] = total
         return tree

@@ -17,7 +17,7 @@ by its tool's category, or by its ``command`` argument for editors that do both
 from __future__ import annotations
 
 import hashlib
-import heapq
+from collections import deque
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -35,6 +35,8 @@ _WRITE_COMMANDS = frozenset(
 
 SAME_CALL = "the same call again"
 REREAD = "a re-read after a write"
+_NEVER = 1 << 62  # a turn no run reaches
+_SWEEP = 8  # turns between sweeps of the entries that fell due
 
 
 class Supersession:
@@ -45,63 +47,76 @@ class Supersession:
     falls due: the tables hold the results of the last few turns, not of the whole run.
     """
 
-    __slots__ = ("_calls", "_categories", "_category", "_expiry", "_reads", "_seq", "_writes")
+    __slots__ = ("_category", "_due", "_expiry", "_reads", "_tools", "_writes")
 
     def __init__(self, category_of: Callable[[str], str | None]) -> None:
         self._category = category_of
-        self._categories: dict[str, str | None] = {}  # tool -> category, asked once per tool
-        self._calls: dict[tuple[str, bytes], Pending] = {}
+        # tool -> (its category, asked once; its latest result per canonical arguments):
+        # keyed by bytes within a tool, no (tool, arguments) tuple is made per result
+        self._tools: dict[str, tuple[str | None, dict[bytes, Pending]]] = {}
         self._reads: dict[str, Pending] = {}
         self._writes: dict[str, int] = {}  # path -> position of its latest write
-        # (due turn, sequence, table, key, entry): a heap, to drop entries as they fall due
-        self._expiry: list[tuple[int, int, dict[Any, Pending], Any, Pending]] = []
-        self._seq = 0
+        # Per retention (turns kept), the entries in the order filed, flat (table, key,
+        # entry, ...): turns only grow, so each queue is in due order (no heap, and no tuple
+        # allocated per entry).
+        self._expiry: dict[int, deque[Any]] = {}
+        self._due = _NEVER  # the turn of the next sweep (never while nothing is filed)
 
     def file(self, newer: Pending, *, due: int) -> list[tuple[Pending, str]]:
         """File ``newer`` (due by its age at turn ``due``); the older results it
         supersedes, each with the reason."""
-        self._expire(newer.turn)
+        turn = newer.turn
+        if turn >= self._due:
+            self._expire(turn)
         tool, args = newer.tool, newer.call.args
-        categories = self._categories
-        category = (
-            categories[tool]
-            if tool in categories
-            else categories.setdefault(tool, self._category(tool))
-        )
-        path = _path(args)
-        kind = _kind(category, args, path)
+        known = self._tools.get(tool)
+        if known is None:  # the tool's category and table of calls, made once per tool
+            known = self._tools[tool] = (self._category(tool), {})
+        category, calls = known
+        path = None if _PATHS.isdisjoint(args) else _path(args)
+        kind = _kind(category, args, path) if "command" in args else category
         if kind == "write":
             if path is not None:
                 self._writes[path] = newer.position
             return []
         if kind == "input":
             return []
-        out: list[tuple[Pending, str]] = []
-        key = (tool, _canonical(args))
-        older = self._calls.get(key)
-        self._keep(self._calls, key, newer, due)
-        if older is not None:
-            out.append((older, SAME_CALL))
+        queue = self._expiry.get(due - turn)
+        if queue is None:
+            queue = self._expiry[due - turn] = deque()
+        if self._due == _NEVER:  # the first entry since the tables emptied
+            self._due = due
+        key = _canonical(args)
+        older = calls.get(key)
+        calls[key] = newer
+        queue += (calls, key, newer)
         if kind == "read" and path is not None:
-            read = self._reads.get(path)
-            self._keep(self._reads, path, newer, due)
+            reads = self._reads
+            read = reads.get(path)
+            reads[path] = newer
+            queue += (reads, path, newer)
             written = self._writes.get(path, -1)
             if read is not None and read is not older and read.position < written:
-                out.append((read, REREAD))
-        return out
-
-    def _keep(self, table: dict[Any, Pending], key: Any, entry: Pending, due: int) -> None:
-        table[key] = entry
-        self._seq += 1
-        heapq.heappush(self._expiry, (due, self._seq, table, key, entry))
+                if older is None:
+                    return [(read, REREAD)]
+                return [(older, SAME_CALL), (read, REREAD)]
+        return [(older, SAME_CALL)] if older is not None else []
 
     def _expire(self, turn: int) -> None:
         """Drop the entries whose results are due by ``turn``: none can be superseded now."""
-        heap = self._expiry
-        while heap and heap[0][0] <= turn:
-            _, _, table, key, entry = heapq.heappop(heap)
-            if table.get(key) is entry:
-                del table[key]
+        due = _NEVER
+        for keep, queue in self._expiry.items():
+            # each entry is three items: its table, its key, the result (whose turn is due)
+            while queue and queue[2].turn + keep <= turn:
+                table, key, entry = queue.popleft(), queue.popleft(), queue.popleft()
+                if table.get(key) is entry:
+                    del table[key]
+            if queue and queue[2].turn + keep < due:
+                due = queue[2].turn + keep
+        # Swept every few turns, not at each due entry: an entry past its due turn that
+        # waits for the sweep supersedes nothing (the engine checks the age of what is
+        # superseded), so the tables hold at most _SWEEP turns more than they must.
+        self._due = max(due, turn + _SWEEP)
 
 
 def standing_args(args: Mapping[str, Any]) -> dict[str, Any]:
@@ -131,6 +146,9 @@ def _kind(category: str | None, args: Mapping[str, Any], path: str | None) -> st
         if command in _READ_COMMANDS:
             return "read"
     return category
+
+
+_PATHS = frozenset(PATH_KEYS)
 
 
 def _path(args: Mapping[str, Any]) -> str | None:

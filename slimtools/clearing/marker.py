@@ -18,8 +18,8 @@ _SALT = zlib.crc32(b"slimtools.clearing.v1")
 
 def seal(body: str, max_chars: int) -> str:
     """The placeholder around ``body``: the checksummed marker, at most ``max_chars``."""
-    room = max(1, max_chars - _BODY_START)
-    if len(body) > room:
+    if len(body) > max_chars - _BODY_START:
+        room = max(1, max_chars - _BODY_START)
         body = body[: room - 1] + "…"
     raw = body.encode() if body.isascii() else body.encode("utf-8", "surrogatepass")
     return f"{MARKER_PREFIX}{zlib.crc32(raw, _SALT):08x}] {body}"

@@ -253,17 +253,18 @@ def default_placeholder(  # noqa: PLR0917 - positional: it runs once per cleared
             repeatable=repeatable,
             refetch_tool=refetch_tool,
         )
-    error = " (an error)" if is_error else ""
-    extra = media_text(media) if media else ""
-    body = (
-        f"{tool}({args_text}) returned {len(text):,} chars{extra} "
-        f"(~{tokens:,} tokens){error}; removed to save context."
+    # One f-string for the whole body (no intermediate copies): default_body's text.
+    return seal(
+        f"{tool}({args_text}) returned {len(text):,} chars{media_text(media) if media else ''} "
+        f"(~{tokens if 0 <= tokens < 1000 else f'{tokens:,}'} tokens)"  # nothing to group: cheaper
+        f"{' (an error)' if is_error else ''}; removed to save context."
+        f"{_HEAD + head if head else ''}"
+        f"{_HANDLES + ', '.join(handles) if handles else ''}\n{refetch}",
+        max_chars,
     )
-    if head:
-        body += f"\nHead: {head}"
-    if handles:
-        body += f"\nHandles: {', '.join(handles)}"
-    return seal(f"{body}\n{refetch}", max_chars)
+
+
+_HEAD, _HANDLES = "\nHead: ", "\nHandles: "
 
 
 def default_body(

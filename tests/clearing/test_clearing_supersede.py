@@ -135,10 +135,10 @@ def test_supersession_clears_incrementally_as_in_one_pass(calls, cache, keep):
 
 
 def test_supersession_forgets_results_once_they_fall_due():
-    """A long run of distinct calls keeps only the results not yet due in its tables."""
+    """A long run of distinct calls keeps only the results of its last few turns in its tables."""
     from slimtools.clearing._batch import Pending
     from slimtools.clearing._ingest import SeenCall
-    from slimtools.clearing._supersede import Supersession
+    from slimtools.clearing._supersede import _SWEEP, Supersession
     from slimtools.clearing.formats.base import RawResult
 
     tracker = Supersession(lambda tool: "read")
@@ -147,6 +147,7 @@ def test_supersession_forgets_results_once_they_fall_due():
         raw = RawResult(f"c{turn}", None, "text", 0, False, False, True)
         pending = Pending(raw, "read_file", call, 2 * turn + 1, turn, 100, turn)
         assert tracker.file(pending, due=turn + 3) == []
-    assert len(tracker._calls) <= 4
-    assert len(tracker._reads) <= 4
-    assert len(tracker._expiry) <= 8
+    # swept every _SWEEP turns: at most that many turns of entries past their due turn
+    assert sum(len(calls) for _, calls in tracker._tools.values()) <= 4 + _SWEEP
+    assert len(tracker._reads) <= 4 + _SWEEP
+    assert sum(len(queue) for queue in tracker._expiry.values()) <= 3 * 2 * (4 + _SWEEP)

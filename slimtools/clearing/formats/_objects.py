@@ -27,6 +27,9 @@ def updated(obj: Any, **changes: Any) -> Any:
 
 def with_changes(obj: Any, changes: dict[str, Any]) -> Any:
     """:func:`updated` with the changes as one dict (no keyword packing on hot paths)."""
+    fields = _COPYABLE.get(type(obj))
+    if fields is not None and fields.issuperset(changes):  # a plain model seen before
+        return _copied(obj, changes)
     if isinstance(obj, dict):
         return {**obj, **changes}
     if isinstance(obj, BaseModel):
@@ -56,6 +59,12 @@ def model_copy(model: BaseModel, changes: dict[str, Any]) -> Any:
         fields = _COPYABLE[cls] = frozenset(cls.__pydantic_fields__) if plain else None
     if fields is None or not fields.issuperset(changes):
         return model.model_copy(update=changes)
+    return _copied(model, changes)
+
+
+def _copied(model: BaseModel, changes: dict[str, Any]) -> Any:
+    """The copy :func:`model_copy` builds, for a plain model and declared fields."""
+    cls = type(model)
     new = cls.__new__(cls)
     state = model.__dict__.copy()
     state.update(changes)

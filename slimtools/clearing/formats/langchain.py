@@ -13,12 +13,15 @@ from __future__ import annotations
 from collections.abc import Collection, Iterator, Mapping
 from typing import Any
 
+import orjson
+
 from slimtools.clearing.formats._objects import get
 from slimtools.clearing.formats.base import (
     EMPTY_ARGS,
     OTHER,
     Args,
     Decoded,
+    RawCall,
     RawResult,
     WholeMessageResults,
     args_json,
@@ -47,8 +50,7 @@ class LangChainCodec(WholeMessageResults):
 
     def decode(self, message: Any) -> Decoded:
         """Describe one LangChain message."""
-        # Pydantic keeps fields in the instance __dict__; reading it directly skips the
-        # attribute lookup through a deep class hierarchy (the hot path of a long pass).
+        # The fields, read from the instance __dict__: no lookup through a deep hierarchy.
         fields = getattr(message, "__dict__", None)
         if not isinstance(fields, dict):
             return OTHER
@@ -56,8 +58,10 @@ class LangChainCodec(WholeMessageResults):
         content = fields.get("content")
         if kind in _TOOL:
             meta = fields.get("response_metadata")
-            editing = meta.get("context_editing") if meta and isinstance(meta, dict) else None
-            cleared = isinstance(editing, dict) and bool(editing.get("cleared"))
+            cleared = False
+            if meta and isinstance(meta, dict):  # usually empty: nothing to look at
+                editing = meta.get("context_editing")
+                cleared = isinstance(editing, dict) and bool(editing.get("cleared"))
             call_id = fields.get("tool_call_id")
             if (
                 type(content) is str
@@ -99,7 +103,7 @@ class LangChainCodec(WholeMessageResults):
             if calls and len(calls) == 1 and not fields.get("invalid_tool_calls"):
                 tc = calls[0]  # the common single call, without the list plumbing
                 if type(tc) is dict:
-                    found = one(make_call(tc.get("id"), tc.get("name"), tc.get("args")))
+                    found = _one_call(tc.get("id"), tc.get("name"), tc.get("args"))
                 else:
                     found = one(make_call(get(tc, "id"), get(tc, "name"), get(tc, "args")))
             else:
@@ -149,6 +153,18 @@ class LangChainCodec(WholeMessageResults):
     def restore_inputs(self, message: Any, snapshots: Mapping[str, Any]) -> Any:
         """Put back the audited entries of those calls."""
         return _rewrite(message, {}, snapshots)
+
+
+def _one_call(call_id: Any, name: Any, args: Any) -> tuple[RawCall, ...]:
+    """``one(make_call(...))`` for a call with a name and plain JSON arguments, built
+    directly (a test pins it to ``make_call``); anything else takes ``make_call``."""
+    if type(call_id) is str and call_id and type(name) is str and type(args) is dict and args:
+        try:
+            text = orjson.dumps(args).decode()
+        except (TypeError, orjson.JSONEncodeError):
+            return one(make_call(call_id, name, args))
+        return (new_tuple(RawCall, (call_id, name, args, text)),)
+    return one(make_call(call_id, name, args))
 
 
 def _calls(message: Any) -> list[Any]:
