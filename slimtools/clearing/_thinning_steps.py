@@ -124,8 +124,10 @@ class Thinning:
         text = thin(watch.text, head, self.policy.max_placeholder_chars)
         if text == watch.text:
             return
+        # A step that saves no token is still taken (when nothing grows): a one-pass clear
+        # renders the head its age gives, and round by round must end in the same bytes.
         saving = watch.tokens - self.policy.token_counter(text)
-        if saving <= 0:
+        if saving < 0:
             return
         raw = RawResult(watch.call_id, None, "", watch.slot, False, True, False)
         call = SeenCall("", {}, watch.position, 0, 0, 0)

@@ -261,3 +261,28 @@ def test_round_by_round_each_result_is_cleared_once_and_restore_still_works(
     assert len(reported) == len(set(reported))
     assert len(audit.records) == len({(r.kind, r.call_id) for r in audit.records})
     assert restore(stored, audit) == history
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_a_step_that_saves_no_token_is_taken_round_by_round_as_in_one_pass(fmt):
+    """A placeholder whose next head saves no token (12 characters cut to 10, CJK counted
+    by character) is thinned round by round too: the run ends in one pass's bytes."""
+    from tests.clearing.strategies_clearing import Call, Res, Turn
+
+    def quiet(k: int) -> Turn:
+        return Turn((), user=None, text="", orphans=((f"ghost_{k}", Res("", False)),))
+
+    blocks = (("text", "alpha错误alpha"), ("image", "data:image/png;base64,iVBORw0KGgo="))
+    search = [Call(f"call_{i}", "search_logs", {}, None) for i in (0, 1, 3)]
+    write = Call("call_2", "create_issue", {"q": "错误", "body": "line " * 150}, Res(blocks))
+    turns = [Turn(tuple(search[:2]), user="task", text="", orphans=(("ghost_0", Res("")),))]
+    turns += [quiet(1), quiet(2), quiet(3)]
+    turns += [Turn((write, search[2]), user=None, text="", orphans=(("ghost_4", Res("")),))]
+    turns += [quiet(5), quiet(6)]
+    policy = ClearingPolicy(keep_turns=0, keep_head=40, cache=None, thin=[(1, 10)])
+    policy = policy.replace(retention={**policy.retention, "write": 1}, supersede=False)
+    history = render(fmt, turns)
+    clearer = Clearer(policy)
+    for end in range(1, len(history) + 1):
+        out = clearer.clear(history[:end])
+    assert out == clear_stale_results(history, policy)
