@@ -162,6 +162,8 @@ class State(Reading):
 
     n: int = 0
     out: list[Any] = field(default_factory=list)
+    # The caller's messages as read (not kept for a list cleared in place: it is ``out``).
+    seen: list[Any] = field(default_factory=list)
     first: Any = None
     last: Any = None
     saved: int = 0

@@ -37,6 +37,7 @@ import time
 from collections import deque
 from collections.abc import Sequence
 from itertools import islice
+from operator import is_
 from typing import Any
 
 from slimtools.clearing._batch import (
@@ -53,7 +54,7 @@ from slimtools.clearing._observe import report_pass
 from slimtools.clearing._render import Placeholders
 from slimtools.clearing._supersede import Supersession
 from slimtools.clearing._thinning_steps import Thinning
-from slimtools.clearing.audit import Audit
+from slimtools.clearing.audit import Audit, check_audit
 from slimtools.clearing.formats.base import Codec, RawResult, new_tuple
 from slimtools.clearing.formats.view import _format_of, check_history, detect_format, get_codec
 from slimtools.clearing.policy import ClearingPolicy
@@ -93,6 +94,8 @@ class Clearer(Deciding, Thinning):
         self.policy = policy if policy is not None else ClearingPolicy()
         if not isinstance(self.policy, ClearingPolicy):
             raise TypeError(f"policy must be a ClearingPolicy, got {type(policy).__name__}")
+        if audit is not None:
+            check_audit(audit, "write")
         self.audit = audit
         self._observed = observed
         self._codec: Codec | None = get_codec(format) if format is not None else None
@@ -122,6 +125,8 @@ class Clearer(Deciding, Thinning):
         clearer = cls(policy, format=format, audit=audit)
         clearer._memory = Forgetful()
         return clearer
+
+    _edits = True  # a history may be edited between calls: compare every message read
 
     def _new_state(self) -> State:
         """The state of a pass that has read nothing yet (replay mode keeps it leaner)."""
@@ -186,10 +191,13 @@ class Clearer(Deciding, Thinning):
         state = self._state
         n = state.n
         # The common case, checked inline: the caller appended to the very same messages.
-        grown = n == 0 or (
-            len(history) >= n and history[0] is state.first and history[n - 1] is state.last
-        )
         in_place = history is state.out and len(history) >= n
+        grown = n == 0 or (
+            len(history) >= n
+            and history[0] is state.first
+            and history[n - 1] is state.last
+            and (in_place or not self._edits or all(map(is_, history, state.seen)))
+        )
         if not (grown or in_place) and not self._extends(history):
             state = self._state = self._new_state()
             self._rereading = bool(self._memory)
@@ -197,6 +205,8 @@ class Clearer(Deciding, Thinning):
         if end > start:
             if history is not state.out:  # in place, the new messages are there already
                 state.out += history[start:]
+                if self._edits:
+                    state.seen += history[start:]
             self._read(codec, history, start)
             state.n, state.first, state.last = end, history[0], history[-1]
         self._rereading = False
@@ -226,13 +236,22 @@ class Clearer(Deciding, Thinning):
         return self._codec
 
     def _extends(self, history: Sequence[Any]) -> bool:
-        """Whether ``history`` is the one read so far, grown by appending (or the same)."""
-        state = self._state
-        if len(history) < state.n:
+        """Whether ``history`` is the one read so far, grown by appending (or the same): each
+        message read is that message, the one sent for it or equal to either (one edited in
+        between must be sent as edited, so the history is then re-read)."""
+        state, same = self._state, self._same
+        n, seen, out = state.n, state.seen, state.out
+        if len(history) < n:
             return False
-        return self._same(history[0], state.first, state.out[0]) and self._same(
-            history[state.n - 1], state.last, state.out[state.n - 1]
-        )
+        if not self._edits:  # the caller only appends (replay mode): the ends tell
+            m = n - 1
+            return same(history[0], state.first, out[0]) and same(history[m], state.last, out[m])
+        if len(seen) != n or not all(same(history[i], seen[i], out[i]) for i in range(n)):
+            return False
+        if n:  # the next call compares these objects by identity
+            seen[:] = history[:n]
+            state.first, state.last = seen[0], seen[-1]
+        return True
 
     @staticmethod
     def _same(message: Any, seen: Any, produced: Any) -> bool:

@@ -111,6 +111,8 @@ class ReplayClearer(Clearer):
             self._placeholders = _Replaying(self.policy, superseded, shortened)
             self._rewrite = self._placeholders.input_args
 
+    _edits = False  # the caller only appends: no copy of what was read is kept
+
     def _new_state(self) -> State:
         # Tokens before each message as machine integers (the replay's counts are
         # integers): 8 bytes a message where a list keeps a Python int.

@@ -172,11 +172,6 @@ def test_restore_from_a_path_or_none_names_the_audit_it_needs(audit):
         restore([], audit)  # type: ignore[arg-type]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="clearing/_engine.py: Clearer.__init__ takes any audit; a path string fails only "
-    "at the first clear, which then logs and clears nothing, every round",
-)
 def test_a_clearer_given_a_path_as_audit_refuses_it_at_once():
     """``Clearer(audit="clearing.jsonl")`` is a TypeError, not a run that never clears."""
     with pytest.raises(TypeError, match=r"JsonlAudit\(path\)"):

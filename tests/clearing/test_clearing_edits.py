@@ -6,15 +6,9 @@ import copy
 import json
 from typing import Any
 
-import pytest
-
 from slimtools.clearing import Clearer, ClearingPolicy, clear_stale_results
 
 POLICY = ClearingPolicy(cache=None)
-_STALE = (
-    "clearing/_engine.py: _advance checks only the first and last known messages, so an "
-    "edit in between is answered with the clearer's copy of the message before the edit"
-)
 
 
 def _history(rounds: int = 6) -> list[dict[str, Any]]:
@@ -35,7 +29,6 @@ def _history(rounds: int = 6) -> list[dict[str, Any]]:
     return history
 
 
-@pytest.mark.xfail(strict=True, reason=_STALE)
 def test_a_kept_result_edited_between_calls_is_sent_as_edited():
     """The caller rewrote a recent result (same length, same ends): the clearer sends it."""
     history = _history()
@@ -46,7 +39,6 @@ def test_a_kept_result_edited_between_calls_is_sent_as_edited():
     assert clearer.clear(edited) == clear_stale_results(edited, POLICY)
 
 
-@pytest.mark.xfail(strict=True, reason=_STALE)
 def test_a_user_message_edited_between_calls_is_sent_as_edited():
     """A user turn in the middle edited in place (a moved cache breakpoint, a redaction)."""
     history = _history()
