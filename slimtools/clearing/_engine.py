@@ -67,9 +67,10 @@ logger = logging.getLogger("slimtools.clearing")
 class Clearer(Deciding, Thinning):
     """A stateful clearer for one growing history: call :meth:`clear` before each model call.
 
-    It remembers how far it has read, so each call costs time proportional to the messages
-    appended since the last one. It assumes the history only grows by appending; when the
-    first or last known message changed, or the history shrank, it re-reads everything.
+    It remembers how far it has read, so each call reads only the messages appended since
+    the last one (and checks the rest by identity, one C-level scan). When a message it read
+    was edited or replaced, or the history shrank, it re-reads everything, so an edit is
+    sent as edited (:meth:`clear_in_place` lists are the clearer's own and are not checked).
     Clearing is monotone: a result cleared once is cleared in every later output, whether
     the caller stores the cleared history (persisted use) or passes the original each time
     (ephemeral use). One clearer serves one history; it is not thread-safe.
