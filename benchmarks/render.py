@@ -88,6 +88,21 @@ FIGURES: dict[str, tuple[str, str, str]] = {
         "{v[extra_200_per_1000]:,.0f} tokens more than none",
     ),
     "recall-heads": ("bench_recall", "recall, answer readable", _recall_heads_table()),
+    "clearing-pass-1k": (
+        "bench_clearing",
+        "one clearing pass, 1,000 LangChain turns",
+        "{row[measured]} against {row[baseline]} ({row[ratio]})",
+    ),
+    "clearing-pass-10k": (
+        "bench_clearing",
+        "one clearing pass, 10,000 LangChain turns",
+        "{row[measured]} against {row[baseline]} ({row[ratio]})",
+    ),
+    "clearing-in-place": (
+        "bench_clearing",
+        "clearing before each model call, 10,000 rounds, in place",
+        "{row[measured]} against {row[baseline]}: {row[ratio]}",
+    ),
 }
 """Figures quoted in prose: name -> (bench, the start of the row's ``what``, the text, whose
 ``{v[...]}`` are the row's raw values and ``{row[...]}`` its cells)."""
