@@ -37,7 +37,6 @@ import time
 from collections import deque
 from collections.abc import Sequence
 from itertools import islice
-from operator import is_
 from typing import Any
 
 from slimtools.clearing._batch import (
@@ -197,7 +196,7 @@ class Clearer(Deciding, Thinning):
             len(history) >= n
             and history[0] is state.first
             and history[n - 1] is state.last
-            and (in_place or not self._edits or all(map(is_, history, state.seen)))
+            and (in_place or not self._edits or self._same(history[:n], state.seen))
         )
         if not (grown or in_place) and not self._extends(history):
             state = self._state = self._new_state()
@@ -237,9 +236,8 @@ class Clearer(Deciding, Thinning):
         return self._codec
 
     def _extends(self, history: Sequence[Any]) -> bool:
-        """Whether ``history`` is the one read so far, grown by appending (or the same): each
-        message read is that message, the one sent for it or equal to either (one edited in
-        between must be sent as edited, so the history is then re-read)."""
+        """Whether ``history`` is the one read so far, grown by appending: each message read
+        is the same, the one sent for it or equal (an edited one forces a re-read)."""
         state, same = self._state, self._same
         n, seen, out = state.n, state.seen, state.out
         if len(history) < n:
@@ -255,12 +253,14 @@ class Clearer(Deciding, Thinning):
         return True
 
     @staticmethod
-    def _same(message: Any, seen: Any, produced: Any) -> bool:
+    def _same(message: Any, seen: Any, produced: Any = None) -> bool:
+        """``message`` is ``seen`` or ``produced``, or equal to either (lists: one C-level
+        comparison, identity first); an exotic ``__eq__`` that raises counts as changed."""
         if message is seen or message is produced:
             return True
         try:
-            return bool(message == seen) or bool(message == produced)
-        except Exception:  # exotic __eq__: treat as changed and re-read
+            return bool(message == seen) or (produced is not None and bool(message == produced))
+        except Exception:
             return False
 
     def _read(self, codec: Codec, history: Sequence[Any], start: int) -> None:
