@@ -256,6 +256,9 @@ def prepare(table: Table, name: str, arguments: Any) -> Prepared | ToolResult:
     if hidden:  # the application's parameters, even where **kwargs would take them
         problems = [f"unknown argument {k!r}" for k in sorted(hidden)]
         return ToolResult(_schema.describe_problems(name, problems, spec.parameters), is_error=True)
+    problems = _schema.misplaced_booleans(parsed, spec.parameters)
+    if problems:
+        return ToolResult(_schema.describe_problems(name, problems, spec.parameters), is_error=True)
     try:
         validated = spec.args_model.model_validate(parsed)
     except ValidationError as exc:

@@ -136,6 +136,55 @@ def parse_arguments(arguments: str | bytes | dict[str, Any] | Any) -> dict[str, 
     return f"arguments must be a JSON object, got {type(arguments).__name__}"
 
 
+def misplaced_booleans(arguments: Mapping[str, Any], schema: Mapping[str, Any]) -> list[str]:
+    """Problems with top-level arguments sent as ``true``/``false`` where the schema wants a
+    number: Pydantic's lax mode reads ``true`` as 1, so ``get_record(handle=true)`` would
+    silently answer record 1. Strings stay lax (``"5"`` for 5 is a common, harmless slip)."""
+    properties = schema.get("properties")
+    if not isinstance(properties, Mapping):
+        return []
+    problems = []
+    for name, value in arguments.items():
+        if not isinstance(value, bool):
+            continue
+        kinds = _types(properties.get(name))
+        if kinds & {"integer", "number"} and "boolean" not in kinds:
+            wanted = " or ".join(_ARTICLED.get(k, k) for k in sorted(kinds - {"null"}))
+            problems.append(
+                f"{name}: Input should be {wanted}, not a boolean (got {dumps_str(value)})"
+            )
+    return problems
+
+
+_ARTICLED = {
+    "array": "an array",
+    "integer": "an integer",
+    "number": "a number",
+    "object": "an object",
+    "string": "a string",
+}
+
+
+def _types(node: Any) -> set[str]:
+    """The JSON types a property schema names (empty: it does not say, so anything goes)."""
+    if not isinstance(node, Mapping):
+        return set()
+    kind = node.get("type")
+    found = {kind} if isinstance(kind, str) else set()
+    if isinstance(kind, list):
+        found = {k for k in kind if isinstance(k, str)}
+    for key in ("anyOf", "oneOf"):
+        options = node.get(key)
+        if not isinstance(options, list):
+            continue
+        for option in options:
+            inner = _types(option)
+            if not inner:
+                return set()  # one option takes anything: a boolean may be meant
+            found |= inner
+    return found
+
+
 def describe_errors(tool: str, exc: ValidationError, schema: dict[str, Any]) -> str:
     """A model-readable account of invalid arguments and of what the tool expects."""
     problems = []

@@ -234,6 +234,36 @@ def test_get_record_validates_its_own_arguments():
     assert "Invalid arguments for get_record" in result.text
 
 
+def test_a_boolean_handle_is_refused_not_read_as_record_one():
+    """``get_record(handle=true)`` is an error naming the handle, not record 1 (lax 1)."""
+    kit = _kit()
+    kit.call("search", {"query": "x"})
+    result = kit.call("get_record", {"handle": True})
+    assert result.is_error
+    assert "handle: Input should be an integer or a string, not a boolean (got true)" in result.text
+
+
+def test_a_boolean_page_is_refused_where_an_integer_is_wanted():
+    """A ``true`` sent for an integer argument is an error, not page 1."""
+    result = _kit().call("search", {"query": "x", "page": True})
+    assert result.is_error
+    assert "page: Input should be an integer, not a boolean" in result.text
+
+
+def test_booleans_stay_valid_where_the_tool_takes_one():
+    """A boolean argument, or one whose type is not declared, is passed as sent."""
+    kit = _kit()
+    assert not kit.call("search", {"query": "x", "exact": True}).is_error
+    assert kit.call("tagged", {"query": "x", "flag": True}).value == {"query": "x", "flag": True}
+
+
+def test_a_numeric_string_stays_lax():
+    """``"2"`` for an integer page is still read as 2 (a common, harmless slip)."""
+    result = _kit().call("search", {"query": "x", "page": "2"})
+    assert not result.is_error
+    assert result.value.total == 6
+
+
 def test_session_argument_binds_the_session_for_the_call():
     """``call(..., session=...)`` scopes the handles made and read during the call."""
     kit = _kit()
