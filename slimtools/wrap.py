@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import re
 import weakref
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -52,9 +53,9 @@ def wrap(
 
     Args:
         tool: a LangChain ``BaseTool``, an Agents SDK ``FunctionTool``, a Pydantic AI
-            ``Tool``, a plain function (sync or async; a ``functools.partial`` or a callable
-            object is refused: give it a ``def``), or a list of them (then ``get_record`` is
-            appended).
+            ``Tool``, a function (sync or async), a ``functools.partial`` (named after its
+            function) or a callable object (named after its class, in snake case), or a list
+            of them (then ``get_record`` is appended).
         config: the options as a proxy config table (``{"fields": [...], "limit": 10}``).
         toolkit: where handles are kept and ``get_record`` reads (default:
             ``slimtools.default_toolkit``).
@@ -112,22 +113,52 @@ def _wrap_framework(
 
 
 def _wrap_callable(tool: Any, kit: Toolkit, parsed: ToolOptions | None, plan: Plan) -> Any:
-    """A plain function, slimmed and registered on ``kit`` (its signature kept)."""
-    name = getattr(tool, "__name__", None)
-    if not callable(tool) or not isinstance(name, str):
+    """A plain function, a ``functools.partial`` or a callable object, slimmed and registered
+    on ``kit`` (its signature kept, the partial's bound arguments left out)."""
+    name = _callable_name(tool)
+    if name is None:
         raise TypeError(
             "wrap() takes a LangChain BaseTool, an Agents SDK FunctionTool, a Pydantic AI "
-            f"Tool or a plain function, got {type(tool).__name__}"
+            f"Tool, a function, a functools.partial or a callable object, got {type(tool).__name__}"
         )
-    fn = _guarding(tool, parsed) if parsed and parsed.guards else tool
+    # A callable object is run through its bound __call__, so an async one is seen as such.
+    target = (
+        tool if inspect.isroutine(tool) or isinstance(tool, functools.partial) else tool.__call__
+    )
+    fn = _guarding(target, parsed) if parsed and parsed.guards else target
     slimmed = slim(fn, plan, name=name)
     _origins(kit)[name] = id(tool)
+    described = parsed.description if parsed else None
     return kit.tool(
         slimmed,
         name=name,
-        description=parsed.description if parsed else None,
+        description=described or _callable_doc(tool),
         category=parsed.category if parsed else None,
     )
+
+
+def _callable_name(tool: Any) -> str | None:
+    """The tool name of a callable: its ``__name__``, a partial's function's, or a callable
+    object's class name in snake case (``TicketSearch()`` is ``ticket_search``)."""
+    if not callable(tool) or isinstance(tool, type):
+        return None
+    while isinstance(tool, functools.partial):
+        tool = tool.func
+    name = getattr(tool, "__name__", None)
+    if isinstance(name, str):
+        return name
+    return _SNAKE.sub("_", type(tool).__name__).lower()
+
+
+_SNAKE = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
+
+
+def _callable_doc(tool: Any) -> str | None:
+    """What the model reads of a callable: a partial's function's docstring (not
+    ``functools.partial``'s own), else the callable's (an object's: its class's)."""
+    while isinstance(tool, functools.partial):
+        tool = tool.func
+    return inspect.getdoc(tool)
 
 
 def companion(kit: Toolkit, *, like: Any) -> Any:
@@ -146,8 +177,7 @@ def _origins(kit: Toolkit) -> dict[str, int]:
 
 def _name_of(tool: Any) -> str | None:
     name = getattr(tool, "name", None) if adapter_for(tool) is not None else None
-    name = name or getattr(tool, "__name__", None)
-    return name if isinstance(name, str) else None
+    return name if isinstance(name, str) else _callable_name(tool)
 
 
 def _refuse_collisions(kit: Toolkit, tools: Sequence[Any]) -> None:

@@ -7,6 +7,7 @@ with ``get_record``; ``tenant`` is denied everywhere.
 
 from __future__ import annotations
 
+import functools
 import json
 from typing import Annotated, Any
 
@@ -225,6 +226,64 @@ def test_an_object_of_no_supported_kind_is_a_type_error():
     """A value that is no tool says which kinds wrap takes."""
     with pytest.raises(TypeError, match="BaseTool"):
         wrap(42)
+
+
+def search_tickets_in(db: str, query: str) -> list[dict[str, Any]]:
+    """Search tickets in one database."""
+    return [{**t, "db": db} for t in _matching(query)]
+
+
+class TicketSearch:
+    """Search tickets by title."""
+
+    def __call__(self, query: str) -> list[dict[str, Any]]:
+        return _matching(query)
+
+
+class AsyncTicketSearch:
+    """Search tickets by title, asynchronously."""
+
+    async def __call__(self, query: str) -> list[dict[str, Any]]:
+        return _matching(query)
+
+
+def test_a_partial_is_named_and_described_after_its_function():
+    """``functools.partial(f, ...)`` becomes tool ``f`` with ``f``'s docstring, and the
+    bound arguments are not the model's to send."""
+    kit = Toolkit("partial")
+    wrap(functools.partial(search_tickets_in, "prod"), toolkit=kit, **OPTIONS)
+    (spec,) = kit.tools[:1]
+    assert (spec.name, spec.description) == ("search_tickets_in", "Search tickets in one database.")
+    assert "db" not in spec.parameters["properties"]
+    briefs = json.loads(kit.call("search_tickets_in", {"query": "a"}).text)["briefs"]
+    assert briefs
+    assert all(set(b) <= {"id", "title", "status"} for b in briefs)
+
+
+def test_a_callable_object_is_named_after_its_class_in_snake_case():
+    """An instance with ``__call__`` becomes tool ``ticket_search``, described by its class."""
+    kit = Toolkit("object")
+    wrap(TicketSearch(), toolkit=kit, **OPTIONS)
+    (spec,) = kit.tools[:1]
+    assert (spec.name, spec.description) == ("ticket_search", "Search tickets by title.")
+    result = json.loads(kit.call("ticket_search", {"query": "a"}).text)
+    assert result["total"] == len(_matching("a"))
+    assert all("tenant" not in b for b in result["briefs"])
+
+
+async def test_an_async_callable_object_is_awaited():
+    """An object whose ``__call__`` is ``async def`` is run as an async tool."""
+    kit = Toolkit("async-object")
+    wrap(AsyncTicketSearch(), toolkit=kit, **OPTIONS)
+    result = await kit.acall("async_ticket_search", {"query": "a"})
+    assert not result.is_error
+    assert json.loads(result.text)["total"] == len(_matching("a"))
+
+
+def test_a_class_is_no_tool():
+    """A class is callable but not a tool: refused with the kinds wrap takes."""
+    with pytest.raises(TypeError, match="callable object"):
+        wrap(TicketSearch)
 
 
 def _rows_tool(name: str, rows: list[dict[str, Any]]) -> StructuredTool:
