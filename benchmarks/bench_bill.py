@@ -24,6 +24,7 @@ import orjson
 
 from benchmarks._timing import SHARED_DATA, cpu_seconds
 from benchmarks.bench_transcripts import _session_line, _write
+from benchmarks.results import record
 from slimtools.ledger import TokenLedger
 from slimtools.ledger.analyze import analyze
 from slimtools.ledger.bill import RunBill, bill_run
@@ -99,6 +100,20 @@ def _long_session() -> None:
     )
 
 
+def _record_all(bills: list[RunBill]) -> None:
+    """The range of the model's ratio to the recorded bill over every session with usage."""
+    ratios = sorted(b.ratio for b in bills)
+    explained = sorted(b.explained_ratio for b in bills)
+    record(
+        f"modelled bill against the recorded one, no clearing, every session ({len(bills)})",
+        baseline="recorded: 1.00x",
+        measured=f"{ratios[0]:.2f}-{ratios[-1]:.2f}x",
+        ratio=f"{explained[0]:.2f}-{explained[-1]:.2f}x with the cache breaks explained",
+        lowest=ratios[0],
+        highest=ratios[-1],
+    )
+
+
 def main() -> None:
     folder = _folder() / "claude_code"
     if not folder.is_dir():
@@ -108,22 +123,36 @@ def main() -> None:
     head = f"    {'session':<18}{'calls':>6}{'recorded':>10}{'before':>8}{'model':>8}"
     print(head + f"{'offline':>9}{'explained':>10}  cache         breaks")
     files = sorted(folder.glob("*.jsonl"))
+    bills: list[RunBill] = []
     for path in files:
         found = _row(path)
         if found is None:
             print(f"    {path.name:<18} no usage recorded")
             continue
         b, before = found
+        bills.append(b)
         print(
             f"    {path.name:<18}{b.requests:>6}{round(b.recorded_cost):>10,}{before:>7.2f}x"
             f"{b.ratio:>7.2f}x{b.offline_ratio:>8.2f}x{b.explained_ratio:>9.2f}x  "
             f"{b.cache:<13} {_breaks(b)}"
+        )
+        record(
+            f"modelled bill against the recorded one, no clearing, {path.name}",
+            baseline=f"recorded: {round(b.recorded_cost):,} input-token equivalents",
+            measured=f"modelled {b.ratio:.2f}x, uncalibrated {before:.2f}x",
+            ratio=f"{b.explained_ratio:.2f}x with the cache breaks explained",
+            recorded=b.recorded_cost,
+            modelled_ratio=b.ratio,
+            uncalibrated_ratio=before,
+            explained_ratio=b.explained_ratio,
         )
         c = b.calibration
         print(
             f"    {'':<18}calibration: {c.factor:.2f} tokens per counted token, "
             f"{c.per_message:.0f} a message, prefix {c.prefix:,} ({c.source})"
         )
+    if bills:
+        _record_all(bills)
     print("(b) analyze CPU time on a session that logged usage over one of the same size without")
     _long_session()
 

@@ -38,6 +38,37 @@ HEADLINES = (
     ),
     (
         "bench_clearing",
+        "one clearing pass, 1,000 LangChain turns",
+        "- one default clearing pass over 1,000 LangChain turns runs at **{ratio}** of "
+        "LangChain's `ClearToolUsesEdit` ({measured} against {baseline_value}),",
+    ),
+    (
+        "bench_clearing",
+        "one clearing pass, 10,000 LangChain turns",
+        "  over 10,000 turns at **{ratio}** ({measured} against {baseline_value});",
+    ),
+    (
+        "bench_clearing",
+        "superseded results alone, ALL",
+        "- clearing superseded results alone (the same call again, a re-read after a write) "
+        "costs / leaves resident **{measured}** of no clearing's;",
+    ),
+    (
+        "bench_clearing",
+        "shortened write arguments, write retention default, ALL",
+        "- shortening the long arguments of old write calls frees "
+        "**{row[values][freed_tokens]:,.0f} prompt tokens** under the default write retention "
+        "(cost {row[values][cost_on]:.3f} against {row[values][cost_off]:.3f} with it off; "
+        "per source, and at a 3-turn retention, on the benchmark page);",
+    ),
+    (
+        "bench_bill",
+        "modelled bill against the recorded one, no clearing, every session",
+        "- the ledger's modelled bill of the recorded Claude Code sessions, without clearing, "
+        "is **{measured}** of what they recorded ({ratio}; [measure](docs/measure.md));",
+    ),
+    (
+        "bench_clearing",
         "slimtools default:",
         "- on the recorded transcripts, the default clearing policy's cached cost / resident "
         "tool tokens are **{measured}** of no clearing's "
@@ -169,8 +200,15 @@ def headlines(docs: Sequence[dict[str, Any]]) -> str:
         row = next((r for r in rows if str(r["what"]).startswith(start)), None)
         if row is not None:
             tail = str(row["what"]).partition(", ")[2] or str(row["what"])
+            baseline_value = str(row["baseline"]).partition(": ")[2] or str(row["baseline"])
             lines.append(
-                template.format(ratio=row["ratio"], measured=row["measured"], what_tail=tail)
+                template.format(
+                    ratio=row["ratio"],
+                    measured=row["measured"],
+                    what_tail=tail,
+                    baseline_value=baseline_value,
+                    row=row,
+                )
             )
     return "\n".join(lines) if lines else "- no results recorded yet: run `make bench`."
 
