@@ -55,7 +55,7 @@ from slimtools.clearing._supersede import Supersession
 from slimtools.clearing._thinning_steps import Thinning
 from slimtools.clearing.audit import Audit, check_audit
 from slimtools.clearing.formats.base import Codec, RawResult, new_tuple
-from slimtools.clearing.formats.view import _format_of, check_history, detect_format, get_codec
+from slimtools.clearing.formats.view import _format_of, detect_format, get_codec, history_list
 from slimtools.clearing.policy import ClearingPolicy
 from slimtools.clearing.report import ClearingReport
 from slimtools.instrumentation import REGISTRY
@@ -186,7 +186,7 @@ class Clearer(Deciding, Thinning):
         listening = self._observed and (on_event is not None or bool(REGISTRY.listeners))
         began = time.time_ns() if listening else 0
         if type(history) is not list:
-            check_history(history)
+            history = history_list(history)
         codec = self._codec if self._sure and self._codec is not None else self._codec_for(history)
         state = self._state
         n = state.n

@@ -46,3 +46,27 @@ def test_a_user_message_edited_between_calls_is_sent_as_edited():
     clearer.clear(history)
     history[9] = {"role": "user", "content": "go on, but look at the database"}
     assert clearer.clear(history)[9] == history[9]
+
+
+def test_a_tuple_history_grown_call_by_call_is_checked_in_one_comparison(monkeypatch):
+    """A tuple is compared with the messages read as a list, not message by message (a
+    tuple never equals a list, which sent every call down the slow path)."""
+    history = _history(8)
+    clearer = Clearer(POLICY)
+    clearer.clear(tuple(history[:4]))
+
+    def per_message(*args: Any) -> bool:
+        raise AssertionError("the per-message check ran")
+
+    monkeypatch.setattr(Clearer, "_extends", per_message)
+    for end in range(5, len(history) + 1):
+        assert clearer.clear(tuple(history[:end])) == clear_stale_results(history[:end], POLICY)
+
+
+def test_an_edited_tuple_history_is_sent_as_edited():
+    """A tuple whose earlier message changed is re-read like a list."""
+    history = _history()
+    clearer = Clearer(POLICY)
+    clearer.clear(tuple(history))
+    history[9] = {"role": "user", "content": "go on, but look at the database"}
+    assert clearer.clear(tuple(history))[9] == history[9]

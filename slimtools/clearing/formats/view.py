@@ -162,6 +162,16 @@ def _format_of(message: Any) -> str | None:
     return None
 
 
+def history_list(history: Any) -> list[Any]:
+    """``history`` checked (:func:`check_history`) and as a list: a tuple or another sequence
+    is copied once, so the clearer compares what it read with one C-level list comparison
+    (a tuple never equals a list, which sent every call down the per-message path)."""
+    if type(history) is list:
+        return history
+    check_history(history)
+    return list(history)
+
+
 def check_history(history: Any) -> None:
     """Raise a ``TypeError`` that says what to pass when ``history`` is not a message list.
 
