@@ -108,6 +108,14 @@ def test_a_tool_of_another_kind_ends_the_shell_evidence_even_before_its_result_i
     assert not any(cleared(clear_stale_results(history)))
 
 
+def test_reset_forgets_the_tools_of_the_previous_run():
+    """After ``reset()`` a shell run is judged by its own tools, not the last run's."""
+    clearer = Clearer()
+    clearer.clear(chat(SHELL_RUN, ("bash", "read_file")))
+    clearer.reset()
+    assert cleared(clearer.clear(chat(SHELL_RUN, ("bash",))))[0] is True
+
+
 def test_a_shell_agent_clears_a_persisted_history_as_the_incremental_clearer_does():
     """Round by round, one pass over the persisted history matches the incremental clearer."""
     history = chat(SHELL_RUN, ("bash",))
