@@ -186,6 +186,11 @@ class State(Reading):
     # its age (too late to supersede, or skipped when it falls due); a byte a result.
     made: bytearray = field(default_factory=bytearray)
     supersession: Any = None  # the _supersede.Supersession of this pass, made on first use
+    keeps: dict[str, int | None] = field(default_factory=dict)  # tool -> turns_to_keep
+    # Whether every tool in ``keeps`` is a command (shell): evidence of a long run
+    # (``pricing.calls_ahead``); checked again when ``keeps`` grows past ``shell_checked``.
+    shell: bool = True
+    shell_checked: int = 0
 
 
 def write_batch(

@@ -23,7 +23,6 @@ class Deciding:
     _state: State
     _placeholders: Placeholders
     _memory: Memory
-    _keeps: dict[str, int | None]
     _untriggered: bool
 
     def _take_due(self, clock: int) -> None:
@@ -43,7 +42,7 @@ class Deciding:
                 while queue and queue[0].turn + keep_turns <= clock:
                     due.append(queue.popleft())
         if queues > 1:  # results of several retentions fell due: merge them by due turn
-            keeps = self._keeps
+            keeps = self._state.keeps
             due.sort(key=lambda p: (p.turn + (keeps[p.tool] or 0), p.eidx))
         self._state.ripe += due
 
@@ -109,12 +108,27 @@ class Deciding:
         cut = plan.choose(
             state.turn_start,
             now,
-            calls_ahead(state.turns, policy.expected_calls, policy.payback_horizon),
+            calls_ahead(
+                state.turns,
+                policy.expected_calls,
+                policy.payback_horizon,
+                commands_only=self._commands_only(),
+            ),
             pricing,
             at_least=policy.clear_at_least or 0,
             need=need,
         )
         return [] if cut is None else plan.take(cut)
+
+    def _commands_only(self) -> bool:
+        """Whether every tool that has returned a result is a command (a shell agent's run)."""
+        state = self._state
+        keeps = state.keeps
+        if state.shell and state.shell_checked < len(keeps):
+            category_of = self.policy.category_of
+            state.shell = all(category_of(tool) == "command" for tool in keeps)
+            state.shell_checked = len(keeps)
+        return state.shell and bool(keeps)
 
     def _triggered(self) -> bool:
         state, policy = self._state, self.policy

@@ -111,7 +111,6 @@ class Clearer(Deciding, Thinning):
         self._untriggered = self.policy.trigger_tokens is None and (
             self.policy.trigger_tool_uses is None
         )
-        self._keeps: dict[str, int | None] = {}  # tool -> turns_to_keep, asked once per tool
         self._inputs = self.policy.rewrites_inputs  # whether any arguments are rewritten
         self._supersede = self.policy.supersede
         self._rewrite = self._placeholders.input_args
@@ -276,7 +275,7 @@ class Clearer(Deciding, Thinning):
             return  # orphan or duplicate result: left as it is
         state = self._state
         tool = call.name or raw.name or "tool"
-        keeps = self._keeps
+        keeps = state.keeps
         keep_turns = (
             keeps[tool]
             if tool in keeps
@@ -405,7 +404,7 @@ class Clearer(Deciding, Thinning):
                 pending.raw,
                 pending.position,
                 pending.tokens - pending.saving,
-                pending.turn + (self._keeps.get(pending.tool) or 0),
+                pending.turn + (self._state.keeps.get(pending.tool) or 0),
                 text=pending.placeholder,
                 key=self._memory.key(pending.raw),
             )

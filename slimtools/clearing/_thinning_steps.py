@@ -28,7 +28,6 @@ class Thinning:
     _placeholders: Placeholders
     _thin: Sequence[tuple[int, int]] | None
     _clock: int
-    _keeps: dict[str, int | None]
     _inputs: bool
 
     def _inputs_of(self, pending: Pending) -> tuple[int, int]:
@@ -81,7 +80,7 @@ class Thinning:
     def _make_ready_thinning(self, pending: Pending) -> None:
         """:meth:`_make_ready` under a thinning schedule: the head its age gives, and a
         watch when a later step will shorten it."""
-        due = pending.turn + (self._keeps.get(pending.tool) or 0)
+        due = pending.turn + (self._state.keeps.get(pending.tool) or 0)
         schedule = self._thin
         assert schedule is not None
         head = head_at(schedule, self._clock - due, self.policy.keep_head)

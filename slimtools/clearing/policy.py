@@ -57,8 +57,10 @@ class ClearingPolicy:
     ``(write - read) * (S - k) / (read * k)`` requests. The policy counts on
     ``expected_calls`` minus the calls made when you pass the run's length, and otherwise on
     the run's age as the estimate of what is left (a run that has made ``t`` calls is
-    expected to make ``t`` more), bounded by ``payback_horizon`` (14, measured on recorded
-    runs: see :func:`~slimtools.clearing.pricing.calls_ahead`). Among the clears that pay
+    expected to make ``t`` more), bounded by ``payback_horizon`` (18, measured on recorded
+    runs); a run whose every tool so far is a command (a shell agent) is trusted for the
+    whole ``payback_horizon`` from its first call (see
+    :func:`~slimtools.clearing.pricing.calls_ahead`). Among the clears that pay
     within that many requests it makes the one with the largest net saving, or none. With
     the true length, every clear pays for itself, so a run never costs more than without
     clearing; with the estimate, each clear's expected saving is positive as long as the run
@@ -112,7 +114,8 @@ class ClearingPolicy:
         expected_calls: the model calls you expect the whole run to make, if you know;
             otherwise the run so far and ``payback_horizon`` are the estimate (see above).
         payback_horizon: without ``expected_calls``, the most requests a clear may take to
-            pay for itself (None: as many as the run has made so far).
+            pay for itself (None: as many as the run has made so far); what a run whose
+            every tool is a command (category ``"command"``) counts on from its first call.
         max_context_tokens: clear regardless of trigger, ``clear_at_least`` and cache once
             the history exceeds this many tokens (what may be cleared still applies).
         thin: placeholders that thin with age, as ``(age_turns, head_chars)`` steps:

@@ -22,14 +22,15 @@ SETTINGS = settings(
 )
 
 
-def chat(results: list[str]) -> list[dict]:
-    """An OpenAI chat run: a task, then one search call per result."""
+def chat(results: list[str], tools: tuple[str, ...] = ("search_logs",)) -> list[dict]:
+    """An OpenAI chat run: a task, then one call per result (of ``tools`` in turn)."""
     history: list[dict] = [{"role": "user", "content": "investigate"}]
     for i, text in enumerate(results):
+        name = tools[i % len(tools)]
         call = {
             "id": f"c{i}",
             "type": "function",
-            "function": {"name": "search_logs", "arguments": json.dumps({"q": i})},
+            "function": {"name": name, "arguments": json.dumps({"q": i})},
         }
         history.append({"role": "assistant", "content": None, "tool_calls": [call]})
         history.append({"role": "tool", "tool_call_id": f"c{i}", "content": text})
@@ -73,16 +74,56 @@ def test_default_clears_the_same_result_once_the_run_has_gone_on():
     assert cleared(clear_stale_results(history)) == [True, True, False, False]
 
 
-def test_default_horizon_lets_a_long_run_clear_what_pays_back_within_fourteen_calls():
+def test_default_horizon_lets_a_long_run_clear_what_pays_back_within_the_horizon():
     """Twenty calls in, stale 200-token results that pay back in about ten calls go."""
     history = chat(["x" * 800] * 20)
     assert cleared(clear_stale_results(history)) == [True] * 18 + [False] * 2
 
 
 def test_default_horizon_still_bounds_what_a_long_run_counts_on():
-    """The run's age is the estimate of what is left, up to the 14-call bound."""
+    """The run's age is the estimate of what is left, up to the 18-call bound."""
     assert calls_ahead(9, None, ClearingPolicy().payback_horizon) == 9
-    assert calls_ahead(100, None, ClearingPolicy().payback_horizon) == 14
+    assert calls_ahead(100, None, ClearingPolicy().payback_horizon) == 18
+
+
+SHELL_RUN = ["y" * 6_000, *["x" * 1_200] * 4]
+"""Five calls: a large first result, then enough after it that clearing it pays back only
+after more calls than the run's age (five) but fewer than the horizon."""
+
+
+def test_a_young_shell_agent_run_clears_what_pays_back_within_the_horizon():
+    """Five calls in, all to ``bash``: the run is trusted to go on, the stale results go."""
+    assert cleared(clear_stale_results(chat(SHELL_RUN, ("bash",))))[:2] == [True, True]
+
+
+def test_the_same_young_run_waits_when_not_every_tool_is_a_command():
+    """A ``read_file`` among the calls: only the run's age (five) counts, and that is short."""
+    history = chat(SHELL_RUN, ("bash", "read_file"))
+    assert not any(cleared(clear_stale_results(history)))
+
+
+def test_a_tool_of_another_kind_ends_the_shell_evidence_even_before_its_result_is_due():
+    """A ``read_file`` result the keep window still protects already counts against it."""
+    history = chat(SHELL_RUN, ("bash",) * 4 + ("read_file",))
+    assert not any(cleared(clear_stale_results(history)))
+
+
+def test_reset_forgets_the_tools_of_the_previous_run():
+    """After ``reset()`` a shell run is judged by its own tools, not the last run's."""
+    clearer = Clearer()
+    clearer.clear(chat(SHELL_RUN, ("bash", "read_file")))
+    clearer.reset()
+    assert cleared(clearer.clear(chat(SHELL_RUN, ("bash",))))[0] is True
+
+
+def test_a_shell_agent_clears_a_persisted_history_as_the_incremental_clearer_does():
+    """Round by round, one pass over the persisted history matches the incremental clearer."""
+    history = chat(SHELL_RUN, ("bash",))
+    clearer, persisted = Clearer(), []
+    for end in range(2, len(history) + 1):
+        persisted = clear_stale_results(persisted + history[len(persisted) : end])
+        assert clearer.clear(history[:end]) == persisted
+    assert cleared(persisted)[0] is True
 
 
 def test_expected_calls_lets_a_known_long_run_clear_early():

@@ -126,6 +126,31 @@ def test_calls_ahead_without_horizon_is_the_runs_age():
     assert calls_ahead(40, None, None) == 40
 
 
+def test_calls_ahead_trusts_a_shell_agents_young_run_for_the_whole_horizon():
+    """Three calls made, all of them commands: the run is expected to last the horizon."""
+    assert calls_ahead(3, None, 18, commands_only=True) == 18
+
+
+def test_calls_ahead_of_a_shell_agent_never_counts_past_the_horizon():
+    """Forty commands made: still the horizon, not the run's age."""
+    assert calls_ahead(40, None, 18, commands_only=True) == 18
+
+
+def test_calls_ahead_of_a_shell_agent_without_horizon_is_the_runs_age():
+    """``payback_horizon=None`` has no bound to trust a shell agent for: age alone."""
+    assert calls_ahead(3, None, None, commands_only=True) == 3
+
+
+def test_calls_ahead_prefers_expected_calls_to_the_shell_evidence():
+    """A run's known length wins over what its tools suggest."""
+    assert calls_ahead(12, 20, 18, commands_only=True) == 8
+
+
+def test_default_horizon_is_eighteen_calls():
+    """The measured default bound (bench_clearing section (e)) is 18 calls."""
+    assert DEFAULT_HORIZON == 18 == ClearingPolicy().payback_horizon
+
+
 def test_plan_clears_when_the_saving_outweighs_the_rewrite():
     """1,000 tokens cleared with 1,100 cached after them pay back in 1.15 calls: clear."""
     cut = plan_clear([(10, 1_000)], flat(100), cache_end=21, calls=6, pricing=ANTHROPIC)
