@@ -31,7 +31,28 @@ _MAX_DEPTH = 200
 _BIG = "\x00int:"
 """Prefix of the string that stands for an integer beyond 64 bits until the output is patched."""
 _BIG_MARK = re.compile(rb'"\\u0000int:(-?[0-9]+)"')
-_LONG_DIGITS = re.compile(r"[0-9]{20}")
+
+
+def _number_marks(minus: bytes) -> bytes:
+    """A ``bytes.translate`` table for :func:`may_hold_long_integer`: digits -> ``0``, what
+    may precede a JSON number (``:``, ``,``, ``[``, whitespace) -> ``p``, ``-`` -> ``minus``,
+    anything else -> ``x``."""
+    marks = bytearray(b"x" * 256)
+    marks[ord("0") : ord("9") + 1] = b"0" * 10
+    for byte in b":,[ \t\n\r":
+        marks[byte] = ord("p")
+    marks[ord("-")] = minus[0]
+    return bytes(marks)
+
+
+_NUMBER_STARTS = _number_marks(b"p")
+"""The sieve's table: a minus reads as any other place a number may start."""
+_NUMBER_SIGNS = _number_marks(b"m")
+"""The confirming table: a minus stays apart."""
+_SIEVE = b"p" + b"0" * 19
+_LONG_UNSIGNED = b"0" * 20
+_LONG_NEGATIVE = b"m" + b"0" * 19
+_LONG_AFTER_SEPARATOR = b"p" + _LONG_UNSIGNED
 
 
 def _default(value: Any) -> Any:
@@ -103,20 +124,44 @@ def loads(text: str | bytes) -> Any:
 
     orjson reads an integer beyond 64 bits as a float (an id loses its last digits) and
     refuses ``NaN``/``Infinity`` and lone surrogates, which Python's ``json.dumps`` writes;
-    text with a run of 20 digits, or that orjson refuses, is read by ``json.loads``.
+    text that may hold an integer orjson cannot read exactly (:func:`may_hold_long_integer`),
+    or that orjson refuses, is read by ``json.loads``.
     ``ValueError`` (``orjson.JSONDecodeError`` is one) when it is not JSON, also when it
     nests deeper than the interpreter's stack (``"nested too deep"``).
     """
-    probe = text if isinstance(text, str) else text.decode("utf-8", "replace")
-    if _LONG_DIGITS.search(probe) is None:
+    raw = text if isinstance(text, bytes) else text.encode("utf-8", "surrogatepass")
+    if not may_hold_long_integer(raw):
         try:
             return orjson.loads(text)
         except orjson.JSONDecodeError:
             pass
+    probe = text if isinstance(text, str) else text.decode("utf-8", "replace")
     try:
         return json.loads(probe)
     except RecursionError:  # nested past the interpreter's stack (orjson stops at 1,024)
         raise ValueError("nested too deep") from None
+
+
+def may_hold_long_integer(raw: bytes) -> bool:
+    """Whether the JSON text ``raw`` may hold an integer orjson reads as a float.
+
+    orjson is exact from -2**63 to 2**64 - 1: beyond needs 20 digits, or 19 after a minus.
+    A JSON number starts the text or follows ``-``, ``:``, ``,``, ``[`` or whitespace, so a
+    run of digits after anything else (a hex digest, a word) cannot be one. Conservative:
+    a digit run inside a string after a space also says yes (``json.loads`` is then exact
+    too, only slower). A sieve of one ``bytes.translate`` and one substring search (19
+    digits where a number may start), confirmed only when it passes; no regex (a regex
+    scan cost more than orjson's parse of the same text).
+    """
+    sieved = raw.translate(_NUMBER_STARTS)
+    if _SIEVE not in sieved and not sieved.startswith(_LONG_UNSIGNED):
+        return False
+    marked = raw.translate(_NUMBER_SIGNS)  # 19 digits after a minus, or 20 after anything
+    return (
+        _LONG_NEGATIVE in marked
+        or _LONG_AFTER_SEPARATOR in marked
+        or marked.startswith(_LONG_UNSIGNED)
+    )
 
 
 def _sanitize(value: Any, depth: int, seen: set[int]) -> Any:

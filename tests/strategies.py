@@ -501,3 +501,33 @@ not a word of the prose list."""
 
 quoted_values = st.text(alphabet=_secret_chars + " ,;", max_size=30).map(lambda v: f'"{v}"')
 """A double-quoted value, prose words included: always a value, never prose."""
+
+
+# exact JSON numbers ------------------------------------------------------------------
+
+_ORJSON_EDGES = [-(2**63) - 1, -(2**63), 2**63 - 1, 2**63, 2**64 - 1, 2**64, -(10**19), 10**19]
+"""Where orjson stops reading integers exactly (-2**63 to 2**64 - 1), and either side."""
+
+long_integers = st.one_of(
+    st.sampled_from(_ORJSON_EDGES).flatmap(lambda n: st.integers(n - 3, n + 3)),
+    st.integers(-(10**25), 10**25),
+    st.integers(),
+)
+"""Integers of 18 to 25 digits and beyond, either sign, many just past orjson's range."""
+
+digit_runs = st.text(alphabet=st.sampled_from([*"0123456789", *"abcdef", " ", "-", ":", ","]))
+"""Strings full of digit runs (hex digests, numbered prose) that must stay strings."""
+
+long_number_json = st.recursive(
+    st.one_of(long_integers, digit_runs, json_scalars),
+    lambda inner: st.one_of(
+        st.lists(inner, max_size=4), st.dictionaries(identifiers, inner, max_size=4)
+    ),
+    max_leaves=12,
+)
+"""JSON values where long integers and digit-heavy strings sit at every depth."""
+
+json_layouts = st.sampled_from(
+    [{}, {"separators": (",", ":")}, {"indent": 2}, {"indent": "\t"}, {"ensure_ascii": False}]
+)
+"""How ``json.dumps`` may lay the same value out (spaces, tabs, newlines before a number)."""

@@ -89,13 +89,14 @@ def unmatched_fields(options: ToolOptions, data: Any) -> list[str] | None:
         records = found if found is not None else [records]
     if not isinstance(records, list):
         return None
+    heads = {f.path[0] for f in options.fields}
     keys: dict[str, None] = {}
     for record in records[:50]:
         if isinstance(record, dict):
+            if any(head in record for head in heads):
+                return None  # a field matches: no need to gather every record's keys
             keys.update(dict.fromkeys(record))
-    if not keys or any(f.path[0] in keys for f in options.fields):
-        return None
-    return list(keys)
+    return list(keys) if keys else None
 
 
 def warn_unmatched(tool: str, options: ToolOptions | None, data: Any, warned: set[str]) -> Any:

@@ -6,10 +6,12 @@ import json
 import re
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from slimtools import ConfigurationError
 from slimtools.cli import main
-from slimtools.proxy.autobrief import warn_unmatched
+from slimtools.proxy.autobrief import unmatched_fields, warn_unmatched
 from slimtools.proxy.config import parse_config
 from slimtools.proxy.suggest import render, suggest
 from tests._shared import shared_data
@@ -155,3 +157,24 @@ def test_a_config_whose_fields_match_stays_quiet(caplog):
     with caplog.at_level("WARNING", logger="slimtools.proxy"):
         warn_unmatched("t", options, {"items": [{"name": "a"}]}, set())
     assert not caplog.records
+
+
+_KEYS = st.sampled_from(["id", "name", "state", "user", "title"])
+
+
+@given(
+    st.lists(st.one_of(st.dictionaries(_KEYS, st.none(), max_size=4), st.none()), max_size=60),
+    st.lists(_KEYS, min_size=1, max_size=3, unique=True),
+)
+def test_unmatched_fields_are_the_keys_of_the_first_fifty_records_when_none_matches(
+    records, fields
+):
+    """Stopping at the first matching record gives what gathering all 50 records' keys gives."""
+    config = "[tools.t]\nfields = [" + ", ".join(f'"{f}"' for f in fields) + "]"
+    options = parse_config(config, "c.toml").options_for("t")
+    keys: dict[str, None] = {}
+    for record in records[:50]:
+        if isinstance(record, dict):
+            keys.update(dict.fromkeys(record))
+    expected = None if not keys or any(f in keys for f in fields) else list(keys)
+    assert unmatched_fields(options, records) == expected
