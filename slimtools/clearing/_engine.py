@@ -425,25 +425,14 @@ class Clearer(Deciding, Thinning):
         if sized is None:
             return
         text, size = sized
-        raw, tool, call, position, turn, tokens, eidx = pending[:7]
-        saving = tokens - size
+        raw, saving = pending.raw, pending.tokens - size
         if saving <= 0 or (len(text) >= len(raw.text) and not raw.media):
             self._rewrite_only(pending)
             return
-        args_saving, first = self._inputs_of(pending) if self._inputs else (0, position)
-        info = (
-            raw,
-            tool,
-            call,
-            position,
-            turn,
-            tokens,
-            eidx,
-            text,
-            saving,
-            args_saving,
-            first,
-            None,
-        )
-        state.ready.append(new_tuple(Pending, info))
+        if self._inputs and self._placeholders.may_rewrite(pending.tool):
+            args_saving, first = self._inputs_of(pending)
+        else:  # the arguments stay (most tools): nothing to ask
+            args_saving, first = 0, pending.position
+        made_ready = pending[:7] + (text, saving, args_saving, first, None)  # noqa: RUF005
+        state.ready.append(new_tuple(Pending, made_ready))
         state.ready_saving += saving + args_saving
