@@ -118,10 +118,10 @@ def calls_ahead(
     With ``expected_calls`` (the run's total), what is left of it, at least one. Otherwise
     the run's age is the evidence of its length (Lindy's rule): a run that has made ``t``
     calls is expected to make about ``t`` more, bounded by ``horizon`` (default 18). A run
-    whose clearable results have all come from commands (``commands_only``: tools of
-    category ``"command"``, a shell agent such as mini-swe-agent or OpenHands) is expected
-    to make ``horizon`` more calls from its first: coding agents at a shell explore a
-    repository for tens of calls, so its age understates what is left.
+    whose results have all come from commands (``commands_only``: tools of category
+    ``"command"``, a shell agent such as mini-swe-agent, unlike OpenHands with its editor)
+    is expected to make ``horizon`` more calls from its first: coding agents at a shell
+    explore a repository for tens of calls, so its age understates what is left.
 
     The bound is there because the rule weighs one clear now against none, not against the
     bigger clear that waiting would allow: a clear that pays back only after more than
