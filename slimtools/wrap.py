@@ -142,12 +142,11 @@ def _callable_name(tool: Any) -> str | None:
     object's class name in snake case (``TicketSearch()`` is ``ticket_search``)."""
     if not callable(tool) or isinstance(tool, type):
         return None
-    while isinstance(tool, functools.partial):
-        tool = tool.func
-    name = getattr(tool, "__name__", None)
+    inner = _innermost(tool)
+    name = getattr(inner, "__name__", None)
     if isinstance(name, str):
         return name
-    return _SNAKE.sub("_", type(tool).__name__).lower()
+    return _SNAKE.sub("_", type(inner).__name__).lower()
 
 
 _SNAKE = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
@@ -156,9 +155,14 @@ _SNAKE = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 def _callable_doc(tool: Any) -> str | None:
     """What the model reads of a callable: a partial's function's docstring (not
     ``functools.partial``'s own), else the callable's (an object's: its class's)."""
+    return inspect.getdoc(_innermost(tool))
+
+
+def _innermost(tool: Any) -> Any:
+    """The function a (possibly nested) ``functools.partial`` calls; ``tool`` otherwise."""
     while isinstance(tool, functools.partial):
         tool = tool.func
-    return inspect.getdoc(tool)
+    return tool
 
 
 def companion(kit: Toolkit, *, like: Any) -> Any:
