@@ -39,6 +39,7 @@ from collections.abc import Sequence
 from itertools import islice
 from typing import Any
 
+from slimtools._gc import paused_collector
 from slimtools.clearing._batch import (
     THINNING,
     Forgetful,
@@ -201,15 +202,16 @@ class Clearer(Deciding, Thinning):
             state = self._state = self._new_state()
             self._rereading = bool(self._memory)
         start, end = state.n, len(history)
-        if end > start:
-            if history is not state.out:  # in place, the new messages are there already
-                state.out += history[start:]
-                if self._edits:
-                    state.seen += history[start:]
-            self._read(codec, history, start)
-            state.n, state.first, state.last = end, history[0], history[-1]
-        self._rereading = False
-        report = self.last_report = self._evaluate(codec)
+        with paused_collector():  # a long pass makes no cycles (see slimtools._gc)
+            if end > start:
+                if history is not state.out:  # in place, the new messages are there already
+                    state.out += history[start:]
+                    if self._edits:
+                        state.seen += history[start:]
+                self._read(codec, history, start)
+                state.n, state.first, state.last = end, history[0], history[-1]
+            self._rereading = False
+            report = self.last_report = self._evaluate(codec)
         if listening:
             report_pass(
                 report, format=codec.name, messages=end, previous=n, start=began, local=on_event
