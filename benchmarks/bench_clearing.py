@@ -7,7 +7,8 @@
     pass with ``cache=None`` (everything clearable goes, so both clear the same results here)
     gives the cost of the cache-aware decision (goal: at most 10% of a pass); the default
     with LangChain's terse "[cleared]" placeholder shows what the engine costs without
-    rendering an informative placeholder per result (the difference is that rendering).
+    rendering an informative placeholder per result (the difference is that rendering);
+    with ``supersede=False``, and with all three left out, it says where the time goes.
     The informative floor is the least such a pass does, nothing decided: decode and count
     every message, render each result's default placeholder, copy each result message once;
     the first goal cannot be met by more than the floor's margin over the peer.
@@ -110,6 +111,8 @@ def one_pass() -> None:
     renderer = PlaceholderRenderer(default)
     informs: dict[int, tuple[float, float]] = {}
     terse = ClearingPolicy(placeholder="[cleared]")
+    unsuperseding = ClearingPolicy(supersede=False)
+    bare = ClearingPolicy(placeholder="[cleared]", cache=None, supersede=False)
     times: dict[int, float] = {}
     floors: dict[int, float] = {}
     for turns in (1_000, 10_000):
@@ -135,6 +138,8 @@ def one_pass() -> None:
                 "default": lambda m=messages: clear_stale_results(m, default),
                 "none": lambda m=messages: clear_stale_results(m, turn_end),
                 "terse": lambda m=messages: clear_stale_results(m, terse),
+                "unsuperseding": lambda m=messages: clear_stale_results(m, unsuperseding),
+                "bare": lambda m=messages: clear_stale_results(m, bare),
                 "floor": floor,
                 "informative": informative,
             },
@@ -148,6 +153,7 @@ def one_pass() -> None:
             f"{t_none * 1e3:>14.1f} {t_default / t_none - 1:>+8.0%} {t_terse * 1e3:>13.1f} "
             f"{t_lc / t_terse:>8.2f}x"
         )
+        _where_the_time_goes(turns, t)
         record(
             f"one clearing pass, {turns:,} LangChain turns, default policy",
             baseline=f"ClearToolUsesEdit().apply: {t_lc * 1e3:.1f} ms",
@@ -176,6 +182,37 @@ def one_pass() -> None:
             f"{n:,} turns {t_floor * 1e3:.1f} ms ({t_lc / t_floor:.2f}x)"
             for n, (t_floor, t_lc) in informs.items()
         )
+    )
+
+
+def _where_the_time_goes(turns: int, t: dict[str, float]) -> None:
+    """What each feature the peer lacks adds to a default pass: the informative placeholder
+    (default against "[cleared]"), supersession and the cache-aware cut; and the engine
+    without any of them against the peer."""
+    parts = {
+        "informative placeholders": t["default"] - t["terse"],
+        "supersession": t["default"] - t["unsuperseding"],
+        "cache-aware cut": t["default"] - t["none"],
+    }
+    print(
+        f"  where the time goes at {turns:,} turns: "
+        + ", ".join(f"{name} {ms * 1e3:+.1f} ms" for name, ms in parts.items())
+        + f"; without any of them {t['bare'] * 1e3:.1f} ms, {t['lc'] / t['bare']:.2f}x the "
+        "peer's speed"
+    )
+    record(
+        f"where a default pass's time goes, {turns:,} LangChain turns",
+        baseline=f"ClearToolUsesEdit().apply: {t['lc'] * 1e3:.1f} ms",
+        measured=f"without the informative placeholder, supersession and the cache-aware cut: "
+        f"{t['bare'] * 1e3:.1f} ms",
+        ratio=f"{t['lc'] / t['bare']:.2f}x the speed",
+        placeholders_ms=parts["informative placeholders"] * 1e3,
+        supersession_ms=parts["supersession"] * 1e3,
+        cache_cut_ms=parts["cache-aware cut"] * 1e3,
+        bare_ms=t["bare"] * 1e3,
+        default_ms=t["default"] * 1e3,
+        peer_ms=t["lc"] * 1e3,
+        bare_speed=t["lc"] / t["bare"],
     )
 
 
