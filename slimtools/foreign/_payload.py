@@ -19,7 +19,6 @@ from typing import Any
 import orjson
 
 from slimtools._json import dumps_str, to_jsonable
-from slimtools.envelope import Envelope
 from slimtools.projection import (
     UNPARSED,
     DenyTree,
@@ -80,10 +79,10 @@ def guard_value(value: Any, deny: DenyTree | None, *, on_unreadable: str = "with
     What cannot be read as data is an ``Unreadable`` verdict, which the slimming pipeline
     withholds, unless ``on_unreadable="text"`` opts in to showing its text (denied
     ``key: value`` pairs masked). Data loses its denied paths at every depth, and denied
-    values seen there are masked in every other string. Final results (``ToolResult``,
-    an ``Envelope``) pass as they are.
+    values seen there are masked in every other string. A ``ToolResult`` (a forwarder's
+    final answer) passes as it is; an ``Envelope`` the tool relays is read like any result.
     """
-    if value is None or isinstance(value, (ToolResult, Envelope)):
+    if value is None or isinstance(value, ToolResult):
         return value
     found = read(value)
     if isinstance(found, Unreadable):

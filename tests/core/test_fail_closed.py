@@ -20,7 +20,14 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import slimtools
-from slimtools import ConfigurationError, Toolkit, paginate, project_fields, summarize_with_handle
+from slimtools import (
+    ConfigurationError,
+    Envelope,
+    Toolkit,
+    paginate,
+    project_fields,
+    summarize_with_handle,
+)
 from slimtools.foreign import Plan, Raw, slim
 from slimtools.projection._scrub import EXACT_MAX
 from slimtools.proxy.config import tool_options
@@ -281,3 +288,31 @@ def test_a_denied_value_with_quotes_is_found_and_masked():
     rows = [{"id": 1, "note": f"it is {secret}!", "pw": secret}]
     env = project_fields(["id", "note"], deny=["pw"])(lambda: rows)()
     assert env.briefs[0]["note"] == "it is [redacted]!"
+
+
+def test_an_envelope_a_guarded_tool_relays_is_projected_like_its_records():
+    """A guarded tool returning another tool's ``Envelope`` shows only what it can project."""
+    relayed = Envelope(total=1, briefs=[{"id": 1, "ssn": "123-45-6789", "zz": "x"}], hint="h")
+    env = project_fields(["id"], deny=["ssn"])(lambda: relayed)()
+    assert (env.total, env.briefs) == (1, [{"id": 1}])
+
+
+def test_a_text_envelope_a_guarded_tool_relays_is_withheld():
+    """A relayed text ``Envelope`` is prose to the allowlist: withheld, not shown raw."""
+    relayed = Envelope(total=1, text="ssn 123-45-6789 belongs to Ann", hint="h")
+    env = project_fields(["id"])(lambda: relayed)()
+    assert "123-45-6789" not in str(env)
+    assert "could not be read as records" in env.hint
+
+
+def test_wrap_with_only_a_deny_strips_a_relayed_envelope():
+    """``wrap(fn, deny=[...])`` removes denied paths from an ``Envelope`` the callable relays."""
+    kit = Toolkit("fail-closed-relayed")
+
+    def lookup() -> Envelope[Any]:
+        return Envelope(total=1, briefs=[{"id": 1, "ssn": "123-45-6789"}], hint="h")
+
+    slimtools.wrap(lookup, toolkit=kit, deny=["ssn"])
+    text = kit.call("lookup", {}).text
+    assert "123-45-6789" not in text
+    assert '"id":1' in text
