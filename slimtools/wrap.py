@@ -251,7 +251,7 @@ def _guarding(fn: Any, options: ToolOptions) -> Any:
     """``fn`` whose results are read as records, withheld when they cannot be, and lose the
     denied paths (the caller's data is never changed): ``guard_value``. Its
     exceptions lose the values of denied ``key: value`` pairs (``projection._scrub``)."""
-    tree, mode = options.deny_tree, options.on_unreadable
+    tree, mode, items = options.deny_tree, options.on_unreadable, options.items
     names = denied_names(tree)
     if inspect.iscoroutinefunction(fn) or inspect.isasyncgenfunction(fn):
         streams = inspect.isasyncgenfunction(fn)  # its result is what it yields
@@ -266,7 +266,7 @@ def _guarding(fn: Any, options: ToolOptions) -> Any:
             except Exception as exc:
                 scrub_exception(exc, names)
                 raise
-            return guard_value(result, tree, on_unreadable=mode)
+            return guard_value(result, tree, on_unreadable=mode, items=items)
 
         return guarding_async
 
@@ -277,6 +277,6 @@ def _guarding(fn: Any, options: ToolOptions) -> Any:
         except Exception as exc:
             scrub_exception(exc, names)
             raise
-        return guard_value(result, tree, on_unreadable=mode)
+        return guard_value(result, tree, on_unreadable=mode, items=items)
 
     return guarding

@@ -178,6 +178,8 @@ def _invoke(
     if cfg.items is not None:
         result, note = records_at(result, cfg.items)
         notes.extend(note)
+        if cfg.guarded:  # what the path holds may be JSON text, or prose: read it too
+            result = read(result)
     if cfg.guarded and type(result) is dict:  # {"123": {...}, "456": {...}}: records by id
         result = records_by_id(result, cfg.id_field, cfg.named)
     kind, data = classify(result)

@@ -316,3 +316,32 @@ def test_wrap_with_only_a_deny_strips_a_relayed_envelope():
     text = kit.call("lookup", {}).text
     assert "123-45-6789" not in text
     assert '"id":1' in text
+
+
+def test_wrap_with_only_a_deny_reads_json_text_at_the_items_path():
+    """``wrap(fn, deny=[...], items=...)`` reads JSON text at the path, denied keys removed."""
+    kit = Toolkit("fail-closed-items-text")
+
+    def lookup() -> dict[str, str]:
+        return {"items": json.dumps([{"id": 1, "ssn": "123-45-6789"}])}
+
+    slimtools.wrap(lookup, toolkit=kit, deny=["ssn"], items="items")
+    text = kit.call("lookup", {}).text
+    assert "123-45-6789" not in text
+    assert '"id":1' in text
+
+
+def test_the_proxy_forwarder_withholds_prose_at_the_items_path():
+    """A proxied tool with a deny and ``items`` withholds prose found at the path."""
+    kit = Toolkit("fail-closed-proxy-items")
+    options = tool_options({"deny": ["ssn"], "items": "items"})
+    plan = Plan(options, 20_000)
+
+    def forward(**arguments: Any) -> Any:
+        return plan.shape(Raw(texts=[json.dumps({"items": "ssn 123-45-6789 is Ann's"})]))
+
+    forward.__name__ = "proxied"
+    kit.tool(slim(forward, plan, name="proxied"), name="proxied")
+    text = kit.call("proxied", {}).text
+    assert "123-45-6789" not in text
+    assert "could not be read as records" in text
