@@ -166,23 +166,24 @@ def _invoke(
     denied values its records carry.
 
     A guarded tool's exception loses its denied ``key: value`` pairs (and, under an
-    allowlist, the values of quoted pairs it does not name) before it propagates.
+    allowlist, the values of quoted pairs it does not name) before it propagates, also
+    one a generator tool raises while its items are read.
     """
     try:
         result = yield INVOKE
+        if cfg.guarded:
+            result = read(result)
+        if cfg.items is not None:
+            result, note = records_at(result, cfg.items)
+            notes.extend(note)
+            if cfg.guarded:  # what the path holds may be JSON text, or prose: read it too
+                result = read(result)
+        if cfg.guarded and type(result) is dict:  # {"123": {...}, "456": {...}}: by id
+            result = records_by_id(result, cfg.id_field, cfg.named)
+        kind, data = classify(result)  # a generator runs here
     except Exception as exc:
         scrub_exception(exc, cfg.denied_names, cfg.allowed_names)
         raise
-    if cfg.guarded:
-        result = read(result)
-    if cfg.items is not None:
-        result, note = records_at(result, cfg.items)
-        notes.extend(note)
-        if cfg.guarded:  # what the path holds may be JSON text, or prose: read it too
-            result = read(result)
-    if cfg.guarded and type(result) is dict:  # {"123": {...}, "456": {...}}: records by id
-        result = records_by_id(result, cfg.id_field, cfg.named)
-    kind, data = classify(result)
     if kind == "unreadable":
         return (*unreadable(cfg, call, data), None)
     if cfg.deny is not None and kind == "records":
