@@ -250,7 +250,8 @@ def _options(config: Mapping[str, Any] | None, options: dict[str, Any]) -> ToolO
 def _guarding(fn: Any, options: ToolOptions) -> Any:
     """``fn`` whose results are read as records, withheld when they cannot be, and lose the
     denied paths (the caller's data is never changed): ``guard_value``. Its
-    exceptions lose the values of denied ``key: value`` pairs (``projection._scrub``)."""
+    exceptions (a generator's too, raised as its items are read) lose the values of denied
+    ``key: value`` pairs (``projection._scrub``)."""
     tree, mode, items = options.deny_tree, options.on_unreadable, options.items
     names = denied_names(tree)
     if inspect.iscoroutinefunction(fn) or inspect.isasyncgenfunction(fn):
@@ -263,20 +264,19 @@ def _guarding(fn: Any, options: ToolOptions) -> Any:
                     result = [item async for item in fn(*args, **kwargs)]
                 else:
                     result = await fn(*args, **kwargs)
+                return guard_value(result, tree, on_unreadable=mode, items=items)
             except Exception as exc:
                 scrub_exception(exc, names)
                 raise
-            return guard_value(result, tree, on_unreadable=mode, items=items)
 
         return guarding_async
 
     @functools.wraps(fn)
     def guarding(*args: Any, **kwargs: Any) -> Any:
-        try:
-            result = fn(*args, **kwargs)
+        try:  # a generator runs in guard_value, as its items are read
+            return guard_value(fn(*args, **kwargs), tree, on_unreadable=mode, items=items)
         except Exception as exc:
             scrub_exception(exc, names)
             raise
-        return guard_value(result, tree, on_unreadable=mode, items=items)
 
     return guarding

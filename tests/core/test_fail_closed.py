@@ -12,7 +12,7 @@ from __future__ import annotations
 import itertools
 import json
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
@@ -258,6 +258,20 @@ def test_wrap_with_only_a_deny_masks_denied_pairs_in_errors():
     kit = Toolkit("fail-closed-deny-errors")
 
     def lookup() -> str:
+        raise LookupError("no match for {'ssn': '123-45-6789', 'name': 'Ann'}")
+
+    slimtools.wrap(lookup, toolkit=kit, deny=["ssn"])
+    text = kit.call("lookup", {}).text
+    assert "123-45-6789" not in text
+    assert "'name': 'Ann'" in text
+
+
+def test_wrap_with_only_a_deny_masks_a_generators_error_raised_mid_way():
+    """A wrapped generator failing while its items are read loses denied values too."""
+    kit = Toolkit("fail-closed-deny-generator")
+
+    def lookup() -> Iterator[dict[str, Any]]:
+        yield {"id": 0}
         raise LookupError("no match for {'ssn': '123-45-6789', 'name': 'Ann'}")
 
     slimtools.wrap(lookup, toolkit=kit, deny=["ssn"])
