@@ -100,6 +100,8 @@ def _wrap_framework(
     schema = adapter.schema(tool)
     forward = adapter.forwarder(tool, plan)
     forward.__name__ = name
+    if parsed is not None and parsed.deny_tree:
+        forward = _masking_errors(forward, denied_names(parsed.deny_tree))
     slimmed = slim(forward, plan, name=name, paged=can_page(schema))
     description = parsed.description if parsed else None
     kit.tool(
@@ -280,3 +282,30 @@ def _guarding(fn: Any, options: ToolOptions) -> Any:
             raise
 
     return guarding
+
+
+def _masking_errors(fn: Any, names: frozenset[str]) -> Any:
+    """``fn`` (a framework tool's forwarder) whose exceptions lose the values of denied
+    ``key: value`` pairs in place, as :func:`_guarding`'s do: with ``deny`` and no
+    allowlist nothing later knows which keys to mask."""
+    if inspect.iscoroutinefunction(fn):
+
+        @functools.wraps(fn)
+        async def masking_async(**arguments: Any) -> Any:
+            try:
+                return await fn(**arguments)
+            except Exception as exc:
+                scrub_exception(exc, names)
+                raise
+
+        return masking_async
+
+    @functools.wraps(fn)
+    def masking(**arguments: Any) -> Any:
+        try:
+            return fn(**arguments)
+        except Exception as exc:
+            scrub_exception(exc, names)
+            raise
+
+    return masking
