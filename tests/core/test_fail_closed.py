@@ -280,6 +280,30 @@ def test_wrap_with_only_a_deny_masks_a_generators_error_raised_mid_way():
     assert "'name': 'Ann'" in text
 
 
+class _RowError(Exception):
+    """An exception whose message is built from an attribute, not from its arguments."""
+
+    def __init__(self, row: dict[str, Any]) -> None:
+        super().__init__()
+        self.row = row
+
+    def __str__(self) -> str:
+        return f"bad row {self.row}"
+
+
+def test_wrap_with_only_a_deny_masks_an_error_whose_message_is_not_its_arguments():
+    """An exception whose ``__str__`` quotes a row reaches the model without its denied values."""
+    kit = Toolkit("fail-closed-deny-str")
+
+    def lookup() -> str:
+        raise _RowError({"id": 1, "ssn": "123-45-6789", "name": "Ann"})
+
+    slimtools.wrap(lookup, toolkit=kit, deny=["ssn"])
+    text = kit.call("lookup", {}).text
+    assert "123-45-6789" not in text
+    assert "'name': 'Ann'" in text
+
+
 def test_a_short_value_padded_with_spaces_is_still_short():
     """``"  no  "`` is two characters once stripped: exempt like ``"no"``."""
     rows = [{"id": 1, "note": "say no", "flag": "  no  "}]
