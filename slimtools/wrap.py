@@ -100,6 +100,8 @@ def _wrap_framework(
     schema = adapter.schema(tool)
     forward = adapter.forwarder(tool, plan)
     forward.__name__ = name
+    if parsed is not None and parsed.deny_tree:
+        forward = _masking_errors(forward, denied_names(parsed.deny_tree))
     slimmed = slim(forward, plan, name=name, paged=can_page(schema))
     description = parsed.description if parsed else None
     kit.tool(
@@ -250,8 +252,9 @@ def _options(config: Mapping[str, Any] | None, options: dict[str, Any]) -> ToolO
 def _guarding(fn: Any, options: ToolOptions) -> Any:
     """``fn`` whose results are read as records, withheld when they cannot be, and lose the
     denied paths (the caller's data is never changed): ``guard_value``. Its
-    exceptions lose the values of denied ``key: value`` pairs (``projection._scrub``)."""
-    tree, mode = options.deny_tree, options.on_unreadable
+    exceptions (a generator's too, raised as its items are read) lose the values of denied
+    ``key: value`` pairs (``projection._scrub``)."""
+    tree, mode, items = options.deny_tree, options.on_unreadable, options.items
     names = denied_names(tree)
     if inspect.iscoroutinefunction(fn) or inspect.isasyncgenfunction(fn):
         streams = inspect.isasyncgenfunction(fn)  # its result is what it yields
@@ -263,20 +266,46 @@ def _guarding(fn: Any, options: ToolOptions) -> Any:
                     result = [item async for item in fn(*args, **kwargs)]
                 else:
                     result = await fn(*args, **kwargs)
+                return guard_value(result, tree, on_unreadable=mode, items=items)
             except Exception as exc:
                 scrub_exception(exc, names)
                 raise
-            return guard_value(result, tree, on_unreadable=mode)
 
         return guarding_async
 
     @functools.wraps(fn)
     def guarding(*args: Any, **kwargs: Any) -> Any:
-        try:
-            result = fn(*args, **kwargs)
+        try:  # a generator runs in guard_value, as its items are read
+            return guard_value(fn(*args, **kwargs), tree, on_unreadable=mode, items=items)
         except Exception as exc:
             scrub_exception(exc, names)
             raise
-        return guard_value(result, tree, on_unreadable=mode)
 
     return guarding
+
+
+def _masking_errors(fn: Any, names: frozenset[str]) -> Any:
+    """``fn`` (a framework tool's forwarder) whose exceptions lose the values of denied
+    ``key: value`` pairs in place, as :func:`_guarding`'s do: with ``deny`` and no
+    allowlist nothing later knows which keys to mask."""
+    if inspect.iscoroutinefunction(fn):
+
+        @functools.wraps(fn)
+        async def masking_async(**arguments: Any) -> Any:
+            try:
+                return await fn(**arguments)
+            except Exception as exc:
+                scrub_exception(exc, names)
+                raise
+
+        return masking_async
+
+    @functools.wraps(fn)
+    def masking(**arguments: Any) -> Any:
+        try:
+            return fn(**arguments)
+        except Exception as exc:
+            scrub_exception(exc, names)
+            raise
+
+    return masking

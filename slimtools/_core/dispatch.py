@@ -26,7 +26,7 @@ from slimtools._core.wrapper import rebind, slim_state
 from slimtools._json import dumps_str
 from slimtools.envelope import Envelope
 from slimtools.errors import ConfigurationError
-from slimtools.projection import scrub_pairs
+from slimtools.projection import DENIED_ATTR, scrub_pairs
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack
@@ -234,10 +234,11 @@ def _failure(table: Table, spec: ToolSpec, exc: Exception) -> str:
     an exception whose ``__str__`` builds its message from elsewhere, and the ``on_error`` hook.
     """
     text = table.describe(exc, spec.name)
+    noted: frozenset[str] = getattr(exc, DENIED_ATTR, frozenset())  # wrap()'s deny, say
     state = slim_state(spec.function)
     if state is None:
-        return text
-    return scrub_pairs(text, state.cfg.denied_names, state.cfg.allowed_names)
+        return scrub_pairs(text, noted) if noted else text
+    return scrub_pairs(text, state.cfg.denied_names | noted, state.cfg.allowed_names)
 
 
 Prepared = tuple[ToolSpec, dict[str, Any]]

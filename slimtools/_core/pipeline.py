@@ -166,21 +166,24 @@ def _invoke(
     denied values its records carry.
 
     A guarded tool's exception loses its denied ``key: value`` pairs (and, under an
-    allowlist, the values of quoted pairs it does not name) before it propagates.
+    allowlist, the values of quoted pairs it does not name) before it propagates, also
+    one a generator tool raises while its items are read.
     """
     try:
         result = yield INVOKE
+        if cfg.guarded:
+            result = read(result)
+        if cfg.items is not None:
+            result, note = records_at(result, cfg.items)
+            notes.extend(note)
+            if cfg.guarded:  # what the path holds may be JSON text, or prose: read it too
+                result = read(result)
+        if cfg.guarded and type(result) is dict:  # {"123": {...}, "456": {...}}: by id
+            result = records_by_id(result, cfg.id_field, cfg.named)
+        kind, data = classify(result)  # a generator runs here
     except Exception as exc:
         scrub_exception(exc, cfg.denied_names, cfg.allowed_names)
         raise
-    if cfg.guarded:
-        result = read(result)
-    if cfg.items is not None:
-        result, note = records_at(result, cfg.items)
-        notes.extend(note)
-    if cfg.guarded and type(result) is dict:  # {"123": {...}, "456": {...}}: records by id
-        result = records_by_id(result, cfg.id_field, cfg.named)
-    kind, data = classify(result)
     if kind == "unreadable":
         return (*unreadable(cfg, call, data), None)
     if cfg.deny is not None and kind == "records":
@@ -335,6 +338,8 @@ def _attach_handles(
 
     ``records`` are what handles keep (the full records, or their reduced form). Returns
     the first handle as the brief shows it and its store key, or ``None`` when there are none.
+    A key value a page repeats for a different record is no handle for the later record: it
+    gets a generated one (so get_record reaches both), as a record without its key does.
     """
     key = spec.key
     keep = spec.fetch is None
@@ -342,27 +347,35 @@ def _attach_handles(
     if key is not None and keep and briefs:
         # The usual case first: every brief a dict whose key holds an int id, whose handle
         # is its decimal text. At the first other brief, the general loop below does it all.
+        start = len(saves)  # no record key yet: only a snapshot's or a text's
         for record, brief in zip(records, briefs, strict=True):
             some_id = brief.get(key) if type(brief) is dict else None
             if type(some_id) is not int:
                 break
             saves[f"{prefix}{some_id}"] = record
         else:
-            first_id = briefs[0][key]
-            return first_id, f"{prefix}{first_id}"
+            if len(saves) - start == len(briefs):  # no id repeated on the page
+                first_id = briefs[0][key]
+                return first_id, f"{prefix}{first_id}"
+        for brief in briefs:  # the general loop redoes them all, a repeated id included
+            some_id = brief.get(key) if type(brief) is dict else None
+            if type(some_id) is int:
+                saves.pop(f"{prefix}{some_id}", None)
     first: tuple[Any, str] | None = None
     for i, (record, brief) in enumerate(zip(records, briefs, strict=True)):
         shown: Any = brief.get(key) if key and isinstance(brief, dict) else None
         # An int id (the usual key) is its decimal text, inline: one call less per record.
         handle = str(shown) if type(shown) is int else normalize_handle(shown)
+        if handle is not None and keep and saves.get(prefix + handle, record) is not record:
+            handle = None  # the page showed this key for another record already
         if handle is None:
             handle = make_handle(record)
             shown = handle
-            briefs[i] = (
-                {"handle": handle, **brief}
-                if isinstance(brief, dict)
-                else {"handle": handle, "value": brief}
-            )
+            if isinstance(brief, dict):
+                briefs[i] = {"handle": handle, **brief}
+                briefs[i]["handle"] = handle  # first, and not a record's own "handle" field
+            else:
+                briefs[i] = {"handle": handle, "value": brief}
         full_key = prefix + handle
         if keep:
             saves[full_key] = record

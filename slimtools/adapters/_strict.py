@@ -17,9 +17,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-import orjson
-
-from slimtools._json import dumps_str
+from slimtools._json import dumps_str, loads
 
 __all__ = ["restore_defaults", "strict_schema"]
 
@@ -204,8 +202,8 @@ def restore_defaults(
     parsed: Any = arguments
     if isinstance(arguments, (str, bytes)):
         try:
-            parsed = orjson.loads(arguments)
-        except orjson.JSONDecodeError:
+            parsed = loads(arguments)  # exact: an id beyond 64 bits stays an integer
+        except ValueError:
             return arguments
     if not isinstance(parsed, Mapping):
         return arguments if not isinstance(arguments, Mapping) else dict(arguments)

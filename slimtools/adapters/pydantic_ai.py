@@ -33,9 +33,7 @@ except ImportError as exc:  # pragma: no cover - exercised only without the extr
         "slimtools.adapters.pydantic_ai needs Pydantic AI: pip install 'slimtools[pydantic-ai]'"
     ) from exc
 
-import orjson
-
-from slimtools._json import dumps_str
+from slimtools._json import dumps_str, loads
 
 if TYPE_CHECKING:
     from pydantic_ai import RunContext
@@ -61,8 +59,8 @@ class _PassThroughArgs:
         if not text.strip():
             return {}
         try:
-            parsed = orjson.loads(text)
-        except orjson.JSONDecodeError:
+            parsed = loads(text)  # exact: an id beyond 64 bits stays an integer
+        except ValueError:
             parsed = None
         return dict(parsed) if isinstance(parsed, dict) else {_RAW: text}
 

@@ -82,7 +82,11 @@ class Plan:
         options = self.options
         if options.guards:  # what cannot be projected is withheld (slimtools.projection._readable)
             data = guard(
-                raw.texts, raw.structured, options.deny_tree, on_unreadable=options.on_unreadable
+                raw.texts,
+                raw.structured,
+                options.deny_tree,
+                on_unreadable=options.on_unreadable,
+                items=options.items,
             )
         else:
             data = extract(raw.texts, raw.structured)

@@ -13,13 +13,12 @@ that each fit the budget, else pretty-printed JSON or the text, paged by whole l
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 import orjson
 
 from slimtools._json import dumps_str, to_jsonable
-from slimtools.envelope import Envelope
 from slimtools.projection import (
     UNPARSED,
     DenyTree,
@@ -69,23 +68,30 @@ def guard(
     deny: DenyTree | None,
     *,
     on_unreadable: str = "withhold",
+    items: str | None = None,
 ) -> Any:
     """The data of a text result of a tool with an allowlist or a deny (:func:`guard_value`)."""
-    return guard_value(extract(texts, structured), deny, on_unreadable=on_unreadable)
+    return guard_value(extract(texts, structured), deny, on_unreadable=on_unreadable, items=items)
 
 
-def guard_value(value: Any, deny: DenyTree | None, *, on_unreadable: str = "withhold") -> Any:
+def guard_value(
+    value: Any, deny: DenyTree | None, *, on_unreadable: str = "withhold", items: str | None = None
+) -> Any:
     """A foreign tool's result as plain data for a tool with an allowlist or a deny.
 
     What cannot be read as data is an ``Unreadable`` verdict, which the slimming pipeline
     withholds, unless ``on_unreadable="text"`` opts in to showing its text (denied
     ``key: value`` pairs masked). Data loses its denied paths at every depth, and denied
-    values seen there are masked in every other string. Final results (``ToolResult``,
-    an ``Envelope``) pass as they are.
+    values seen there are masked in every other string. A ``ToolResult`` (a forwarder's
+    final answer) passes as it is; an ``Envelope`` the tool relays is read like any result.
+    Text at ``items`` (the records' path) is read too: JSON there is the records, prose
+    there is an ``Unreadable`` verdict like prose anywhere.
     """
-    if value is None or isinstance(value, (ToolResult, Envelope)):
+    if value is None or isinstance(value, ToolResult):
         return value
     found = read(value)
+    if items is not None and not isinstance(found, Unreadable):
+        found = _read_at(found, items)
     if isinstance(found, Unreadable):
         if on_unreadable == "text" and found.text is not None:
             return scrub_pairs(found.text, denied_names(deny))
@@ -93,6 +99,27 @@ def guard_value(value: Any, deny: DenyTree | None, *, on_unreadable: str = "with
     if isinstance(found, Iterator):
         found = list(found)
     return deny_anywhere(to_jsonable(found), deny) if deny else found
+
+
+def _read_at(data: Any, path: str) -> Any:
+    """``data`` with the text at its dotted ``path`` read (a copy along the path), or the
+    verdict on that text when it cannot be read; ``data`` itself when the path holds no text."""
+    steps = path.strip(".").split(".")
+    parents: list[Mapping[str, Any]] = []
+    node = data
+    for step in steps:
+        if not isinstance(node, Mapping) or step not in node:
+            return data
+        parents.append(node)
+        node = node[step]
+    if not isinstance(node, (str, bytes, bytearray, memoryview)):
+        return data
+    found = read(node)
+    if isinstance(found, Unreadable):
+        return found
+    for parent, step in zip(reversed(parents), reversed(steps), strict=True):
+        found = {**parent, step: found}
+    return found
 
 
 def unwrap(structured: Any) -> Any:

@@ -25,6 +25,7 @@ from slimtools.projection._deny import DenyTree, compile_deny, strip, strip_anyw
 from slimtools.projection._projection import Projection, record_to_plain
 from slimtools.projection._readable import UNPARSED, Unreadable, read, read_text, records_by_id
 from slimtools.projection._scrub import (
+    DENIED_ATTR,
     Secrets,
     denied_names,
     denied_values,
@@ -34,6 +35,7 @@ from slimtools.projection._scrub import (
 )
 
 __all__ = [
+    "DENIED_ATTR",
     "UNPARSED",
     "Clip",
     "DenyTree",

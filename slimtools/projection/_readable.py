@@ -12,6 +12,8 @@ reader behind that rule, shared by the decorators, ``slimtools.wrap`` and the MC
   (``[{"type": "text", "text": ...}]``), ``ToolMessage``-like objects (``.artifact``, else
   ``.content``) and MCP ``CallToolResult``-like objects (``.structuredContent``, else the
   text blocks of ``.content``) are unwrapped, duck-typed, without importing any framework;
+- an ``Envelope`` another tool built (a guarded tool relaying it) is read as its text, else
+  its briefs: the allowlist and ``deny`` apply to it like to any result;
 - records (mappings, Pydantic models, dataclasses, objects with attributes), lists of them,
   iterators and numbers are returned as they are: projection reads them. A mapping of ids
   to records (``{"123": {...}, "456": {...}}``) is one record here; the pipeline asks
@@ -35,6 +37,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from slimtools._json import loads
+from slimtools.envelope import Envelope
 from slimtools.projection._pyliteral import literal_items
 
 UNPARSED: Any = object()
@@ -84,6 +87,8 @@ def read(value: Any) -> Any:
         return read_text(value)
     if isinstance(value, Unreadable):
         return value
+    if isinstance(value, Envelope):  # another tool's answer, relayed: its data, read again
+        return read(value.text) if value.text is not None else _read_blocks(value.briefs)
     if isinstance(value, (bytes, bytearray, memoryview)):
         raw = bytes(value)
         try:

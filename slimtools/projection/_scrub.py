@@ -15,6 +15,7 @@ the allowlist shows (``"note": "ssn is 123-45-6789"``) or in an exception's mess
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import re
 from collections.abc import Collection, Iterable, Mapping
@@ -284,11 +285,17 @@ def denied_names(tree: DenyTree | None) -> frozenset[str]:
     return frozenset(names)
 
 
+DENIED_ATTR = "_slimtools_denied"
+"""The attribute :func:`scrub_exception` leaves on an exception: the denied keys of the guard
+it crossed, so the text ``Toolkit.call`` shows masks them even in a message that is not the
+exception's arguments (a ``__str__`` quoting an attribute)."""
+
+
 def scrub_exception(
     exc: BaseException, denied: Collection[str], allowed: Collection[str] | None = None
 ) -> None:
     """Mask pairs in ``exc``'s arguments as :func:`scrub_pairs` does, in place (its type and
-    traceback stay).
+    traceback stay), and note the denied keys on it (:data:`DENIED_ATTR`).
 
     So a framework that shows ``str(exc)`` to the model (LangChain's ``handle_tool_error``)
     shows the masked message too. An argument that is not text (``KeyError(row)``) is read
@@ -297,6 +304,10 @@ def scrub_exception(
     """
     if not denied and allowed is None:
         return
+    if denied:  # for a message its __str__ builds from elsewhere: masked where it is shown
+        noted = frozenset(denied) | getattr(exc, DENIED_ATTR, frozenset())
+        with contextlib.suppress(Exception):  # an exception that takes no attributes
+            setattr(exc, DENIED_ATTR, noted)
     try:
         args = tuple(_scrub_arg(a, denied, allowed) for a in exc.args)
         if any(a is not b for a, b in zip(args, exc.args, strict=True)):

@@ -29,8 +29,6 @@ from collections.abc import Mapping
 from typing import Any
 from urllib.parse import quote, unquote
 
-import orjson
-
 try:
     from mcp.server.context import ServerRequestContext
 except ImportError as exc:  # pragma: no cover - exercised only without the extra
@@ -38,7 +36,7 @@ except ImportError as exc:  # pragma: no cover - exercised only without the extr
         "slimtools.proxy needs the MCP SDK (mcp>=2): pip install 'slimtools[proxy]'"
     ) from exc
 
-from slimtools._json import dumps_str
+from slimtools._json import dumps_str, loads
 from slimtools._session import session
 from slimtools.envelope import ENVELOPE_KEYS
 
@@ -102,7 +100,7 @@ def seal_envelope(
         out["handle"] = seal(out["handle"], token)
     if isinstance(out.get("hint"), str):
         hint = _hint_pattern(companion).sub(
-            lambda m: f"{companion}({dumps_str(seal(orjson.loads(m.group(1)), token))}",
+            lambda m: f"{companion}({dumps_str(seal(loads(m.group(1)), token))}",
             out["hint"],
         )
         out["hint"] = seal_pages(hint, token, paged) if paged else hint
@@ -203,9 +201,12 @@ def _seal_block(
 ) -> Any:
     if not isinstance(block, dict) or block.get("type") != "text":
         return block
+    text = block.get("text")
+    if not isinstance(text, str):
+        return block
     try:
-        parsed = orjson.loads(block.get("text", ""))
-    except orjson.JSONDecodeError:
+        parsed = loads(text)  # exact: ids beyond 64 bits stay integers
+    except ValueError:
         return block
     if not _is_envelope(parsed):
         return block

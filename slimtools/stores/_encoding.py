@@ -2,7 +2,8 @@
 
 Every durable store keeps a record as the compact JSON bytes of ``slimtools._json.dumps``
 (so values orjson cannot encode natively get the same documented fallbacks everywhere) and
-hands back ``orjson.loads`` of them: the JSON form the core accepts.
+hands back ``slimtools._json.loads`` of them (exact: an integer beyond 64 bits stays an
+integer): the JSON form the core accepts.
 """
 
 from __future__ import annotations
@@ -11,9 +12,7 @@ import logging
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-import orjson
-
-from slimtools._json import dumps, is_utf8
+from slimtools._json import dumps, is_utf8, loads
 
 logger = logging.getLogger("slimtools.stores")
 
@@ -50,8 +49,8 @@ def decode(blob: bytes | str | None, where: str) -> Any:
     if blob is None:
         return _MISSING
     try:
-        return orjson.loads(blob)
-    except orjson.JSONDecodeError:
+        return loads(blob)
+    except ValueError:  # orjson.JSONDecodeError is one
         logger.warning("slimtools: ignoring an undecodable record in %s", where)
         return _MISSING
 

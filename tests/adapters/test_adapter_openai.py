@@ -222,6 +222,14 @@ def test_restore_defaults_keeps_null_where_the_schema_accepts_it():
     }
 
 
+def test_restore_defaults_keeps_an_integer_beyond_64_bits_exact():
+    """A snowflake handle sent with strict mode's nulls reaches the toolkit as that integer."""
+    schema = make_kit().spec("get_record").parameters
+    big = 2**70 + 1
+    sent = f'{{"handle": {big}, "source": null, "page": null}}'
+    assert restore_defaults(sent, schema) == {"handle": big, "source": None}
+
+
 @given(st.text())
 def test_restore_defaults_never_raises_on_arbitrary_text(text):
     """Whatever text a model sends, restore_defaults returns something for kit.call to judge."""

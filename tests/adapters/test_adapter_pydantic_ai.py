@@ -100,6 +100,26 @@ def test_untrusted_arguments_give_failed_results_and_the_run_goes_on(case):
     assert {r.outcome for r in returns} == {"failed" if case.is_error else "success"}
 
 
+def test_a_handle_beyond_64_bits_sent_as_json_text_stays_exact():
+    """Arguments sent as JSON text keep a snowflake id exact on the way to get_record."""
+    kit = slimtools.Toolkit("snowflakes")
+    big = 2**70 + 1
+
+    @kit.tool
+    @slimtools.summarize_with_handle(key="id")
+    def search(query: str) -> list[dict[str, Any]]:
+        """Search."""
+        return [{"id": big, "title": query}]
+
+    model = _scripted(
+        [ToolCallPart("search", {"query": "q"}, tool_call_id="c1")],
+        [ToolCallPart("get_record", f'{{"handle": {big}}}', tool_call_id="c2")],
+        [TextPart("done")],
+    )
+    result = Agent(model, toolsets=[to_pydantic_ai_toolset(kit)]).run_sync("go")
+    assert json.loads(_returns(result.all_messages())[-1].content) == {"id": big, "title": "q"}
+
+
 def test_test_model_calls_every_tool_without_an_exception():
     """TestModel calls every tool with arguments generated from the schemas; the run ends."""
     result = Agent(TestModel(), toolsets=[to_pydantic_ai_toolset(make_kit())]).run_sync("go")

@@ -104,6 +104,21 @@ def test_a_langchain_tool_error_passes_through_as_an_error_message():
     assert "backend down" in message.content
 
 
+def test_a_langchain_tool_error_quoting_a_row_loses_its_denied_values():
+    """With only ``deny``, a framework tool's exception quoting a row keeps the row's ssn out."""
+
+    @lc_tool
+    def find_user(query: str) -> str:
+        """Find a user."""
+        raise ValueError(f"bad row {{'id': 1, 'ssn': '123-45-6789', 'name': 'Ann'}} for {query}")
+
+    wrapped = wrap(find_user, toolkit=Toolkit("lc-err-deny"), deny=["ssn"])
+    message = wrapped.invoke(call("find_user", "c1", query="x"))
+    assert message.status == "error"
+    assert "123-45-6789" not in message.content
+    assert "'name': 'Ann'" in message.content
+
+
 OFFLINE = RunConfig(tracing_disabled=True)
 
 

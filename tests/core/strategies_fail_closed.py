@@ -7,8 +7,8 @@ another record's denied value, as a backend's free text does. :data:`SHAPES` ser
 records the ways real tools return them (a list, a dict around it, JSON text with and
 without ``NaN``, JSON Lines, a Python repr, a fenced block, a preamble, a byte-order mark,
 bytes, models, dataclasses, objects, content blocks, ``ToolMessage``- and
-``CallToolResult``-like objects, mappings of ids to records, prose) and :func:`raising` an
-exception that quotes one.
+``CallToolResult``-like objects, mappings of ids to records, another tool's ``Envelope``,
+prose) and :func:`raising` an exception that quotes one.
 """
 
 from __future__ import annotations
@@ -21,6 +21,8 @@ from typing import Any
 
 from hypothesis import strategies as st
 from pydantic import BaseModel, ConfigDict
+
+from slimtools import Envelope
 
 ALLOW = ["id", "name", "note", "profile.city"]
 """The allowlist every path is configured with."""
@@ -155,6 +157,7 @@ SHAPES: dict[str, Callable[[list[dict[str, Any]]], Any]] = {
     "prose": _prose,
     "dict by id": lambda rs: {f"r{r['id']}": r for r in rs},
     "json dict by id": lambda rs: json.dumps({str(r["id"]): _without_id(r) for r in rs}),
+    "relayed envelope": lambda rs: Envelope(total=len(rs), briefs=rs, hint="relayed"),
 }
 """Every shape a result comes in, keyed by name."""
 

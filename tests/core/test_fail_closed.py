@@ -12,7 +12,7 @@ from __future__ import annotations
 import itertools
 import json
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
@@ -20,7 +20,14 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import slimtools
-from slimtools import ConfigurationError, Toolkit, paginate, project_fields, summarize_with_handle
+from slimtools import (
+    ConfigurationError,
+    Envelope,
+    Toolkit,
+    paginate,
+    project_fields,
+    summarize_with_handle,
+)
 from slimtools.foreign import Plan, Raw, slim
 from slimtools.projection._scrub import EXACT_MAX
 from slimtools.proxy.config import tool_options
@@ -259,6 +266,44 @@ def test_wrap_with_only_a_deny_masks_denied_pairs_in_errors():
     assert "'name': 'Ann'" in text
 
 
+def test_wrap_with_only_a_deny_masks_a_generators_error_raised_mid_way():
+    """A wrapped generator failing while its items are read loses denied values too."""
+    kit = Toolkit("fail-closed-deny-generator")
+
+    def lookup() -> Iterator[dict[str, Any]]:
+        yield {"id": 0}
+        raise LookupError("no match for {'ssn': '123-45-6789', 'name': 'Ann'}")
+
+    slimtools.wrap(lookup, toolkit=kit, deny=["ssn"])
+    text = kit.call("lookup", {}).text
+    assert "123-45-6789" not in text
+    assert "'name': 'Ann'" in text
+
+
+class _RowError(Exception):
+    """An exception whose message is built from an attribute, not from its arguments."""
+
+    def __init__(self, row: dict[str, Any]) -> None:
+        super().__init__()
+        self.row = row
+
+    def __str__(self) -> str:
+        return f"bad row {self.row}"
+
+
+def test_wrap_with_only_a_deny_masks_an_error_whose_message_is_not_its_arguments():
+    """An exception whose ``__str__`` quotes a row reaches the model without its denied values."""
+    kit = Toolkit("fail-closed-deny-str")
+
+    def lookup() -> str:
+        raise _RowError({"id": 1, "ssn": "123-45-6789", "name": "Ann"})
+
+    slimtools.wrap(lookup, toolkit=kit, deny=["ssn"])
+    text = kit.call("lookup", {}).text
+    assert "123-45-6789" not in text
+    assert "'name': 'Ann'" in text
+
+
 def test_a_short_value_padded_with_spaces_is_still_short():
     """``"  no  "`` is two characters once stripped: exempt like ``"no"``."""
     rows = [{"id": 1, "note": "say no", "flag": "  no  "}]
@@ -281,3 +326,60 @@ def test_a_denied_value_with_quotes_is_found_and_masked():
     rows = [{"id": 1, "note": f"it is {secret}!", "pw": secret}]
     env = project_fields(["id", "note"], deny=["pw"])(lambda: rows)()
     assert env.briefs[0]["note"] == "it is [redacted]!"
+
+
+def test_an_envelope_a_guarded_tool_relays_is_projected_like_its_records():
+    """A guarded tool returning another tool's ``Envelope`` shows only what it can project."""
+    relayed = Envelope(total=1, briefs=[{"id": 1, "ssn": "123-45-6789", "zz": "x"}], hint="h")
+    env = project_fields(["id"], deny=["ssn"])(lambda: relayed)()
+    assert (env.total, env.briefs) == (1, [{"id": 1}])
+
+
+def test_a_text_envelope_a_guarded_tool_relays_is_withheld():
+    """A relayed text ``Envelope`` is prose to the allowlist: withheld, not shown raw."""
+    relayed = Envelope(total=1, text="ssn 123-45-6789 belongs to Ann", hint="h")
+    env = project_fields(["id"])(lambda: relayed)()
+    assert "123-45-6789" not in str(env)
+    assert "could not be read as records" in env.hint
+
+
+def test_wrap_with_only_a_deny_strips_a_relayed_envelope():
+    """``wrap(fn, deny=[...])`` removes denied paths from an ``Envelope`` the callable relays."""
+    kit = Toolkit("fail-closed-relayed")
+
+    def lookup() -> Envelope[Any]:
+        return Envelope(total=1, briefs=[{"id": 1, "ssn": "123-45-6789"}], hint="h")
+
+    slimtools.wrap(lookup, toolkit=kit, deny=["ssn"])
+    text = kit.call("lookup", {}).text
+    assert "123-45-6789" not in text
+    assert '"id":1' in text
+
+
+def test_wrap_with_only_a_deny_reads_json_text_at_the_items_path():
+    """``wrap(fn, deny=[...], items=...)`` reads JSON text at the path, denied keys removed."""
+    kit = Toolkit("fail-closed-items-text")
+
+    def lookup() -> dict[str, str]:
+        return {"items": json.dumps([{"id": 1, "ssn": "123-45-6789"}])}
+
+    slimtools.wrap(lookup, toolkit=kit, deny=["ssn"], items="items")
+    text = kit.call("lookup", {}).text
+    assert "123-45-6789" not in text
+    assert '"id":1' in text
+
+
+def test_the_proxy_forwarder_withholds_prose_at_the_items_path():
+    """A proxied tool with a deny and ``items`` withholds prose found at the path."""
+    kit = Toolkit("fail-closed-proxy-items")
+    options = tool_options({"deny": ["ssn"], "items": "items"})
+    plan = Plan(options, 20_000)
+
+    def forward(**arguments: Any) -> Any:
+        return plan.shape(Raw(texts=[json.dumps({"items": "ssn 123-45-6789 is Ann's"})]))
+
+    forward.__name__ = "proxied"
+    kit.tool(slim(forward, plan, name="proxied"), name="proxied")
+    text = kit.call("proxied", {}).text
+    assert "123-45-6789" not in text
+    assert "could not be read as records" in text

@@ -8,6 +8,7 @@ the code before it.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -119,6 +120,19 @@ def test_a_denied_exception_is_masked_for_frameworks_that_show_it_themselves():
 
     @project_fields(Brief, deny=["ssn"])
     def list_users() -> list[dict[str, Any]]:
+        raise ValueError(f"bad row {ROWS[1]}")
+
+    with pytest.raises(ValueError, match="bad row") as caught:
+        list_users()
+    assert "SECRET" not in str(caught.value)
+
+
+def test_a_generator_tools_exception_is_masked_for_frameworks_that_show_it():
+    """A generator tool failing mid-way (raised as its items are read) is masked in place too."""
+
+    @project_fields(Brief, deny=["ssn"])
+    def list_users() -> Iterator[dict[str, Any]]:
+        yield ROWS[0]
         raise ValueError(f"bad row {ROWS[1]}")
 
     with pytest.raises(ValueError, match="bad row") as caught:

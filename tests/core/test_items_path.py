@@ -102,3 +102,18 @@ def test_items_must_be_a_dotted_path():
     """An empty or non-string path is refused where it is written."""
     with pytest.raises(ConfigurationError, match="dotted path"):
         paginate(items="")
+
+
+def test_json_text_at_the_path_is_read_as_the_records_under_an_allowlist():
+    """A guarded tool whose list at ``items`` is JSON text projects it, never shows it raw."""
+    body = {"items": '[{"number": 1, "title": "a", "node_id": "secret-1"}]'}
+    env = project_fields(["number"], items="items")(lambda: body)()
+    assert (env.total, env.briefs) == (1, [{"number": 1}])
+
+
+def test_prose_at_the_path_is_withheld_under_a_deny():
+    """Prose at ``items`` of a tool with a deny is withheld like any unreadable result."""
+    body = {"items": "node_id secret-1 belongs to issue 1"}
+    env = project_fields(["number"], deny=["node_id"], items="items")(lambda: body)()
+    assert "secret-1" not in str(env)
+    assert "could not be read as records" in env.hint

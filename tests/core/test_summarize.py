@@ -81,6 +81,16 @@ def test_a_record_without_its_key_gets_a_generated_handle():
         assert json.loads(kit.get_record(brief["handle"])) == record
 
 
+def test_a_key_repeated_in_one_page_does_not_hide_a_record():
+    """Two records sharing a key value: the later one gets a generated handle of its own."""
+    rows = [{"id": 1, "body": "first"}, {"id": 1, "body": "second"}]
+    kit, tool = _kit_tool("function", [summarize_with_handle(key="id")], lambda q: rows)
+    env = tool("x")
+    assert json.loads(kit.get_record(env.briefs[0]["id"])) == rows[0]
+    assert env.briefs[1]["id"] == 1
+    assert json.loads(kit.get_record(env.briefs[1]["handle"])) == rows[1]
+
+
 def test_key_handles_only_store_the_page_records():
     """With paging, only the records shown on the page are kept under handles."""
     store = MemoryStore()
@@ -111,6 +121,15 @@ def test_generated_handles_resolve_to_the_full_record(kind):
     kit, tool = _kit_tool(kind, [summarize_with_handle(), project_fields(["level"])])
     env = call_sync(tool, "x")
     for brief, row in zip(env.briefs, ROWS, strict=True):
+        assert json.loads(kit.get_record(brief["handle"])) == row
+
+
+def test_a_records_own_handle_field_does_not_hide_its_generated_handle():
+    """A record with a ``handle`` field of its own still shows the handle get_record takes."""
+    rows = [{"handle": "@ann", "body": "first"}, {"handle": "@ann", "body": "second"}]
+    kit, tool = _kit_tool("function", [summarize_with_handle()], lambda q: rows)
+    env = tool("x")
+    for brief, row in zip(env.briefs, rows, strict=True):
         assert json.loads(kit.get_record(brief["handle"])) == row
 
 

@@ -15,7 +15,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from slimtools import session
+from slimtools import Toolkit, paginate, session, summarize_with_handle
 from slimtools.errors import ConfigurationError, StoreUnavailableError
 from slimtools.stores import SQLiteStore
 from slimtools.typing import Scope
@@ -389,3 +389,20 @@ def test_toolkits_sharing_a_file_resolve_each_others_handles(tmp_path: Path) -> 
     assert '"tenant":"t-9"' in reader.get_record(1)
     with session("someone-else"):
         assert '"tenant"' not in reader.get_record(1)
+
+
+def test_an_id_beyond_64_bits_stays_exact_in_get_record_and_page_two(tmp_path: Path) -> None:
+    """A snowflake id read back from the file is the same integer, not a rounded float."""
+    kit = Toolkit("snowflakes", store=SQLiteStore(tmp_path / "h.db"))
+    big = 2**70 + 1
+
+    @kit.tool
+    @summarize_with_handle(key="id")
+    @paginate(limit=1)
+    def search(query: str) -> list[dict[str, Any]]:
+        """Search."""
+        return [{"id": big}, {"id": 5, "parent": big}]
+
+    kit.call("search", {"query": "q"})
+    assert kit.get_record(big) == f'{{"id":{big}}}'
+    assert f'"parent":{big}' in kit.call("search", {"query": "q", "page": 2}).text
