@@ -124,6 +124,10 @@ def compact(
             summariser that takes a ``manifest`` keyword, and appended verbatim to the
             summary (a message of its own after summary messages), so every cleared result
             stays refetchable after compaction.
+
+    Raises:
+        TypeError: ``summarize`` returned neither text nor a list of messages (one
+            message alone, bytes, a list holding text).
     """
     fmt = format or detect_format(history)
     codec = get_codec(fmt)
@@ -153,7 +157,7 @@ def compact(
         text = f"{summary}\n\n{block}" if block and block not in summary else summary
         replacement = [codec.encode(context(text))]
     else:
-        replacement = list(summary)
+        replacement = _summary_messages(codec, summary)
         if block:
             replacement.append(codec.encode(context(block)))
     return [*messages[:system_end], *replacement, *messages[cut:]]
@@ -259,6 +263,17 @@ class ContextPipeline:
         self.compactions += compacted
         tokens_out = history_tokens(out, count, fmt) if compacted else tokens_cleared
         return PipelineStep(out, tokens_in, tokens_cleared, tokens_out, newly, compacted)
+
+
+def _summary_messages(codec: Codec, summary: object) -> list[Any]:
+    """The messages a summariser returned, checked: a list or tuple of messages of the
+    history's format (one message alone would otherwise be read as its keys or fields)."""
+    if isinstance(summary, (list, tuple)) and all(codec.role(m) is not None for m in summary):
+        return list(summary)
+    raise TypeError(
+        "the summariser must return the summary text or a list of messages, got "
+        f"{type(summary).__name__}" + ("; wrap one message in a list" if summary else "")
+    )
 
 
 def _takes_manifest(summarize: Summarizer) -> bool:

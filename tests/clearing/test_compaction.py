@@ -220,3 +220,35 @@ def test_failing_summarizer_leaves_history_uncompacted(caplog):
     assert len(step.history) == len(history)
     assert step.cleared > 0
     assert "summariser failed" in caplog.text
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [{"role": "user", "content": "one message, not a list"}, b"summary bytes", ["plain text"]],
+    ids=["a-message", "bytes", "list-of-text"],
+)
+def test_summarizer_answer_that_is_neither_text_nor_messages_is_refused(answer):
+    """A summariser returning one message, bytes or a list of non-messages gets a clear
+    TypeError, never a history made of dict keys or byte values."""
+    history: list[dict] = [{"role": "user", "content": "go"}]
+    for i in range(4):
+        add_round(history, i, 100)
+    with pytest.raises(TypeError, match="summariser must return"):
+        compact(history, lambda _folded: answer, keep_turns=1)
+
+
+def test_langchain_summarizer_returning_an_ai_message_leaves_the_history_whole(caplog):
+    """The natural slip of returning ``llm.invoke(...)`` (one AIMessage) in a pipeline is a
+    logged failure with the history uncompacted, not a history of field tuples."""
+    from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
+
+    history = [HumanMessage("go")]
+    for i in range(8):
+        history.append(AIMessage("", tool_calls=[{"id": f"t{i}", "name": "ls", "args": {}}]))
+        history.append(ToolMessage("x " * 2_000, tool_call_id=f"t{i}"))
+    pipeline = ContextPipeline(CompactionPolicy(window=2_000), lambda _m: AIMessage("summary"))
+    step = pipeline.step(history)
+    assert not step.compacted
+    assert len(step.history) == len(history)
+    assert all(type(m) is type(h) for m, h in zip(step.history, history, strict=True))
+    assert "summariser failed" in caplog.text
