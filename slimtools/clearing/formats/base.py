@@ -227,6 +227,11 @@ def make_result(
     return result
 
 
+RAW_ARGS = "_raw"
+"""The one key under which a call's arguments that are not a JSON object (cut-off JSON, a
+list, a string) are kept whole, so every call has a dict of arguments."""
+
+
 def make_call(call_id: Any, name: Any, args: Any) -> RawCall | None:
     """Build a :class:`RawCall` from arguments given as a dict or as JSON text.
 
@@ -251,16 +256,16 @@ def make_call(call_id: Any, name: Any, args: Any) -> RawCall | None:
         return RawCall(call_id, name, dict(args), dumps_str(args))
     if args is None:
         return RawCall(call_id, name, {}, "{}")
-    return RawCall(call_id, name, {"_raw": args}, dumps_str(args))
+    return RawCall(call_id, name, {RAW_ARGS: args}, dumps_str(args))
 
 
 def parse_args(text: str) -> dict[str, Any]:
-    """Arguments JSON text as a dict; anything else is kept whole under ``"_raw"``."""
+    """Arguments JSON text as a dict; anything else is kept whole under :data:`RAW_ARGS`."""
     try:
         value = orjson.loads(text) if text else {}
     except orjson.JSONDecodeError:
-        return {"_raw": text}
-    return value if isinstance(value, dict) else {"_raw": value}
+        return {RAW_ARGS: text}
+    return value if isinstance(value, dict) else {RAW_ARGS: value}
 
 
 def present(items: Iterable[RawCall | RawResult | None]) -> tuple[Any, ...]:
