@@ -5,13 +5,15 @@ and every cleared result (and every blanked argument list) is written there firs
 call id, tool, size and turn; :func:`restore` puts the originals back. When the sink fails,
 nothing is cleared that round (the originals would otherwise be lost).
 
-The file sinks store originals as JSON: exact for JSON data (strings, block lists, dicts);
-SDK objects inside a history come back as their dict form. :class:`MemoryAudit` keeps the
+The file sinks store originals as JSON: exact for JSON data (strings, block lists, dicts;
+lone surrogates and integers beyond 64 bits too); SDK objects inside a history come back
+as their dict form. :class:`MemoryAudit` keeps the
 originals themselves.
 """
 
 from __future__ import annotations
 
+import json
 import logging
 import sqlite3
 import threading
@@ -23,7 +25,7 @@ from typing import Any, Literal, Protocol, runtime_checkable
 
 import orjson
 
-from slimtools._json import dumps, dumps_str
+from slimtools._json import dumps, loads
 from slimtools.clearing.formats.view import check_history, detect_format, get_codec, safe_decode
 
 logger = logging.getLogger("slimtools.clearing")
@@ -87,6 +89,20 @@ class MemoryAudit:
         return iter(list(self.records))
 
 
+def _exact(value: Any) -> bytes:
+    """``value`` as JSON that :func:`~slimtools._json.loads` reads back exactly: orjson for
+    plain data, the standard library for what orjson refuses but JSON holds (lone
+    surrogates, integers beyond 64 bits), the package's fallbacks for the rest (SDK objects)."""
+    try:
+        return orjson.dumps(value)
+    except (TypeError, orjson.JSONEncodeError):
+        pass
+    try:  # ASCII, so a lone surrogate is written as its escape
+        return json.dumps(value, separators=(",", ":"), allow_nan=False).encode("ascii")
+    except (TypeError, ValueError, RecursionError):
+        return dumps(value)
+
+
 def _record(data: Any) -> AuditRecord:
     return AuditRecord(
         kind=data["kind"],
@@ -110,7 +126,7 @@ class JsonlAudit:
 
     def write(self, records: Sequence[AuditRecord]) -> None:
         """Append the batch in one write, then flush."""
-        payload = b"".join(dumps(r.to_dict()) + b"\n" for r in records)
+        payload = b"".join(_exact(r.to_dict()) + b"\n" for r in records)
         with self._lock:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             with self.path.open("ab") as fh:
@@ -125,8 +141,8 @@ class JsonlAudit:
                 if not line.strip():
                     continue
                 try:
-                    yield _record(orjson.loads(line))
-                except (orjson.JSONDecodeError, KeyError, TypeError, ValueError):
+                    yield _record(loads(line))
+                except (KeyError, TypeError, ValueError):
                     logger.warning("%s:%d: unreadable audit line skipped", self.path, number)
 
 
@@ -153,7 +169,7 @@ class SQLiteAudit:
         """Insert the batch in one transaction."""
         rows = [
             (r.kind, r.call_id, r.tool, r.chars, r.tokens, r.turn, r.position, r.format,
-             dumps_str(r.original))
+             _exact(r.original).decode())
             for r in records
         ]  # fmt: skip
         with self._lock, self._db:
@@ -172,7 +188,7 @@ class SQLiteAudit:
             ).fetchall()
         for kind, call_id, tool, chars, tokens, turn, position, fmt, original in rows:
             yield AuditRecord(
-                kind, call_id, tool, chars, tokens, turn, position, fmt, orjson.loads(original)
+                kind, call_id, tool, chars, tokens, turn, position, fmt, loads(original)
             )
 
     def close(self) -> None:

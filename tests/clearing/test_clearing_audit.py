@@ -176,3 +176,26 @@ def test_a_clearer_given_a_path_as_audit_refuses_it_at_once():
     """``Clearer(audit="clearing.jsonl")`` is a TypeError, not a run that never clears."""
     with pytest.raises(TypeError, match=r"JsonlAudit\(path\)"):
         Clearer(FLAT, audit="clearing.jsonl")  # type: ignore[arg-type]
+
+
+@fmt_param
+def test_sinks_restore_a_lone_surrogate_in_a_result_exactly(fmt, audit):
+    """A result holding a lone surrogate (what a tool decoding bytes with
+    ``surrogateescape`` returns) comes back from every sink exactly, not as U+FFFD."""
+    odd = Call("c0", "t", {"q": 1}, Res("name \udcff " + big("ok")))
+    history = render(fmt, [Turn((odd,), user="go"), *script("t", "t", "t")])
+    out = clear_stale_results(history, FLAT, audit=audit)
+    assert view(out).results[0].cleared
+    assert restore(out, audit) == history
+
+
+@pytest.mark.parametrize("fmt", ["langchain", "anthropic"])  # arguments as data, not text
+def test_sinks_restore_long_integers_and_surrogates_in_blanked_arguments_exactly(fmt, audit):
+    """Blanked arguments holding an integer beyond 64 bits or a lone surrogate come back
+    from every sink exactly, not as a float or U+FFFD."""
+    args = {"user": 123456789012345678901234567890, "q": "\ud800"}
+    odd = Call("c0", "t", args, Res(big("ok")))
+    history = render(fmt, [Turn((odd,), user="go"), *script("t", "t", "t")])
+    out = clear_stale_results(history, INPUTS, audit=audit)
+    assert view(out).calls[0].args == {}
+    assert restore(out, audit) == history
