@@ -232,6 +232,11 @@ RAW_ARGS = "_raw"
 list, a string) are kept whole, so every call has a dict of arguments."""
 
 
+def unparsed(args: Mapping[str, Any]) -> bool:
+    """Whether ``args`` stand for arguments that were not a JSON object (see ``RAW_ARGS``)."""
+    return len(args) == 1 and RAW_ARGS in args
+
+
 def make_call(call_id: Any, name: Any, args: Any) -> RawCall | None:
     """Build a :class:`RawCall` from arguments given as a dict or as JSON text.
 
