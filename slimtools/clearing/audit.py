@@ -7,8 +7,8 @@ nothing is cleared that round (the originals would otherwise be lost).
 
 The file sinks store originals as JSON: exact for JSON data (strings, block lists, dicts;
 lone surrogates and integers beyond 64 bits too); SDK objects inside a history come back
-as their dict form. :class:`MemoryAudit` keeps the
-originals themselves.
+as their dict form, but the call entries of an SDK message as its SDK type.
+:class:`MemoryAudit` keeps the originals themselves.
 """
 
 from __future__ import annotations

@@ -13,6 +13,7 @@ from itertools import chain
 from typing import Any, NamedTuple, Protocol
 
 import orjson
+from pydantic import BaseModel
 
 from slimtools._json import dumps_str
 from slimtools.clearing.formats._objects import get, with_changes
@@ -298,12 +299,25 @@ def put_back(entries: Any, originals: Iterable[Sequence[Any]]) -> list[Any]:
     """A copy of the list ``entries`` with each audited ``(index, entry)`` put back.
 
     An index past the end is skipped: the message may have been edited since the audit.
+    An original read back from a file sink as a dict, where the entry is an SDK object (a
+    ``ChatCompletionMessage``'s tool call), is rebuilt as that object's type when it
+    validates, so an SDK message never ends up holding dicts.
     """
     out = list(entries or ())
     for index, entry in originals:
         if 0 <= int(index) < len(out):
-            out[int(index)] = entry
+            out[int(index)] = _like(out[int(index)], entry)
     return out
+
+
+def _like(current: Any, original: Any) -> Any:
+    """``original`` as the SDK type of ``current`` when it is a dict that validates."""
+    if isinstance(current, BaseModel) and isinstance(original, dict):
+        try:
+            return type(current).model_validate(original)
+        except ValueError:  # pydantic's ValidationError: keep the dict form
+            return original
+    return original
 
 
 class WholeMessageResults:
