@@ -217,7 +217,8 @@ def restore(
     """A new list: ``history`` with every audited original put back.
 
     Results are restored only where they still hold a placeholder; blanked arguments are
-    put back from their snapshots. ``restore(clear(h, audit=a), a) == h``.
+    put back from their snapshots. ``restore(clear(h, audit=a), a) == h``. Placeholders the
+    audit holds no original for (a missing or foreign audit) stay, with a warning.
 
     Raises:
         TypeError: ``history`` is not a list of messages (a dict, a string, a generator),
@@ -237,6 +238,7 @@ def restore(
 
     codec = get_codec(format or detect_format(history))
     out = list(history)
+    missing = 0
     for position, message in enumerate(history):
         decoded = safe_decode(codec, message)
         contents = {
@@ -244,6 +246,7 @@ def restore(
             for r in decoded.results
             if r.cleared and ("result", r.call_id) in records
         }
+        missing += sum(r.cleared for r in decoded.results) - len(contents)
         snapshots = {
             c.id: original("input", c.id, position)
             for c in decoded.calls
@@ -253,4 +256,10 @@ def restore(
             out[position] = codec.restore_results(out[position], contents)
         if snapshots:
             out[position] = codec.restore_inputs(out[position], snapshots)
+    if missing:
+        logger.warning(
+            "%d cleared results have no original in the audit %s: left as placeholders",
+            missing,
+            getattr(audit, "path", type(audit).__name__),
+        )
     return out

@@ -226,3 +226,20 @@ def test_file_sinks_restore_sdk_call_entries_as_sdk_objects(audit):
     back = restore(out, audit)
     assert type(back[1].tool_calls[0]) is type(msg.tool_calls[0])
     assert back == history
+
+
+def test_restore_warns_of_placeholders_the_audit_cannot_give_back(tmp_path, caplog):
+    """A missing or foreign audit restores nothing, and says so: how many placeholders stay."""
+    out = clear_stale_results(render("openai_chat", script(*["t"] * 4)), FLAT, audit=MemoryAudit())
+    with caplog.at_level(logging.WARNING, logger="slimtools.clearing"):
+        assert restore(out, JsonlAudit(tmp_path / "never-written.jsonl")) == out
+    assert "2 cleared results have no original in the audit" in caplog.text
+
+
+def test_restore_is_silent_when_every_placeholder_comes_back(caplog):
+    """A complete audit gives no warning."""
+    audit = MemoryAudit()
+    out = clear_stale_results(render("openai_chat", script(*["t"] * 4)), FLAT, audit=audit)
+    with caplog.at_level(logging.WARNING, logger="slimtools.clearing"):
+        restore(out, audit)
+    assert "no original" not in caplog.text
