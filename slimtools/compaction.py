@@ -270,9 +270,15 @@ def _summary_messages(codec: Codec, summary: object) -> list[Any]:
     history's format (one message alone would otherwise be read as its keys or fields)."""
     if isinstance(summary, (list, tuple)) and all(codec.role(m) is not None for m in summary):
         return list(summary)
+    if isinstance(summary, (list, tuple)):
+        hint = " holding other items"
+    elif codec.role(summary) is not None:
+        hint = "; wrap one message in a list"
+    else:
+        hint = ""
     raise TypeError(
-        "the summariser must return the summary text or a list of messages, got "
-        f"{type(summary).__name__}" + ("; wrap one message in a list" if summary else "")
+        f"the summariser must return the summary text or a list of {codec.name} messages, "
+        f"got {type(summary).__name__}{hint}"
     )
 
 
