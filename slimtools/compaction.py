@@ -66,8 +66,9 @@ class CompactionPolicy:
             value = getattr(self, name)
             if value is not None and not 0 < value < 1:
                 raise ConfigurationError(f"{name} must be None or between 0 and 1, got {value!r}")
-        if self.reserved < 0 or self.keep_turns < 0:
-            raise ConfigurationError("reserved and keep_turns must be >= 0")
+        if self.reserved < 0:
+            raise ConfigurationError("reserved must be >= 0")
+        _check_keep_turns(self.keep_turns)
 
     @property
     def limit(self) -> int | None:
@@ -126,9 +127,11 @@ def compact(
             stays refetchable after compaction.
 
     Raises:
+        ConfigurationError: ``keep_turns`` is not an int >= 0.
         TypeError: ``summarize`` returned neither text nor a list of messages (one
             message alone, bytes, a list holding text).
     """
+    _check_keep_turns(keep_turns)
     fmt = format or detect_format(history)
     codec = get_codec(fmt)
     messages = list(history)
@@ -263,6 +266,13 @@ class ContextPipeline:
         self.compactions += compacted
         tokens_out = history_tokens(out, count, fmt) if compacted else tokens_cleared
         return PipelineStep(out, tokens_in, tokens_cleared, tokens_out, newly, compacted)
+
+
+def _check_keep_turns(keep_turns: object) -> None:
+    """Refuse a ``keep_turns`` that is not an int >= 0 (``-1`` would keep all but the first
+    turns)."""
+    if not isinstance(keep_turns, int) or isinstance(keep_turns, bool) or keep_turns < 0:
+        raise ConfigurationError(f"keep_turns must be an int >= 0, got {keep_turns!r}")
 
 
 def _summary_messages(codec: Codec, summary: object) -> list[Any]:

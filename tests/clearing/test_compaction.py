@@ -108,7 +108,12 @@ def test_thresholds_can_be_disabled():
 
 @pytest.mark.parametrize(
     "kwargs",
-    [{"window": 0}, {"window": 10, "history_fraction": 1.5}, {"window": 10, "keep_turns": -1}],
+    [
+        {"window": 0},
+        {"window": 10, "history_fraction": 1.5},
+        {"window": 10, "keep_turns": -1},
+        {"window": 10, "keep_turns": 2.5},
+    ],
 )
 def test_bad_policy_is_a_configuration_error(kwargs):
     """Invalid windows, fractions or counts raise ConfigurationError."""
@@ -252,3 +257,14 @@ def test_langchain_summarizer_returning_an_ai_message_leaves_the_history_whole(c
     assert len(step.history) == len(history)
     assert all(type(m) is type(h) for m, h in zip(step.history, history, strict=True))
     assert "summariser failed" in caplog.text
+
+
+@pytest.mark.parametrize("keep_turns", [-1, "2", 2.0, True, None])
+def test_compact_refuses_a_keep_turns_that_is_not_a_count(keep_turns):
+    """A negative, fractional or non-int keep_turns is a ConfigurationError, not a fold of
+    the first turns (``-1`` kept all but the first) or a TypeError from inside."""
+    history: list[dict] = [{"role": "user", "content": "go"}]
+    for i in range(5):
+        add_round(history, i, 100)
+    with pytest.raises(ConfigurationError, match="keep_turns"):
+        compact(history, FakeSummarizer(), keep_turns=keep_turns)
