@@ -221,6 +221,15 @@ class ContextPipeline:
         audit: Audit | None = None,
         manifest: bool = True,
     ) -> None:
+        if not isinstance(compaction, CompactionPolicy):
+            raise ConfigurationError(
+                f"compaction must be a CompactionPolicy, got {type(compaction).__name__}"
+            )
+        if not isinstance(clearing, (bool, ClearingPolicy)):
+            raise ConfigurationError(
+                "clearing must be a ClearingPolicy, True (the defaults) or False (off), "
+                f"got {clearing!r}"
+            )
         self.compaction = compaction
         self.manifest = manifest
         self.summarize = summarize

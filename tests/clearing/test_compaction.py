@@ -268,3 +268,15 @@ def test_compact_refuses_a_keep_turns_that_is_not_a_count(keep_turns):
         add_round(history, i, 100)
     with pytest.raises(ConfigurationError, match="keep_turns"):
         compact(history, FakeSummarizer(), keep_turns=keep_turns)
+
+
+@pytest.mark.parametrize(
+    ("compaction", "clearing"),
+    [(None, True), ({"window": 10_000}, True), (CompactionPolicy(window=10_000), None)],
+    ids=["no-policy", "a-dict", "clearing-None"],
+)
+def test_pipeline_refuses_settings_of_the_wrong_type(compaction, clearing):
+    """A pipeline without a CompactionPolicy, or with clearing=None (which would clear with
+    the defaults, not turn clearing off), is a ConfigurationError naming the argument."""
+    with pytest.raises(ConfigurationError, match=r"^(compaction|clearing) must be"):
+        ContextPipeline(compaction, FakeSummarizer(), clearing)
