@@ -48,7 +48,7 @@ except ImportError as exc:  # pragma: no cover - exercised only without the extr
     ) from exc
 
 from slimtools.clearing import Clearer, ClearingPolicy
-from slimtools.clearing.audit import Audit
+from slimtools.clearing.audit import Audit, check_audit
 
 __all__ = ["ClearingMiddleware", "ClearingNode", "replaced_messages"]
 
@@ -73,6 +73,10 @@ class _Clearers:
     ) -> None:
         if max_threads < 1:
             raise ValueError("max_threads must be at least 1")
+        if policy is not None and not isinstance(policy, ClearingPolicy):
+            raise TypeError(f"policy must be a ClearingPolicy, got {type(policy).__name__}")
+        if audit is not None:  # refused now, not as a warning on every model call
+            check_audit(audit, "write")
         self.policy = policy if policy is not None else ClearingPolicy()
         self.audit = audit
         self.max_threads = max_threads

@@ -368,3 +368,17 @@ def test_concurrent_calls_on_one_thread_key_never_mix_histories():
         thread.join(10)
     assert [m.id for m in outputs["a"]] == [m.id for m in first]
     assert [m.id for m in outputs["b"]] == [m.id for m in second]
+
+
+@pytest.mark.parametrize(
+    "settings",
+    [{"policy": {"keep_turns": 2}}, {"audit": "clearing.jsonl"}],
+    ids=["policy-dict", "audit-path"],
+)
+def test_a_wrong_policy_or_audit_is_refused_when_the_middleware_is_made(settings):
+    """Settings no clearer can use fail at construction, not as a warning on every model call
+    with nothing ever cleared."""
+    with pytest.raises(TypeError, match=r"^(policy|audit) must be"):
+        ClearingMiddleware(**settings)
+    with pytest.raises(TypeError, match=r"^(policy|audit) must be"):
+        ClearingNode(**settings)
