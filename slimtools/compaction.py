@@ -66,8 +66,9 @@ class CompactionPolicy:
             value = getattr(self, name)
             if value is not None and not 0 < value < 1:
                 raise ConfigurationError(f"{name} must be None or between 0 and 1, got {value!r}")
-        if self.reserved < 0 or self.keep_turns < 0:
-            raise ConfigurationError("reserved and keep_turns must be >= 0")
+        if self.reserved < 0:
+            raise ConfigurationError("reserved must be >= 0")
+        _check_keep_turns(self.keep_turns)
 
     @property
     def limit(self) -> int | None:
@@ -124,7 +125,13 @@ def compact(
             summariser that takes a ``manifest`` keyword, and appended verbatim to the
             summary (a message of its own after summary messages), so every cleared result
             stays refetchable after compaction.
+
+    Raises:
+        ConfigurationError: ``keep_turns`` is not an int >= 0.
+        TypeError: ``summarize`` returned neither text nor a list of messages (one
+            message alone, bytes, a list holding text).
     """
+    _check_keep_turns(keep_turns)
     fmt = format or detect_format(history)
     codec = get_codec(fmt)
     messages = list(history)
@@ -153,7 +160,7 @@ def compact(
         text = f"{summary}\n\n{block}" if block and block not in summary else summary
         replacement = [codec.encode(context(text))]
     else:
-        replacement = list(summary)
+        replacement = _summary_messages(codec, summary)
         if block:
             replacement.append(codec.encode(context(block)))
     return [*messages[:system_end], *replacement, *messages[cut:]]
@@ -214,6 +221,15 @@ class ContextPipeline:
         audit: Audit | None = None,
         manifest: bool = True,
     ) -> None:
+        if not isinstance(compaction, CompactionPolicy):
+            raise ConfigurationError(
+                f"compaction must be a CompactionPolicy, got {type(compaction).__name__}"
+            )
+        if not isinstance(clearing, (bool, ClearingPolicy)):
+            raise ConfigurationError(
+                "clearing must be a ClearingPolicy, True (the defaults) or False (off), "
+                f"got {clearing!r}"
+            )
         self.compaction = compaction
         self.manifest = manifest
         self.summarize = summarize
@@ -259,6 +275,30 @@ class ContextPipeline:
         self.compactions += compacted
         tokens_out = history_tokens(out, count, fmt) if compacted else tokens_cleared
         return PipelineStep(out, tokens_in, tokens_cleared, tokens_out, newly, compacted)
+
+
+def _check_keep_turns(keep_turns: object) -> None:
+    """Refuse a ``keep_turns`` that is not an int >= 0 (``-1`` would keep all but the first
+    turns)."""
+    if not isinstance(keep_turns, int) or isinstance(keep_turns, bool) or keep_turns < 0:
+        raise ConfigurationError(f"keep_turns must be an int >= 0, got {keep_turns!r}")
+
+
+def _summary_messages(codec: Codec, summary: object) -> list[Any]:
+    """The messages a summariser returned, checked: a list or tuple of messages of the
+    history's format (one message alone would otherwise be read as its keys or fields)."""
+    if isinstance(summary, (list, tuple)) and all(codec.role(m) is not None for m in summary):
+        return list(summary)
+    if isinstance(summary, (list, tuple)):
+        hint = " holding other items"
+    elif codec.role(summary) is not None:
+        hint = "; wrap one message in a list"
+    else:
+        hint = ""
+    raise TypeError(
+        f"the summariser must return the summary text or a list of {codec.name} messages, "
+        f"got {type(summary).__name__}{hint}"
+    )
 
 
 def _takes_manifest(summarize: Summarizer) -> bool:

@@ -48,7 +48,7 @@ except ImportError as exc:  # pragma: no cover - exercised only without the extr
     ) from exc
 
 from slimtools.clearing import Clearer, ClearingPolicy
-from slimtools.clearing.audit import Audit
+from slimtools.clearing.audit import Audit, check_audit
 
 __all__ = ["ClearingMiddleware", "ClearingNode", "replaced_messages"]
 
@@ -73,10 +73,16 @@ class _Clearers:
     ) -> None:
         if max_threads < 1:
             raise ValueError("max_threads must be at least 1")
+        if policy is not None and not isinstance(policy, ClearingPolicy):
+            raise TypeError(f"policy must be a ClearingPolicy, got {type(policy).__name__}")
+        if audit is not None:  # refused now, not as a warning on every model call
+            check_audit(audit, "write")
         self.policy = policy if policy is not None else ClearingPolicy()
         self.audit = audit
         self.max_threads = max_threads
-        self._by_thread: OrderedDict[str, Clearer] = OrderedDict()
+        # Each clearer with its own lock: a Clearer is not thread-safe, and calls without a
+        # thread id (a batch run without a checkpointer) all share one.
+        self._by_thread: OrderedDict[str, tuple[Clearer, threading.Lock]] = OrderedDict()
         self._lock = threading.Lock()
 
     def clear(self, messages: Sequence[Any]) -> list[Any]:
@@ -84,18 +90,23 @@ class _Clearers:
         can never stop the agent loop; that thread's clearer starts afresh next time."""
         thread = _thread_id()
         try:
-            return self._for(thread).clear(messages)
+            clearer, lock = self._for(thread)
+            with lock:
+                return clearer.clear(messages)
         except Exception:
             logger.warning("clearing failed; the model gets the history as is", exc_info=True)
             with self._lock:
                 self._by_thread.pop(thread, None)
             return list(messages)
 
-    def _for(self, thread: str) -> Clearer:
+    def _for(self, thread: str) -> tuple[Clearer, threading.Lock]:
         with self._lock:
             clearer = self._by_thread.get(thread)
             if clearer is None:
-                clearer = Clearer(self.policy, format="langchain", audit=self.audit)
+                clearer = (
+                    Clearer(self.policy, format="langchain", audit=self.audit),
+                    threading.Lock(),
+                )
                 self._by_thread[thread] = clearer
                 while len(self._by_thread) > self.max_threads:
                     self._by_thread.popitem(last=False)

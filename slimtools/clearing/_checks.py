@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Callable, Iterable, Mapping
 from types import MappingProxyType
 from typing import Any
@@ -37,3 +38,26 @@ def check_count(value: Any, name: str, *, optional: bool, minimum: int = 0) -> N
     if not isinstance(value, int) or isinstance(value, bool) or value < minimum:
         kind = "None or " if optional else ""
         raise ConfigurationError(f"{name} must be {kind}an int >= {minimum}, got {value!r}")
+
+
+def check_counter(counter: Any) -> None:
+    """Refuse a ``token_counter`` that is not callable or answers a probe with anything but
+    an int (``len(text) / 4`` is a float, which placeholders would show as ``~756.75...
+    tokens``; ``None`` would fail deep in a pass). A counter that raises on the probe (a
+    client not connected yet) is left to its first use."""
+    if not callable(counter):
+        raise ConfigurationError("token_counter must be a callable from str to int")
+    try:
+        answer = counter("a probe of the token counter")
+    except Exception:
+        return
+    try:
+        if not isinstance(answer, bool):
+            operator.index(answer)  # int, or an int-like (a numpy integer)
+            return
+    except TypeError:
+        pass
+    raise ConfigurationError(
+        f"token_counter must return an int, got {type(answer).__name__} {answer!r}"
+        " (round it: lambda text: int(...))"
+    )

@@ -162,7 +162,8 @@ class Clearer(Deciding, Thinning):
 
         For a history you keep and grow (persisted clearing): call it before each model call
         with the same list, appending new messages in between. Nothing is copied, so a whole
-        run costs about one pass, where :meth:`clear` copies the history on every call.
+        run costs about one pass, where :meth:`clear` copies the history on every call (a
+        list subclass is cleared as a copy and written back, at that cost).
         Messages are replaced at their positions with the same ids, never moved or removed;
         do not reorder or remove messages between calls (a changed list is re-read).
 
@@ -175,6 +176,11 @@ class Clearer(Deciding, Thinning):
                 "use clear() for other sequences"
             )
         report = self._advance(history)
+        if type(history) is not list:
+            # A list subclass is read through a plain copy, so the engine keeps its own
+            # list (adopting the caller's would add each appended message twice).
+            history[:] = self._state.out
+            return report
         if self._state.out is not history:  # the first call, or the list changed: adopt it
             history[:] = self._state.out
             self._state.out = history

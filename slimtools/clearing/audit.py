@@ -5,13 +5,15 @@ and every cleared result (and every blanked argument list) is written there firs
 call id, tool, size and turn; :func:`restore` puts the originals back. When the sink fails,
 nothing is cleared that round (the originals would otherwise be lost).
 
-The file sinks store originals as JSON: exact for JSON data (strings, block lists, dicts);
-SDK objects inside a history come back as their dict form. :class:`MemoryAudit` keeps the
-originals themselves.
+The file sinks store originals as JSON: exact for JSON data (strings, block lists, dicts;
+lone surrogates and integers beyond 64 bits too); SDK objects inside a history come back
+as their dict form, but the call entries of an SDK message as its SDK type.
+:class:`MemoryAudit` keeps the originals themselves.
 """
 
 from __future__ import annotations
 
+import json
 import logging
 import sqlite3
 import threading
@@ -23,7 +25,7 @@ from typing import Any, Literal, Protocol, runtime_checkable
 
 import orjson
 
-from slimtools._json import dumps, dumps_str
+from slimtools._json import dumps, loads
 from slimtools.clearing.formats.view import check_history, detect_format, get_codec, safe_decode
 
 logger = logging.getLogger("slimtools.clearing")
@@ -87,6 +89,20 @@ class MemoryAudit:
         return iter(list(self.records))
 
 
+def _exact(value: Any) -> bytes:
+    """``value`` as JSON that :func:`~slimtools._json.loads` reads back exactly: orjson for
+    plain data, the standard library for what orjson refuses but JSON holds (lone
+    surrogates, integers beyond 64 bits), the package's fallbacks for the rest (SDK objects)."""
+    try:
+        return orjson.dumps(value)
+    except (TypeError, orjson.JSONEncodeError):
+        pass
+    try:  # ASCII, so a lone surrogate is written as its escape
+        return json.dumps(value, separators=(",", ":"), allow_nan=False).encode("ascii")
+    except (TypeError, ValueError, RecursionError):
+        return dumps(value)
+
+
 def _record(data: Any) -> AuditRecord:
     return AuditRecord(
         kind=data["kind"],
@@ -110,7 +126,7 @@ class JsonlAudit:
 
     def write(self, records: Sequence[AuditRecord]) -> None:
         """Append the batch in one write, then flush."""
-        payload = b"".join(dumps(r.to_dict()) + b"\n" for r in records)
+        payload = b"".join(_exact(r.to_dict()) + b"\n" for r in records)
         with self._lock:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             with self.path.open("ab") as fh:
@@ -125,8 +141,8 @@ class JsonlAudit:
                 if not line.strip():
                     continue
                 try:
-                    yield _record(orjson.loads(line))
-                except (orjson.JSONDecodeError, KeyError, TypeError, ValueError):
+                    yield _record(loads(line))
+                except (KeyError, TypeError, ValueError):
                     logger.warning("%s:%d: unreadable audit line skipped", self.path, number)
 
 
@@ -153,7 +169,7 @@ class SQLiteAudit:
         """Insert the batch in one transaction."""
         rows = [
             (r.kind, r.call_id, r.tool, r.chars, r.tokens, r.turn, r.position, r.format,
-             dumps_str(r.original))
+             _exact(r.original).decode())
             for r in records
         ]  # fmt: skip
         with self._lock, self._db:
@@ -172,7 +188,7 @@ class SQLiteAudit:
             ).fetchall()
         for kind, call_id, tool, chars, tokens, turn, position, fmt, original in rows:
             yield AuditRecord(
-                kind, call_id, tool, chars, tokens, turn, position, fmt, orjson.loads(original)
+                kind, call_id, tool, chars, tokens, turn, position, fmt, loads(original)
             )
 
     def close(self) -> None:
@@ -201,7 +217,8 @@ def restore(
     """A new list: ``history`` with every audited original put back.
 
     Results are restored only where they still hold a placeholder; blanked arguments are
-    put back from their snapshots. ``restore(clear(h, audit=a), a) == h``.
+    put back from their snapshots. ``restore(clear(h, audit=a), a) == h``. Placeholders the
+    audit holds no original for (a missing or foreign audit) stay, with a warning.
 
     Raises:
         TypeError: ``history`` is not a list of messages (a dict, a string, a generator),
@@ -221,6 +238,7 @@ def restore(
 
     codec = get_codec(format or detect_format(history))
     out = list(history)
+    missing = 0
     for position, message in enumerate(history):
         decoded = safe_decode(codec, message)
         contents = {
@@ -228,6 +246,7 @@ def restore(
             for r in decoded.results
             if r.cleared and ("result", r.call_id) in records
         }
+        missing += sum(r.cleared for r in decoded.results) - len(contents)
         snapshots = {
             c.id: original("input", c.id, position)
             for c in decoded.calls
@@ -237,4 +256,10 @@ def restore(
             out[position] = codec.restore_results(out[position], contents)
         if snapshots:
             out[position] = codec.restore_inputs(out[position], snapshots)
+    if missing:
+        logger.warning(
+            "%d cleared results have no original in the audit %s: left as placeholders",
+            missing,
+            getattr(audit, "path", type(audit).__name__),
+        )
     return out

@@ -14,6 +14,7 @@ from collections.abc import Callable, Mapping
 from typing import Any, NamedTuple, TypeAlias
 
 from slimtools._json import dumps_str
+from slimtools.clearing.formats.base import unparsed
 from slimtools.clearing.marker import seal
 from slimtools.errors import ConfigurationError
 
@@ -96,11 +97,14 @@ def refetch_line(
     """How to see a cleared result again, without inviting a repeated side effect.
 
     The exact call for a tool safe to repeat (the explicit permission to refetch keeps the
-    model from "remembering" a cleared detail); for any other, that calling it again would
+    model from "remembering" a cleared detail; its name alone when its arguments were not a
+    JSON object, which no call could repeat); for any other, that calling it again would
     repeat what it did, and a read-only way to the current state. Handles always stay
     reachable through the companion, which only reads.
     """
     record = f", or {refetch_tool}(<handle>) for one record" if has_handles else ""
+    if repeatable and unparsed(args):  # not a JSON object: the exact call is no call
+        return f"To see it again, call {tool} again with valid arguments{record}."
     if repeatable:
         return f"To see it again, call {tool}({args_text}) again{record}."
     where = _target(args)
@@ -241,7 +245,7 @@ def default_placeholder(  # noqa: PLR0917 - positional: it runs once per cleared
 ) -> str:
     """The whole placeholder under DEFAULT_TEMPLATE (marker, body, refetch line) in one call:
     :func:`default_body` and :func:`seal` as the general renderer uses them."""
-    if repeatable:
+    if repeatable and not unparsed(args):
         record = f", or {refetch_tool}(<handle>) for one record" if handles else ""
         refetch = f"To see it again, call {tool}({args_text}) again{record}."
     else:

@@ -19,7 +19,13 @@ from types import MappingProxyType
 from typing import Any
 
 from slimtools.categories import REPEATABLE_CATEGORIES, infer_category, repeatable_by_name
-from slimtools.clearing._checks import check_count, frozen_map, is_turns, tool_names
+from slimtools.clearing._checks import (
+    check_count,
+    check_counter,
+    frozen_map,
+    is_turns,
+    tool_names,
+)
 from slimtools.clearing.anthropic_edit import anthropic_fields
 from slimtools.clearing.hints import tool_hints
 from slimtools.clearing.placeholder import (
@@ -98,7 +104,8 @@ class ClearingPolicy:
             or a callable from :class:`PlaceholderInfo` to text.
         max_placeholder_chars: upper bound on a placeholder's size.
         refetch_tool: the companion named in placeholders (``get_record``).
-        token_counter: counts tokens for triggers, ``clear_at_least`` and reports.
+        token_counter: counts tokens for triggers, ``clear_at_least`` and reports; it must
+            return an int (asked once about a probe text when the policy is made).
         repeatable: tools safe to call again (they only read): MCP tools annotated
             ``readOnlyHint``/``idempotentHint`` (:func:`repeatable_tools`), a toolkit's
             read-only tools (:meth:`for_toolkit`). Placeholders tell the model to call a tool
@@ -210,8 +217,8 @@ class ClearingPolicy:
         schedule = check_schedule(self.thin)
         check_template(self.placeholder, schedule)
         set_(self, "thin", schedule)
-        if not callable(self.token_counter):
-            raise ConfigurationError("token_counter must be a callable from str to int")
+        if self.token_counter is not count_tokens:
+            check_counter(self.token_counter)
         if not isinstance(self.refetch_tool, str) or not self.refetch_tool:
             raise ConfigurationError("refetch_tool must be a non-empty tool name")
         check_shortening(self.shorten_write_inputs)

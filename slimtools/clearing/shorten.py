@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from slimtools.clearing.formats.base import unparsed
 from slimtools.errors import ConfigurationError
 
 DEFAULT_SHORTEN_CHARS = 400
@@ -42,7 +43,10 @@ def _shorten(value: Any, limit: int) -> Any:
 
 def shorten_args(args: dict[str, Any], limit: int) -> dict[str, Any] | None:
     """``args`` with every string longer than ``limit`` shortened (nested ones too); None
-    when none is that long, so the call stays as it is."""
+    when none is that long, so the call stays as it is. Arguments that were not a JSON
+    object (held under ``RAW_ARGS``) stay as sent: rewritten, they would become one."""
+    if unparsed(args):
+        return None
     shortened = _shorten(args, limit)
     return shortened if shortened != args else None
 

@@ -176,3 +176,70 @@ def test_a_clearer_given_a_path_as_audit_refuses_it_at_once():
     """``Clearer(audit="clearing.jsonl")`` is a TypeError, not a run that never clears."""
     with pytest.raises(TypeError, match=r"JsonlAudit\(path\)"):
         Clearer(FLAT, audit="clearing.jsonl")  # type: ignore[arg-type]
+
+
+@fmt_param
+def test_sinks_restore_a_lone_surrogate_in_a_result_exactly(fmt, audit):
+    """A result holding a lone surrogate (what a tool decoding bytes with
+    ``surrogateescape`` returns) comes back from every sink exactly, not as U+FFFD."""
+    odd = Call("c0", "t", {"q": 1}, Res("name \udcff " + big("ok")))
+    history = render(fmt, [Turn((odd,), user="go"), *script("t", "t", "t")])
+    out = clear_stale_results(history, FLAT, audit=audit)
+    assert view(out).results[0].cleared
+    assert restore(out, audit) == history
+
+
+@pytest.mark.parametrize("fmt", ["langchain", "anthropic"])  # arguments as data, not text
+def test_sinks_restore_long_integers_and_surrogates_in_blanked_arguments_exactly(fmt, audit):
+    """Blanked arguments holding an integer beyond 64 bits or a lone surrogate come back
+    from every sink exactly, not as a float or U+FFFD."""
+    args = {"user": 123456789012345678901234567890, "q": "\ud800"}
+    odd = Call("c0", "t", args, Res(big("ok")))
+    history = render(fmt, [Turn((odd,), user="go"), *script("t", "t", "t")])
+    out = clear_stale_results(history, INPUTS, audit=audit)
+    assert view(out).calls[0].args == {}
+    assert restore(out, audit) == history
+
+
+def test_file_sinks_restore_sdk_call_entries_as_sdk_objects(audit):
+    """Blanked calls of an OpenAI ``ChatCompletionMessage`` come back from every sink as the
+    SDK's own tool-call objects, not dicts inside the SDK message."""
+    from openai.types.chat import ChatCompletionMessage
+
+    msg = ChatCompletionMessage.model_validate(
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [
+                {"id": "c1", "type": "function", "function": {"name": "t", "arguments": '{"q":1}'}}
+            ],
+        }
+    )
+    history = [
+        {"role": "user", "content": "go"},
+        msg,
+        {"role": "tool", "tool_call_id": "c1", "content": big()},
+        *render("openai_chat", script("t", "t"))[1:],
+    ]
+    out = clear_stale_results(history, INPUTS, audit=audit)
+    assert out[1].tool_calls[0].function.arguments == "{}"
+    back = restore(out, audit)
+    assert type(back[1].tool_calls[0]) is type(msg.tool_calls[0])
+    assert back == history
+
+
+def test_restore_warns_of_placeholders_the_audit_cannot_give_back(tmp_path, caplog):
+    """A missing or foreign audit restores nothing, and says so: how many placeholders stay."""
+    out = clear_stale_results(render("openai_chat", script(*["t"] * 4)), FLAT, audit=MemoryAudit())
+    with caplog.at_level(logging.WARNING, logger="slimtools.clearing"):
+        assert restore(out, JsonlAudit(tmp_path / "never-written.jsonl")) == out
+    assert "2 cleared results have no original in the audit" in caplog.text
+
+
+def test_restore_is_silent_when_every_placeholder_comes_back(caplog):
+    """A complete audit gives no warning."""
+    audit = MemoryAudit()
+    out = clear_stale_results(render("openai_chat", script(*["t"] * 4)), FLAT, audit=audit)
+    with caplog.at_level(logging.WARNING, logger="slimtools.clearing"):
+        restore(out, audit)
+    assert "no original" not in caplog.text

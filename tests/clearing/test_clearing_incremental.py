@@ -251,6 +251,23 @@ def test_clear_in_place_rereads_a_list_that_changed():
     assert mine == clear_stale_results(history[1:], FLAT)
 
 
+@fmt_param
+def test_clear_in_place_on_a_list_subclass_never_duplicates_messages(fmt):
+    """A list subclass grown and cleared in place round by round holds each message once,
+    as clear() over the same messages returns them."""
+
+    class Messages(list):  # a framework's own list type
+        pass
+
+    history = render(fmt, script(*["t"] * 6))
+    ours, clearer, copying = Messages(), Clearer(FLAT), Clearer(FLAT)
+    for end in range(1, len(history) + 1):
+        ours.append(history[end - 1])
+        clearer.clear_in_place(ours)
+        assert list(ours) == copying.clear(history[:end])
+    assert type(ours) is Messages
+
+
 def test_clear_in_place_needs_a_list():
     """A tuple (or any other sequence) cannot be changed in place: a clear TypeError."""
     with pytest.raises(TypeError, match="clear_in_place needs the history's own list"):

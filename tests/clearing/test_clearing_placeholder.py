@@ -346,3 +346,23 @@ def test_no_placeholder_on_real_openhands_runs_asks_to_repeat_an_edit():
         assert "call str_replace_editor(" not in text
         assert "call run_ipython(" not in text
         assert "call execute_bash(" not in text
+
+
+@pytest.mark.parametrize("arguments", ['{"path": "a.py', '["a.py"]'], ids=["cut-off", "a-list"])
+def test_refetch_line_never_offers_a_call_with_an_invented_argument(arguments):
+    """A read whose OpenAI ``arguments`` were not a JSON object is offered again by name,
+    not as a call with the engine's internal ``_raw`` argument the tool does not take."""
+    call = {
+        "id": "c1",
+        "type": "function",
+        "function": {"name": "read_file", "arguments": arguments},
+    }
+    history = [
+        {"role": "user", "content": "go"},
+        {"role": "assistant", "content": None, "tool_calls": [call]},
+        {"role": "tool", "tool_call_id": "c1", "content": big("line")},
+    ]
+    text = view(clear_stale_results(history, NOW)).results[0].text
+    assert is_placeholder(text)
+    assert "To see it again, call read_file again with valid arguments." in text
+    assert "call read_file(_raw" not in text

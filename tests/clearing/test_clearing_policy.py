@@ -43,6 +43,9 @@ def test_defaults_follow_turn_end_clearing():
         ({"placeholder": ""}, "placeholder"),
         ({"max_placeholder_chars": 10}, "max_placeholder_chars"),
         ({"token_counter": 3}, "token_counter"),
+        ({"token_counter": lambda text: len(text) / 4}, "token_counter must return an int"),
+        ({"token_counter": lambda text: None}, "token_counter must return an int"),
+        ({"token_counter": lambda text: str(len(text))}, "token_counter must return an int"),
     ],
 )
 def test_invalid_settings_raise_clear_errors(changes, message):
@@ -212,3 +215,12 @@ def test_policies_are_hashable_and_compare_by_value():
     assert a == b
     assert hash(a) == hash(b)
     assert len({a, b, ClearingPolicy()}) == 2
+
+
+def test_a_token_counter_that_fails_on_the_probe_is_left_to_its_first_use():
+    """A counter that cannot answer yet (a client not connected) does not stop a policy."""
+
+    def not_ready(text: str) -> int:
+        raise RuntimeError("no client yet")
+
+    assert ClearingPolicy(token_counter=not_ready).token_counter is not_ready

@@ -111,3 +111,26 @@ def test_a_bad_threshold_is_refused():
     """shorten_write_inputs must be a bool or an int of at least 100."""
     with pytest.raises(ConfigurationError, match="shorten_write_inputs"):
         ClearingPolicy(shorten_write_inputs=10)
+
+
+@pytest.mark.parametrize(
+    "arguments",
+    ['{"path": "a.py", "content": "' + "x" * 2_000, json.dumps(["x" * 2_000]), json.dumps(LONG)],
+    ids=["invalid-json", "a-list", "a-string"],
+)
+def test_write_arguments_that_are_not_a_json_object_stay_as_sent(arguments):
+    """A write call whose OpenAI ``arguments`` are not a JSON object (cut-off JSON, a list,
+    a string) is left as sent: shortening never invents an object with a ``_raw`` key."""
+    history = render("openai_chat", [Turn(user="go"), *script("bash", "bash", "bash")])
+    call = {
+        "id": "w0",
+        "type": "function",
+        "function": {"name": "write_file", "arguments": arguments},
+    }
+    history[1:1] = [
+        {"role": "assistant", "content": None, "tool_calls": [call]},
+        {"role": "tool", "tool_call_id": "w0", "content": big("ok")},
+    ]
+    out = clear_stale_results(history, FLAT.replace(keep_turns=1))
+    assert out[1]["tool_calls"][0]["function"]["arguments"] == arguments
+    assert view(out).results[0].cleared

@@ -108,7 +108,12 @@ def test_thresholds_can_be_disabled():
 
 @pytest.mark.parametrize(
     "kwargs",
-    [{"window": 0}, {"window": 10, "history_fraction": 1.5}, {"window": 10, "keep_turns": -1}],
+    [
+        {"window": 0},
+        {"window": 10, "history_fraction": 1.5},
+        {"window": 10, "keep_turns": -1},
+        {"window": 10, "keep_turns": 2.5},
+    ],
 )
 def test_bad_policy_is_a_configuration_error(kwargs):
     """Invalid windows, fractions or counts raise ConfigurationError."""
@@ -220,3 +225,58 @@ def test_failing_summarizer_leaves_history_uncompacted(caplog):
     assert len(step.history) == len(history)
     assert step.cleared > 0
     assert "summariser failed" in caplog.text
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [{"role": "user", "content": "one message, not a list"}, b"summary bytes", ["plain text"]],
+    ids=["a-message", "bytes", "list-of-text"],
+)
+def test_summarizer_answer_that_is_neither_text_nor_messages_is_refused(answer):
+    """A summariser returning one message, bytes or a list of non-messages gets a clear
+    TypeError, never a history made of dict keys or byte values."""
+    history: list[dict] = [{"role": "user", "content": "go"}]
+    for i in range(4):
+        add_round(history, i, 100)
+    with pytest.raises(TypeError, match="summariser must return"):
+        compact(history, lambda _folded: answer, keep_turns=1)
+
+
+def test_langchain_summarizer_returning_an_ai_message_leaves_the_history_whole(caplog):
+    """The natural slip of returning ``llm.invoke(...)`` (one AIMessage) in a pipeline is a
+    logged failure with the history uncompacted, not a history of field tuples."""
+    from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
+
+    history = [HumanMessage("go")]
+    for i in range(8):
+        history.append(AIMessage("", tool_calls=[{"id": f"t{i}", "name": "ls", "args": {}}]))
+        history.append(ToolMessage("x " * 2_000, tool_call_id=f"t{i}"))
+    pipeline = ContextPipeline(CompactionPolicy(window=2_000), lambda _m: AIMessage("summary"))
+    step = pipeline.step(history)
+    assert not step.compacted
+    assert len(step.history) == len(history)
+    assert all(type(m) is type(h) for m, h in zip(step.history, history, strict=True))
+    assert "summariser failed" in caplog.text
+
+
+@pytest.mark.parametrize("keep_turns", [-1, "2", 2.0, True, None])
+def test_compact_refuses_a_keep_turns_that_is_not_a_count(keep_turns):
+    """A negative, fractional or non-int keep_turns is a ConfigurationError, not a fold of
+    the first turns (``-1`` kept all but the first) or a TypeError from inside."""
+    history: list[dict] = [{"role": "user", "content": "go"}]
+    for i in range(5):
+        add_round(history, i, 100)
+    with pytest.raises(ConfigurationError, match="keep_turns"):
+        compact(history, FakeSummarizer(), keep_turns=keep_turns)
+
+
+@pytest.mark.parametrize(
+    ("compaction", "clearing"),
+    [(None, True), ({"window": 10_000}, True), (CompactionPolicy(window=10_000), None)],
+    ids=["no-policy", "a-dict", "clearing-None"],
+)
+def test_pipeline_refuses_settings_of_the_wrong_type(compaction, clearing):
+    """A pipeline without a CompactionPolicy, or with clearing=None (which would clear with
+    the defaults, not turn clearing off), is a ConfigurationError naming the argument."""
+    with pytest.raises(ConfigurationError, match=r"^(compaction|clearing) must be"):
+        ContextPipeline(compaction, FakeSummarizer(), clearing)

@@ -326,3 +326,59 @@ def test_node_update_merged_by_add_messages_equals_clearing(neutral, policy):
     expected = clear_stale_results(history, policy)
     assert [m.id for m in merged] == [m.id for m in history]
     assert dump(merged) == dump(expected)
+
+
+def test_concurrent_calls_on_one_thread_key_never_mix_histories():
+    """Two OS threads clearing through one middleware (no thread_id: one shared clearer) each
+    get their own history back, never the other's messages."""
+    import threading
+
+    started, release = threading.Event(), threading.Event()
+
+    def slow_counter(text: str) -> int:
+        if "SLOW" in text and not started.is_set():
+            started.set()
+            release.wait(0.3)  # the other thread clears meanwhile, unless it has to wait
+        return len(text) // 4
+
+    middleware = ClearingMiddleware(TURN_END.replace(token_counter=slow_counter))
+
+    def history(run: str, rounds: int, first: str) -> list[BaseMessage]:
+        messages: list[BaseMessage] = [HumanMessage(first, id=f"{run}-q")]
+        for i, call in enumerate(script(rounds, run=run)[:-1]):
+            result = lorem_page.invoke({"n": i})
+            messages += [call, ToolMessage(result, id=f"{run}-r{i}", tool_call_id=f"call{run}-{i}")]
+        return messages
+
+    first, second = history("a", ROUNDS, "SLOW"), history("b", 2, "go")
+    outputs: dict[str, list[Any]] = {}
+
+    def clear_first() -> None:
+        outputs["a"] = middleware._clearers.clear(first)
+
+    def clear_second() -> None:
+        started.wait(5)
+        outputs["b"] = middleware._clearers.clear(second)
+        release.set()
+
+    threads = [threading.Thread(target=clear_first), threading.Thread(target=clear_second)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(10)
+    assert [m.id for m in outputs["a"]] == [m.id for m in first]
+    assert [m.id for m in outputs["b"]] == [m.id for m in second]
+
+
+@pytest.mark.parametrize(
+    "settings",
+    [{"policy": {"keep_turns": 2}}, {"audit": "clearing.jsonl"}],
+    ids=["policy-dict", "audit-path"],
+)
+def test_a_wrong_policy_or_audit_is_refused_when_the_middleware_is_made(settings):
+    """Settings no clearer can use fail at construction, not as a warning on every model call
+    with nothing ever cleared."""
+    with pytest.raises(TypeError, match=r"^(policy|audit) must be"):
+        ClearingMiddleware(**settings)
+    with pytest.raises(TypeError, match=r"^(policy|audit) must be"):
+        ClearingNode(**settings)

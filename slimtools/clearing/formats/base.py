@@ -13,6 +13,7 @@ from itertools import chain
 from typing import Any, NamedTuple, Protocol
 
 import orjson
+from pydantic import BaseModel
 
 from slimtools._json import dumps_str
 from slimtools.clearing.formats._objects import get, with_changes
@@ -227,6 +228,16 @@ def make_result(
     return result
 
 
+RAW_ARGS = "_raw"
+"""The one key under which a call's arguments that are not a JSON object (cut-off JSON, a
+list, a string) are kept whole, so every call has a dict of arguments."""
+
+
+def unparsed(args: Mapping[str, Any]) -> bool:
+    """Whether ``args`` stand for arguments that were not a JSON object (see ``RAW_ARGS``)."""
+    return len(args) == 1 and RAW_ARGS in args
+
+
 def make_call(call_id: Any, name: Any, args: Any) -> RawCall | None:
     """Build a :class:`RawCall` from arguments given as a dict or as JSON text.
 
@@ -251,16 +262,16 @@ def make_call(call_id: Any, name: Any, args: Any) -> RawCall | None:
         return RawCall(call_id, name, dict(args), dumps_str(args))
     if args is None:
         return RawCall(call_id, name, {}, "{}")
-    return RawCall(call_id, name, {"_raw": args}, dumps_str(args))
+    return RawCall(call_id, name, {RAW_ARGS: args}, dumps_str(args))
 
 
 def parse_args(text: str) -> dict[str, Any]:
-    """Arguments JSON text as a dict; anything else is kept whole under ``"_raw"``."""
+    """Arguments JSON text as a dict; anything else is kept whole under :data:`RAW_ARGS`."""
     try:
         value = orjson.loads(text) if text else {}
     except orjson.JSONDecodeError:
-        return {"_raw": text}
-    return value if isinstance(value, dict) else {"_raw": value}
+        return {RAW_ARGS: text}
+    return value if isinstance(value, dict) else {RAW_ARGS: value}
 
 
 def present(items: Iterable[RawCall | RawResult | None]) -> tuple[Any, ...]:
@@ -288,12 +299,25 @@ def put_back(entries: Any, originals: Iterable[Sequence[Any]]) -> list[Any]:
     """A copy of the list ``entries`` with each audited ``(index, entry)`` put back.
 
     An index past the end is skipped: the message may have been edited since the audit.
+    An original read back from a file sink as a dict, where the entry is an SDK object (a
+    ``ChatCompletionMessage``'s tool call), is rebuilt as that object's type when it
+    validates, so an SDK message never ends up holding dicts.
     """
     out = list(entries or ())
     for index, entry in originals:
         if 0 <= int(index) < len(out):
-            out[int(index)] = entry
+            out[int(index)] = _like(out[int(index)], entry)
     return out
+
+
+def _like(current: Any, original: Any) -> Any:
+    """``original`` as the SDK type of ``current`` when it is a dict that validates."""
+    if isinstance(current, BaseModel) and isinstance(original, dict):
+        try:
+            return type(current).model_validate(original)
+        except ValueError:  # pydantic's ValidationError: keep the dict form
+            return original
+    return original
 
 
 class WholeMessageResults:
