@@ -363,10 +363,17 @@ def deny_anywhere(data: Any, tree: DenyTree | None) -> Any:
     there masked wherever else they appear (for results whose records sit at no known path)."""
     if not tree:
         return data
-    found: set[str] = set()
-    _collect_anywhere(data, tree, found)
+    found = secrets_anywhere(data, tree)
     clean = strip_anywhere(data, tree)
-    return Secrets(found).data(clean) if found else clean
+    return found.data(clean) if found else clean
+
+
+def secrets_anywhere(data: Any, tree: DenyTree | None) -> Secrets:
+    """The specific values of ``tree``'s paths matched at every depth of plain ``data``."""
+    found: set[str] = set()
+    if tree:
+        _collect_anywhere(data, tree, found)
+    return Secrets(found)
 
 
 def _collect_anywhere(value: Any, tree: DenyTree, found: set[str]) -> None:

@@ -280,7 +280,15 @@ def _read_only(tool: Tool, configured: bool | None) -> bool:
 
 def screen_result(result: CallToolResult, screen: Screen) -> CallToolResult:
     """``result`` with every block through ``screen``: texts, embedded text resources and
-    structured content lose their denied paths (and what the allowlist does not show)."""
+    structured content lose their denied paths (and what the allowlist does not show), and
+    a denied value one block holds is masked in all of them."""
+    texts = [block.text for block in result.content if isinstance(block, TextContent)]
+    texts += [
+        block.resource.text
+        for block in result.content
+        if isinstance(block, EmbeddedResource) and isinstance(block.resource, TextResourceContents)
+    ]
+    screen = screen.knowing(texts, result.structured_content)
     blocks = [_screen_block(block, screen) for block in result.content]
     structured = result.structured_content
     update: dict[str, Any] = {"content": blocks}

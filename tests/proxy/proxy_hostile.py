@@ -92,6 +92,26 @@ ANSWERS: dict[str, Any] = {
         content=[_text("\n".join(json.dumps(r) for r in RECORDS))]
     ),
     "python_repr": lambda: types.CallToolResult(content=[_text(repr(RECORDS))]),
+    # A denied value that also sits where no denied key holds it: in an error's message,
+    # in a record quoted inside a string, in another block than its record's.
+    "error_message_quoting_secret": lambda: types.CallToolResult(
+        content=[_text(_json({"error": f"duplicate {RECORDS[1]['ssn']}", "row": RECORDS[1]}))],
+        is_error=True,
+    ),
+    "error_message_quoting_a_row": lambda: types.CallToolResult(
+        content=[_text(_json({"error": f"bad row: {_json(RECORDS[1])}"}))], is_error=True
+    ),
+    "error_escaped_json_text": lambda: types.CallToolResult(
+        content=[_text(f"bad row: {json.dumps(_json(RECORDS[1]))}")], is_error=True
+    ),
+    "error_text_beside_structured": lambda: types.CallToolResult(
+        content=[_text(f"duplicate {RECORDS[1]['ssn']}")],
+        structured_content={"error": "duplicate", "row": RECORDS[1]},
+        is_error=True,
+    ),
+    "caption_quoting_secret_beside_json": lambda: types.CallToolResult(
+        content=[_text(_json()), _text(f"first: {RECORDS[0]['ssn']}"), _image()]
+    ),
 }
 """Each tool's answer, by name."""
 
