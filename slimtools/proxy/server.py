@@ -10,6 +10,7 @@ the upstream's own result, since errors and images pass through as the upstream 
 
 from __future__ import annotations
 
+import base64
 import copy
 import dataclasses
 import logging
@@ -22,6 +23,7 @@ from urllib.parse import quote
 try:
     from mcp.server.mcpserver import MCPServer
     from mcp.types import (
+        BlobResourceContents,
         CallToolResult,
         EmbeddedResource,
         TextContent,
@@ -291,7 +293,7 @@ def screen_result(result: CallToolResult, screen: Screen) -> CallToolResult:
     screen = screen.knowing(texts, result.structured_content)
     blocks = [_screen_block(block, screen) for block in result.content]
     structured = result.structured_content
-    update: dict[str, Any] = {"content": blocks}
+    update: dict[str, Any] = {"content": blocks, "meta": _screen_meta(result.meta, screen)}
     if structured is not None:
         screened = screen.data(structured)
         update["structured_content"] = screened if isinstance(screened, dict) else None
@@ -299,12 +301,42 @@ def screen_result(result: CallToolResult, screen: Screen) -> CallToolResult:
 
 
 def _screen_block(block: Any, screen: Screen) -> Any:
+    if getattr(block, "meta", None) is not None:
+        block = block.model_copy(update={"meta": _screen_meta(block.meta, screen)})
     if isinstance(block, TextContent):
         return block.model_copy(update={"text": screen.text(block.text)})
     if isinstance(block, EmbeddedResource) and isinstance(block.resource, TextResourceContents):
         resource = block.resource.model_copy(update={"text": screen.text(block.resource.text)})
         return block.model_copy(update={"resource": resource})
+    if isinstance(block, EmbeddedResource) and isinstance(block.resource, BlobResourceContents):
+        text = _text_of_blob(block.resource)
+        if text is not None:  # JSON or text sent base64: screened as the text it is
+            screened = screen.text(text)
+            fields = block.resource.model_dump(exclude={"blob"})
+            resource = TextResourceContents(**fields, text=screened)
+            return block.model_copy(update={"resource": resource})
     return block
+
+
+def _text_of_blob(resource: BlobResourceContents) -> str | None:
+    """The text a base64 resource holds when its type says text (JSON, XML, YAML...)."""
+    mime = (resource.mime_type or "").split(";")[0].strip().lower()
+    textual = mime.startswith("text/") or mime.endswith(("json", "xml", "yaml", "javascript"))
+    if not textual:
+        return None
+    try:
+        return base64.b64decode(resource.blob).decode("utf-8")
+    except ValueError:  # not base64, or not UTF-8: unreadable, so withheld as text
+        return f"<{len(resource.blob)} characters of undecodable base64>"
+
+
+def _screen_meta(meta: dict[str, Any] | None, screen: Screen) -> dict[str, Any] | None:
+    """The upstream's ``_meta`` of a screened result or block: without the denied paths,
+    and dropped under an allowlist (metadata is not records it could project)."""
+    if meta is None or screen.allowlist is not None:
+        return None
+    screened = dataclasses.replace(screen, is_error=False).data(meta)
+    return screened if isinstance(screened, dict) else None
 
 
 def _fit_native(raw: Raw, *, listed: Mapping[str, Any] | None, upstream: Any) -> CallToolResult:

@@ -3,10 +3,10 @@
 Run ``python tests/proxy/proxy_hostile.py`` for stdio. Each tool returns the same records
 (``RECORDS``: an ``id``, a ``name``, a secret ``ssn`` and a private ``email``) in another
 shape: as an ``isError`` result, as structured content of an error, as JSON beside an image,
-as an embedded resource, as JSON text ``orjson`` refuses (``NaN``, a BOM, a fence, a
-preamble, NDJSON), as a Python repr, and quoted in an error's free text. The proxy tests
-configure ``deny = ["ssn"]`` and an allowlist of ``id`` and ``name``: no ``SECRET`` and no
-``@example.org`` may ever reach the client.
+as an embedded resource (text or base64), in metadata, as JSON text ``orjson`` refuses
+(``NaN``, a BOM, a fence, a preamble, NDJSON), as a Python repr, and quoted in an error's
+free text. The proxy tests configure ``deny = ["ssn"]`` and an allowlist of ``id`` and
+``name``: no ``SECRET`` and no ``@example.org`` may ever reach the client.
 """
 
 from __future__ import annotations
@@ -45,6 +45,15 @@ def _image() -> types.ImageContent:
 def _resource(text: str) -> types.EmbeddedResource:
     contents = types.TextResourceContents(
         uri="file:///rows.json", mime_type="application/json", text=text
+    )
+    return types.EmbeddedResource(type="resource", resource=contents)
+
+
+def _blob(text: str) -> types.EmbeddedResource:
+    contents = types.BlobResourceContents(
+        uri="file:///rows.json",
+        mime_type="application/json",
+        blob=base64.b64encode(text.encode()).decode(),
     )
     return types.EmbeddedResource(type="resource", resource=contents)
 
@@ -111,6 +120,13 @@ ANSWERS: dict[str, Any] = {
     ),
     "caption_quoting_secret_beside_json": lambda: types.CallToolResult(
         content=[_text(_json()), _text(f"first: {RECORDS[0]['ssn']}"), _image()]
+    ),
+    # Records where a client reads them without a text block: base64 JSON, metadata.
+    "blob_resource": lambda: types.CallToolResult(content=[_blob(_json())]),
+    "rows_in_meta": lambda: types.CallToolResult(
+        content=[types.TextContent(type="text", text="conflict", _meta={"rows": RECORDS})],
+        _meta={"rows": RECORDS},
+        is_error=True,
     ),
 }
 """Each tool's answer, by name."""
