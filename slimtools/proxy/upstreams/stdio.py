@@ -17,6 +17,7 @@ from typing import Any
 
 from mcp import Client, StdioServerParameters
 
+from slimtools.proxy.upstreams._lenient import install as mend_lone_surrogates
 from slimtools.proxy.upstreams.base import Given
 
 __all__ = ["StdioUpstream"]
@@ -38,6 +39,7 @@ class StdioUpstream:
 
     def client(self, given: Given, stack: AsyncExitStack, options: dict[str, Any]) -> Client:
         """A client that starts the command (``FileNotFoundError`` when there is none)."""
+        mend_lone_surrogates()  # in the answers (see _lenient)
         program = shutil.which(given.command[0], path=os.environ.get("PATH"))
         if program is None and not os.path.exists(given.command[0]):
             raise FileNotFoundError(f"no such command: {given.command[0]}")
