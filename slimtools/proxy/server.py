@@ -22,6 +22,7 @@ from urllib.parse import quote
 
 try:
     from mcp.server.mcpserver import MCPServer
+    from mcp.shared.exceptions import MCPError
     from mcp.types import (
         BlobResourceContents,
         CallToolResult,
@@ -40,6 +41,7 @@ from slimtools.adapters.mcp import to_mcp_server
 from slimtools.adapters.mcp_emit import EmitPolicy
 from slimtools.errors import ConfigurationError
 from slimtools.foreign import Plan, Raw, Screen, can_page, items_warning, slim
+from slimtools.projection import denied_names, scrub_exception, scrub_pairs
 from slimtools.proxy.autobrief import AutoBriefs, install, prefetched, warn_unmatched
 from slimtools.proxy.config import ProxyConfig, ToolOptions
 from slimtools.proxy.sessions import Isolation
@@ -179,11 +181,21 @@ def _category(tool: Tool, options: ToolOptions | None, plan: Plan) -> tuple[str 
 def _forwarder(
     proxy: Proxy, name: str, options: ToolOptions | None, call: Caller
 ) -> tuple[Callable[[dict[str, Any]], Awaitable[Raw]], Any]:
-    """``(fetch, forward)`` of upstream tool ``name``: the raw call, and the ``**arguments``
-    forwarder that shapes its result by the plan in force (``proxy.plans[name]``)."""
+    """``(fetch, forward)`` of upstream tool ``name``: the raw call (its errors' denied pairs
+    masked), and the ``**arguments`` forwarder that shapes its result by the plan in force
+    (``proxy.plans[name]``)."""
+
+    denied = denied_names(options.deny_tree) if options is not None else frozenset()
 
     async def fetch(arguments: dict[str, Any]) -> Raw:
-        return raw_of(await call(name, arguments))
+        try:
+            return raw_of(await call(name, arguments))
+        except Exception as exc:  # a JSON-RPC error's message may quote a denied pair
+            scrub_exception(exc, denied)
+            if isinstance(exc, MCPError) and denied:  # its text is its error's message
+                message = scrub_pairs(exc.error.message, denied)
+                exc.error = exc.error.model_copy(update={"message": message})
+            raise
 
     def shape(raw: Raw) -> Any:
         found = proxy.plans[name].shape(raw)

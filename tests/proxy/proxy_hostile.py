@@ -5,8 +5,9 @@ Run ``python tests/proxy/proxy_hostile.py`` for stdio. Each tool returns the sam
 shape: as an ``isError`` result, as structured content of an error, as JSON beside an image,
 as an embedded resource (text or base64), in metadata, as JSON text ``orjson`` refuses
 (``NaN``, a BOM, a fence, a preamble, NDJSON), as a Python repr, and quoted in an error's
-free text. The proxy tests configure ``deny = ["ssn"]`` and an allowlist of ``id`` and
-``name``: no ``SECRET`` and no ``@example.org`` may ever reach the client.
+free text or a JSON-RPC error. The proxy tests configure ``deny = ["ssn"]`` and an
+allowlist of ``id`` and ``name``: no ``SECRET`` and no ``@example.org`` may ever reach the
+client.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ import anyio
 import mcp.types as types
 from mcp.server.lowlevel import Server
 from mcp.server.stdio import stdio_server
+from mcp.shared.exceptions import MCPError
 
 RECORDS = [
     {"id": i, "name": f"row-{i}", "ssn": f"SECRET-{i:04d}", "email": f"user{i}@example.org"}
@@ -56,6 +58,10 @@ def _blob(text: str) -> types.EmbeddedResource:
         blob=base64.b64encode(text.encode()).decode(),
     )
     return types.EmbeddedResource(type="resource", resource=contents)
+
+
+def _refuse(message: str) -> types.CallToolResult:
+    raise MCPError(code=-32603, message=message)
 
 
 def _nan() -> str:
@@ -121,6 +127,8 @@ ANSWERS: dict[str, Any] = {
     "caption_quoting_secret_beside_json": lambda: types.CallToolResult(
         content=[_text(_json()), _text(f"first: {RECORDS[0]['ssn']}"), _image()]
     ),
+    # A JSON-RPC error (the client raises it) whose message quotes a record.
+    "rpc_error_quoting_a_row": lambda: _refuse(f"bad row {RECORDS[1]!r}"),
     # Records where a client reads them without a text block: base64 JSON, metadata.
     "blob_resource": lambda: types.CallToolResult(content=[_blob(_json())]),
     "rows_in_meta": lambda: types.CallToolResult(
