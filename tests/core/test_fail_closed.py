@@ -281,3 +281,13 @@ def test_a_denied_value_with_quotes_is_found_and_masked():
     rows = [{"id": 1, "note": f"it is {secret}!", "pw": secret}]
     env = project_fields(["id", "note"], deny=["pw"])(lambda: rows)()
     assert env.briefs[0]["note"] == "it is [redacted]!"
+
+
+def test_a_denied_pair_in_escaped_json_is_masked():
+    """JSON quoted inside a JSON string (``\\"ssn\\": \\"...\\"``) loses its denied value too."""
+    from slimtools.projection import scrub_pairs
+
+    text = 'bad row "{\\"id\\": 1, \\"ssn\\": \\"SECRET-0001\\"}"; again SECRET-0001'
+    masked = scrub_pairs(text, {"ssn"})
+    assert "SECRET" not in masked
+    assert '\\"id\\": 1' in masked

@@ -129,6 +129,7 @@ ANSWERS: dict[str, Any] = {
     ),
     # A JSON-RPC error (the client raises it) whose message quotes a record.
     "rpc_error_quoting_a_row": lambda: _refuse(f"bad row {RECORDS[1]!r}"),
+    "rpc_error_quoting_escaped_json": lambda: _refuse(f"bad row {json.dumps(_json(RECORDS[1]))}"),
     # Records where a client reads them without a text block: base64 JSON, metadata.
     "blob_resource": lambda: types.CallToolResult(content=[_blob(_json())]),
     "rows_in_meta": lambda: types.CallToolResult(
