@@ -125,6 +125,11 @@ class Screen:
             return withheld(text, "that could not be read as records for the allowlist")
         return self.secrets.text(text) if self.secrets else text
 
+    def label(self, text: str) -> str:
+        """A short label (a resource link's name) with denied values and pairs masked: it
+        names the block, so it is never withheld."""
+        return str(self._scrubbed(text, self.secrets or Secrets(()), None)) if self.active else text
+
     def _scrubbed(self, value: Any, secrets: Secrets, allowed: frozenset[str] | None) -> Any:
         """Plain data whose strings lose the secrets and the denied (or unlisted) pairs."""
         denied = denied_names(self.deny)

@@ -27,6 +27,7 @@ try:
         BlobResourceContents,
         CallToolResult,
         EmbeddedResource,
+        ResourceLink,
         TextContent,
         TextResourceContents,
         Tool,
@@ -320,6 +321,11 @@ def _screen_block(block: Any, screen: Screen) -> Any:
     if isinstance(block, EmbeddedResource) and isinstance(block.resource, TextResourceContents):
         resource = block.resource.model_copy(update={"text": screen.text(block.resource.text)})
         return block.model_copy(update={"resource": resource})
+    if isinstance(block, ResourceLink):  # its description is free text, its name a label
+        described = screen.text(block.description) if block.description else None
+        titled = screen.label(block.title) if block.title else None
+        update = {"name": screen.label(block.name), "title": titled, "description": described}
+        return block.model_copy(update=update)
     if isinstance(block, EmbeddedResource) and isinstance(block.resource, BlobResourceContents):
         text = _text_of_blob(block.resource)
         if text is not None:  # JSON or text sent base64: screened as the text it is

@@ -60,6 +60,12 @@ def _blob(text: str) -> types.EmbeddedResource:
     return types.EmbeddedResource(type="resource", resource=contents)
 
 
+def _link(description: str) -> types.ResourceLink:
+    return types.ResourceLink(
+        type="resource_link", uri="file:///rows/1", name="row", description=description
+    )
+
+
 def _refuse(message: str) -> types.CallToolResult:
     raise MCPError(code=-32603, message=message)
 
@@ -130,6 +136,13 @@ ANSWERS: dict[str, Any] = {
     # A JSON-RPC error (the client raises it) whose message quotes a record.
     "rpc_error_quoting_a_row": lambda: _refuse(f"bad row {RECORDS[1]!r}"),
     "rpc_error_quoting_escaped_json": lambda: _refuse(f"bad row {json.dumps(_json(RECORDS[1]))}"),
+    # A link whose description quotes a record, and one that names a secret beside JSON.
+    "resource_link_quoting_a_row": lambda: types.CallToolResult(
+        content=[_link(f"row {RECORDS[1]!r}")]
+    ),
+    "resource_link_beside_json": lambda: types.CallToolResult(
+        content=[_text(_json()), _link(f"the row of {RECORDS[2]['ssn']}")]
+    ),
     # Records where a client reads them without a text block: base64 JSON, metadata.
     "blob_resource": lambda: types.CallToolResult(content=[_blob(_json())]),
     "rows_in_meta": lambda: types.CallToolResult(

@@ -55,7 +55,7 @@ async def hostile(config: str) -> AsyncIterator[Client]:
 
 def everything_sent(result: CallToolResult) -> str:
     """Every text the client received: blocks, embedded resources (base64 ones decoded),
-    structured content, metadata."""
+    resource links, structured content, metadata."""
     parts = []
     for block in result.content:
         if block.type == "text":
@@ -64,6 +64,8 @@ def everything_sent(result: CallToolResult) -> str:
             parts.append(getattr(block.resource, "text", ""))
             blob = getattr(block.resource, "blob", None)
             parts.append(base64.b64decode(blob).decode("utf-8", "replace") if blob else "")
+        elif block.type == "resource_link":
+            parts += [block.name, block.title or "", block.description or ""]
         parts.append(json.dumps(block.meta))
     parts.append(json.dumps(result.structured_content))
     parts.append(json.dumps(result.meta))
