@@ -38,7 +38,13 @@ def add_commands(sub: Any) -> None:
         epilog=EXAMPLE,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("--upstream", required=True, metavar="URL", help="the model API's base URL")
+    parser.add_argument(
+        "--upstream",
+        required=True,
+        type=upstream_url,
+        metavar="URL",
+        help="the model API's base URL",
+    )
     parser.add_argument(
         "--listen",
         type=listen_address,
@@ -55,6 +61,14 @@ def add_commands(sub: Any) -> None:
     )
     add_policy_options(parser)
     parser.set_defaults(run=run_gateway_command)
+
+
+def upstream_url(text: str) -> str:
+    """An argparse type: an ``http://`` or ``https://`` URL with a host."""
+    scheme, sep, rest = text.partition("://")
+    if not sep or scheme.lower() not in ("http", "https") or not rest.split("/", 1)[0]:
+        raise argparse.ArgumentTypeError(f"expected an http:// or https:// URL, got {text!r}")
+    return text
 
 
 def listen_address(text: str) -> tuple[str, int]:

@@ -169,7 +169,7 @@ def run_proxy_command(args: argparse.Namespace) -> int:
     from slimtools.proxy.logs import configure_logging
     from slimtools.proxy.serving import dry_run, serve
     from slimtools.proxy.transports import transport
-    from slimtools.proxy.upstream import UpstreamError, find_upstream_error
+    from slimtools.proxy.upstream import UpstreamError, find_upstream_error, innermost
 
     configure_logging(verbose=args.verbose)
     try:
@@ -196,6 +196,9 @@ def run_proxy_command(args: argparse.Namespace) -> int:
     except Exception as exc:  # an UpstreamError inside the supervisor's task group
         failed = find_upstream_error(exc)
         if failed is None:
+            if isinstance(innermost(exc), ConfigurationError):  # --http cannot serve there
+                print(f"slimtools proxy: {innermost(exc)}", file=sys.stderr)
+                return 2
             raise
         print(f"slimtools proxy: {failed}", file=sys.stderr)
         return 3

@@ -113,6 +113,7 @@ class Plan:
     def _untouched(self, raw: Raw) -> ToolResult:
         screen = self.screen(raw.is_error)
         if screen is not None:
+            screen = screen.knowing(raw.texts, raw.structured)
             structured = screen.data(raw.structured)
             raw = Raw(
                 texts=[screen.text(t) for t in raw.texts],

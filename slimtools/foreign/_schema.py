@@ -130,7 +130,13 @@ class ToolTable(BaseModel):
     @field_validator("deny", mode="after")
     @classmethod
     def _strip_dots(cls, value: tuple[str, ...]) -> tuple[str, ...]:
-        return tuple(d.strip(".") for d in value)
+        stripped = tuple(d.strip(".") for d in value)
+        for path in stripped:
+            if not all(path.split(".")):  # "a..b" would fail every call of the tool
+                raise SchemaError(
+                    f"{path!r} has an empty step: write field names or dotted paths", "deny"
+                )
+        return stripped
 
     @model_validator(mode="after")
     def _across_keys(self) -> ToolTable:

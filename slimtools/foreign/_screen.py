@@ -4,20 +4,34 @@ Errors, mixed results (JSON beside an image) and embedded resources are passed t
 the upstream sent them, but never past ``deny``: each text is read as JSON data where it
 can be (``_payload.parse_json``) and re-sent without the denied paths, structured content
 loses them too, and a text that cannot be read but names a denied field as a key
-(``"ssn": ...``, ``ssn=...``) is withheld, never shown raw. A tool with an allowlist shows
+(``"ssn": ...``, ``ssn=...``, JSON-escaped ``\\"ssn\\":``) is withheld, never shown raw.
+A denied value seen in any block of the result (the ``ssn`` of a record) is masked wherever
+else it appears, and pairs quoted inside strings (a record in an error's message) lose their
+denied values (and, under an allowlist, those it does not show). A tool with an allowlist shows
 only its fields in a successful mixed result: records are projected, and free text that
 cannot be projected is withheld unless the tool opts in (``on_unreadable = "text"``).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from slimtools._json import dumps_str
 from slimtools.foreign._payload import obvious_list, parse_json
-from slimtools.projection import UNPARSED, DenyTree, Projection, strip_anywhere
+from slimtools.projection import (
+    UNPARSED,
+    DenyTree,
+    Projection,
+    Secrets,
+    denied_names,
+    scrub_pairs,
+    secrets_anywhere,
+    strip_anywhere,
+)
 
 __all__ = ["Screen", "withheld"]
 
@@ -47,6 +61,7 @@ class Screen:
         items: where the records sit in a dict result (``items =``).
         is_error: an error keeps its message keys: the model must learn what went wrong.
         unreadable_text: True when the tool opted in to see free text it cannot project.
+        secrets: denied values the whole result holds, masked in every block (:meth:`knowing`).
     """
 
     deny: DenyTree | None
@@ -54,20 +69,36 @@ class Screen:
     items: str | None = None
     is_error: bool = False
     unreadable_text: bool = False
+    secrets: Secrets | None = None
 
     @property
     def active(self) -> bool:
         """False when nothing is denied or projected: results pass untouched."""
         return self.deny is not None or self.allowlist is not None
 
+    def knowing(self, texts: Sequence[str], structured: Any = None) -> Screen:
+        """This screen, also masking the denied values any of a result's blocks holds (a
+        record's ``ssn`` quoted by an error's free text or by a caption beside it)."""
+        if self.deny is None:
+            return self
+        values = [found for t in texts if (found := parse_json(t)) is not UNPARSED]
+        found = secrets_anywhere([*values, structured], self.deny)
+        return dataclasses.replace(self, secrets=found) if found else self
+
     def data(self, value: Any) -> Any:
-        """``value`` without the denied paths, and projected when the tool has an allowlist."""
+        """``value`` without the denied paths, and projected when the tool has an allowlist;
+        its strings lose the denied values and pairs they quote."""
         if value is None or not self.active:
             return value
+        secrets = self.secrets or secrets_anywhere(value, self.deny)
         value = strip_anywhere(value, self.deny)
         if self.allowlist is None:
-            return value
+            return self._scrubbed(value, secrets, None)
         projection = Projection.from_spec(self.allowlist, deny=self.deny)
+        allowed = projection.names - denied_names(self.deny)
+        return self._scrubbed(self._projected(value, projection), secrets, allowed)
+
+    def _projected(self, value: Any, projection: Projection) -> Any:
         if self.is_error:
             return _error_body(value, projection)
         records = value
@@ -92,13 +123,31 @@ class Screen:
             return withheld(text, f"that could not be read as data and names the denied {named!r}")
         if self.allowlist is not None and not self.is_error and not self.unreadable_text:
             return withheld(text, "that could not be read as records for the allowlist")
-        return text
+        return self.secrets.text(text) if self.secrets else text
+
+    def label(self, text: str) -> str:
+        """A short label (a resource link's name) with denied values and pairs masked: it
+        names the block, so it is never withheld."""
+        return str(self._scrubbed(text, self.secrets or Secrets(()), None)) if self.active else text
+
+    def _scrubbed(self, value: Any, secrets: Secrets, allowed: frozenset[str] | None) -> Any:
+        """Plain data whose strings lose the secrets and the denied (or unlisted) pairs."""
+        denied = denied_names(self.deny)
+        if isinstance(value, str):
+            if allowed is not None and self.is_error:
+                allowed = allowed | _MESSAGE_KEYS
+            return secrets.text(scrub_pairs(value, denied, allowed))
+        if isinstance(value, dict):
+            return {k: self._scrubbed(v, secrets, allowed) for k, v in value.items()}
+        if isinstance(value, list):
+            return [self._scrubbed(v, secrets, allowed) for v in value]
+        return value
 
     def _denied_key_in(self, text: str) -> str | None:
         if self.deny is None:
             return None
         for name in sorted(_leaves(self.deny)):
-            if re.search(rf"(?<![\w-])[\"']?{re.escape(name)}[\"']?\s*[:=]", text):
+            if re.search(rf"(?<![\w-])(?:\\?[\"'])?{re.escape(name)}(?:\\?[\"'])?\s*[:=]", text):
                 return name
         return None
 

@@ -32,6 +32,7 @@ from slimtools.projection._scrub import (
     deny_anywhere,
     scrub_exception,
     scrub_pairs,
+    secrets_anywhere,
 )
 
 __all__ = [
@@ -53,6 +54,7 @@ __all__ = [
     "records_by_id",
     "scrub_exception",
     "scrub_pairs",
+    "secrets_anywhere",
     "strip",
     "strip_anywhere",
 ]

@@ -211,9 +211,11 @@ def _is_number(text: str) -> bool:
 # A key starts a word: tried once per run of word characters, so a long token (a base64
 # blob in an error) is scanned in linear time, not once from each of its characters.
 _PAIR = re.compile(
-    r"""(?P<q>["']?)(?<![\w\-])(?P<key>[A-Za-z_][\w\-]*)(?P=q)[ \t]*(?P<sep>:|=)(?!=)[ \t]*""",
+    r"""(?P<q>\\?["']|)(?<![\w\-])(?P<key>[A-Za-z_][\w\-]*)(?P=q)[ \t]*(?P<sep>:|=)(?!=)[ \t]*""",
 )
 _CLOSE = {"{": "}", "[": "]", "(": ")"}
+_QUOTES = ('"', "'", '\\"', "\\'")
+"""How a pair's value may be quoted: plainly, or escaped (JSON quoted inside a string)."""
 _BARE = re.compile(r"[^\s,;&}\])]+")
 
 
@@ -239,12 +241,13 @@ def scrub_pairs(text: str, denied: Collection[str], allowed: Collection[str] | N
         if end == match.end():
             continue
         value = text[match.end() : end]
-        quoted = value[0] in "\"'"
-        inner = value[1:-1] if quoted else value
+        quote = value[:2] if value[:2] in ('\\"', "\\'") else value[0]  # JSON in a string
+        quoted = quote in _QUOTES
+        inner = value[len(quote) : -len(quote)] if quoted else value
         if inner[:1] not in _CLOSE and len(inner.strip()) >= MIN_CHARS:
             seen.add(inner.strip())
         out.append(text[pos : match.end()])
-        out.append(f"{value[0]}{MASK}{value[0]}" if quoted else MASK)
+        out.append(f"{quote}{MASK}{quote}" if quoted else MASK)
         pos = end
     if not out:
         return text
@@ -336,6 +339,9 @@ def _value_end(text: str, i: int) -> int:
     if i >= len(text):
         return i
     ch = text[i]
+    if ch == "\\" and text[i + 1 : i + 2] in ('"', "'"):  # \"value\" of JSON in a string
+        close = text.find(text[i : i + 2], i + 2)
+        return len(text) if close < 0 else close + 2
     if ch in "\"'":
         j = i + 1
         while j < len(text):
@@ -374,10 +380,17 @@ def deny_anywhere(data: Any, tree: DenyTree | None) -> Any:
     there masked wherever else they appear (for results whose records sit at no known path)."""
     if not tree:
         return data
-    found: set[str] = set()
-    _collect_anywhere(data, tree, found)
+    found = secrets_anywhere(data, tree)
     clean = strip_anywhere(data, tree)
-    return Secrets(found).data(clean) if found else clean
+    return found.data(clean) if found else clean
+
+
+def secrets_anywhere(data: Any, tree: DenyTree | None) -> Secrets:
+    """The specific values of ``tree``'s paths matched at every depth of plain ``data``."""
+    found: set[str] = set()
+    if tree:
+        _collect_anywhere(data, tree, found)
+    return Secrets(found)
 
 
 def _collect_anywhere(value: Any, tree: DenyTree, found: set[str]) -> None:

@@ -70,8 +70,13 @@ def _is_proxied(entry: dict[str, Any]) -> bool:
 def proxied_entry(
     entry: dict[str, Any], config: str | None, launcher: Sequence[str]
 ) -> dict[str, Any] | None:
-    """The entry rewritten to go through the proxy, or None when it cannot or need not be."""
-    if not isinstance(entry, dict) or _is_proxied(entry):
+    """The entry rewritten to go through the proxy, or None when it cannot or need not be
+    (already proxied; an SSE server, since the proxy reaches URLs by streamable HTTP only).
+
+    Raises:
+        ValueError: an HTTP entry's ``headers`` is not a table of names and values.
+    """
+    if not isinstance(entry, dict) or _is_proxied(entry) or entry.get("type") == "sse":
         return None
     options = ["--config", config] if config else []
     out = {k: v for k, v in entry.items() if k not in ("command", "args", "url", "headers", "type")}
@@ -83,6 +88,8 @@ def proxied_entry(
         found = entry.get("env")
         env: dict[str, Any] = dict(found) if isinstance(found, dict) else {}
         headers = entry.get("headers") or {}
+        if not isinstance(headers, dict):  # its value is not shown: it may hold a token
+            raise ValueError(f"headers must be a table of names and values, not a {_kind(headers)}")
         if headers:
             env[HEADERS_ENV] = json.dumps({str(k): str(v) for k, v in headers.items()})
         if url_holds_secret(url):
@@ -100,6 +107,10 @@ def proxied_entry(
         out["type"] = "stdio"
     out["x-slimtools-original"] = entry
     return out
+
+
+def _kind(value: Any) -> str:
+    return "string" if isinstance(value, str) else type(value).__name__
 
 
 def url_holds_secret(url: str) -> bool:
@@ -146,7 +157,10 @@ def rewrite(
         for name, entry in list(table.items()):
             if only and name not in only:
                 continue
-            new = unproxied_entry(entry) if undo else proxied_entry(entry, config, launcher)
+            try:
+                new = unproxied_entry(entry) if undo else proxied_entry(entry, config, launcher)
+            except ValueError as exc:
+                raise ValueError(f"{name}: {exc}") from None
             if new is not None:
                 table[name] = new
                 changed.append(f"{path}: {name}: {'restored' if undo else 'now through the proxy'}")
@@ -237,7 +251,7 @@ def main(argv: Sequence[str]) -> int:
             changed += rewrite(
                 path, config=config, only=args.server, undo=args.undo, dry_run=args.dry_run
             )
-    except (OSError, json.JSONDecodeError) as exc:
+    except (OSError, ValueError) as exc:  # unreadable, not JSON (or UTF-8), a bad entry
         print(f"slimtools proxy install: {path}: {exc}", file=sys.stderr)
         return 1
     print("\n".join(changed) if changed else "nothing to change")

@@ -10,6 +10,7 @@ the upstream's own result, since errors and images pass through as the upstream 
 
 from __future__ import annotations
 
+import base64
 import copy
 import dataclasses
 import logging
@@ -21,9 +22,12 @@ from urllib.parse import quote
 
 try:
     from mcp.server.mcpserver import MCPServer
+    from mcp.shared.exceptions import MCPError
     from mcp.types import (
+        BlobResourceContents,
         CallToolResult,
         EmbeddedResource,
+        ResourceLink,
         TextContent,
         TextResourceContents,
         Tool,
@@ -38,6 +42,7 @@ from slimtools.adapters.mcp import to_mcp_server
 from slimtools.adapters.mcp_emit import EmitPolicy
 from slimtools.errors import ConfigurationError
 from slimtools.foreign import Plan, Raw, Screen, can_page, items_warning, slim
+from slimtools.projection import denied_names, scrub_exception, scrub_pairs
 from slimtools.proxy.autobrief import AutoBriefs, install, prefetched, warn_unmatched
 from slimtools.proxy.config import ProxyConfig, ToolOptions
 from slimtools.proxy.sessions import Isolation
@@ -177,11 +182,21 @@ def _category(tool: Tool, options: ToolOptions | None, plan: Plan) -> tuple[str 
 def _forwarder(
     proxy: Proxy, name: str, options: ToolOptions | None, call: Caller
 ) -> tuple[Callable[[dict[str, Any]], Awaitable[Raw]], Any]:
-    """``(fetch, forward)`` of upstream tool ``name``: the raw call, and the ``**arguments``
-    forwarder that shapes its result by the plan in force (``proxy.plans[name]``)."""
+    """``(fetch, forward)`` of upstream tool ``name``: the raw call (its errors' denied pairs
+    masked), and the ``**arguments`` forwarder that shapes its result by the plan in force
+    (``proxy.plans[name]``)."""
+
+    denied = denied_names(options.deny_tree) if options is not None else frozenset()
 
     async def fetch(arguments: dict[str, Any]) -> Raw:
-        return raw_of(await call(name, arguments))
+        try:
+            return raw_of(await call(name, arguments))
+        except Exception as exc:  # a JSON-RPC error's message may quote a denied pair
+            scrub_exception(exc, denied)
+            if isinstance(exc, MCPError) and denied:  # its text is its error's message
+                message = scrub_pairs(exc.error.message, denied)
+                exc.error = exc.error.model_copy(update={"message": message})
+            raise
 
     def shape(raw: Raw) -> Any:
         found = proxy.plans[name].shape(raw)
@@ -280,10 +295,18 @@ def _read_only(tool: Tool, configured: bool | None) -> bool:
 
 def screen_result(result: CallToolResult, screen: Screen) -> CallToolResult:
     """``result`` with every block through ``screen``: texts, embedded text resources and
-    structured content lose their denied paths (and what the allowlist does not show)."""
+    structured content lose their denied paths (and what the allowlist does not show), and
+    a denied value one block holds is masked in all of them."""
+    texts = [block.text for block in result.content if isinstance(block, TextContent)]
+    texts += [
+        block.resource.text
+        for block in result.content
+        if isinstance(block, EmbeddedResource) and isinstance(block.resource, TextResourceContents)
+    ]
+    screen = screen.knowing(texts, result.structured_content)
     blocks = [_screen_block(block, screen) for block in result.content]
     structured = result.structured_content
-    update: dict[str, Any] = {"content": blocks}
+    update: dict[str, Any] = {"content": blocks, "meta": _screen_meta(result.meta, screen)}
     if structured is not None:
         screened = screen.data(structured)
         update["structured_content"] = screened if isinstance(screened, dict) else None
@@ -291,12 +314,47 @@ def screen_result(result: CallToolResult, screen: Screen) -> CallToolResult:
 
 
 def _screen_block(block: Any, screen: Screen) -> Any:
+    if getattr(block, "meta", None) is not None:
+        block = block.model_copy(update={"meta": _screen_meta(block.meta, screen)})
     if isinstance(block, TextContent):
         return block.model_copy(update={"text": screen.text(block.text)})
     if isinstance(block, EmbeddedResource) and isinstance(block.resource, TextResourceContents):
         resource = block.resource.model_copy(update={"text": screen.text(block.resource.text)})
         return block.model_copy(update={"resource": resource})
+    if isinstance(block, ResourceLink):  # its description is free text, its name a label
+        described = screen.text(block.description) if block.description else None
+        titled = screen.label(block.title) if block.title else None
+        update = {"name": screen.label(block.name), "title": titled, "description": described}
+        return block.model_copy(update=update)
+    if isinstance(block, EmbeddedResource) and isinstance(block.resource, BlobResourceContents):
+        text = _text_of_blob(block.resource)
+        if text is not None:  # JSON or text sent base64: screened as the text it is
+            screened = screen.text(text)
+            fields = block.resource.model_dump(exclude={"blob"})
+            resource = TextResourceContents(**fields, text=screened)
+            return block.model_copy(update={"resource": resource})
     return block
+
+
+def _text_of_blob(resource: BlobResourceContents) -> str | None:
+    """The text a base64 resource holds when its type says text (JSON, XML, YAML...)."""
+    mime = (resource.mime_type or "").split(";")[0].strip().lower()
+    textual = mime.startswith("text/") or mime.endswith(("json", "xml", "yaml", "javascript"))
+    if not textual:
+        return None
+    try:
+        return base64.b64decode(resource.blob).decode("utf-8")
+    except ValueError:  # not base64, or not UTF-8: unreadable, so withheld as text
+        return f"<{len(resource.blob)} characters of undecodable base64>"
+
+
+def _screen_meta(meta: dict[str, Any] | None, screen: Screen) -> dict[str, Any] | None:
+    """The upstream's ``_meta`` of a screened result or block: without the denied paths,
+    and dropped under an allowlist (metadata is not records it could project)."""
+    if meta is None or screen.allowlist is not None:
+        return None
+    screened = dataclasses.replace(screen, is_error=False).data(meta)
+    return screened if isinstance(screened, dict) else None
 
 
 def _fit_native(raw: Raw, *, listed: Mapping[str, Any] | None, upstream: Any) -> CallToolResult:

@@ -383,3 +383,13 @@ def test_the_proxy_forwarder_withholds_prose_at_the_items_path():
     text = kit.call("proxied", {}).text
     assert "123-45-6789" not in text
     assert "could not be read as records" in text
+
+
+def test_a_denied_pair_in_escaped_json_is_masked():
+    """JSON quoted inside a JSON string (``\\"ssn\\": \\"...\\"``) loses its denied value too."""
+    from slimtools.projection import scrub_pairs
+
+    text = 'bad row "{\\"id\\": 1, \\"ssn\\": \\"SECRET-0001\\"}"; again SECRET-0001'
+    masked = scrub_pairs(text, {"ssn"})
+    assert "SECRET" not in masked
+    assert '\\"id\\": 1' in masked

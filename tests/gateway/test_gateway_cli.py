@@ -28,7 +28,7 @@ def test_gateway_takes_the_shared_policy_options() -> None:
 
 def test_policy_none_makes_a_pass_through() -> None:
     """``--policy none`` gives no policy: the app then forwards without clearing."""
-    args = parser().parse_args(["gateway", "--upstream", "u", "--policy", "none"])
+    args = parser().parse_args(["gateway", "--upstream", "http://u", "--policy", "none"])
     assert gateway_policy(args) is None
 
 
@@ -37,6 +37,15 @@ def test_listen_address_rejects_what_is_not_host_port(text: str) -> None:
     """A listen address must be HOST:PORT with a port in range."""
     with pytest.raises(argparse.ArgumentTypeError):
         listen_address(text)
+
+
+@pytest.mark.parametrize("url", ["api.anthropic.com", "ftp://x", "http://", "u"])
+def test_an_upstream_that_is_not_an_http_url_is_a_usage_error(url: str, capsys) -> None:
+    """Caught at start, not as a 502 on every request the agent makes."""
+    with pytest.raises(SystemExit) as exited:
+        parser().parse_args(["gateway", "--upstream", url])
+    assert exited.value.code == 2
+    assert "http:// or https:// URL" in capsys.readouterr().err
 
 
 def test_gateway_needs_an_upstream() -> None:

@@ -3,10 +3,11 @@
 Run ``python tests/proxy/proxy_hostile.py`` for stdio. Each tool returns the same records
 (``RECORDS``: an ``id``, a ``name``, a secret ``ssn`` and a private ``email``) in another
 shape: as an ``isError`` result, as structured content of an error, as JSON beside an image,
-as an embedded resource, as JSON text ``orjson`` refuses (``NaN``, a BOM, a fence, a
-preamble, NDJSON), as a Python repr, and quoted in an error's free text. The proxy tests
-configure ``deny = ["ssn"]`` and an allowlist of ``id`` and ``name``: no ``SECRET`` and no
-``@example.org`` may ever reach the client.
+as an embedded resource (text or base64), in metadata, as JSON text ``orjson`` refuses
+(``NaN``, a BOM, a fence, a preamble, NDJSON), as a Python repr, and quoted in an error's
+free text or a JSON-RPC error. The proxy tests configure ``deny = ["ssn"]`` and an
+allowlist of ``id`` and ``name``: no ``SECRET`` and no ``@example.org`` may ever reach the
+client.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ import anyio
 import mcp.types as types
 from mcp.server.lowlevel import Server
 from mcp.server.stdio import stdio_server
+from mcp.shared.exceptions import MCPError
 
 RECORDS = [
     {"id": i, "name": f"row-{i}", "ssn": f"SECRET-{i:04d}", "email": f"user{i}@example.org"}
@@ -47,6 +49,25 @@ def _resource(text: str) -> types.EmbeddedResource:
         uri="file:///rows.json", mime_type="application/json", text=text
     )
     return types.EmbeddedResource(type="resource", resource=contents)
+
+
+def _blob(text: str) -> types.EmbeddedResource:
+    contents = types.BlobResourceContents(
+        uri="file:///rows.json",
+        mime_type="application/json",
+        blob=base64.b64encode(text.encode()).decode(),
+    )
+    return types.EmbeddedResource(type="resource", resource=contents)
+
+
+def _link(description: str) -> types.ResourceLink:
+    return types.ResourceLink(
+        type="resource_link", uri="file:///rows/1", name="row", description=description
+    )
+
+
+def _refuse(message: str) -> types.CallToolResult:
+    raise MCPError(code=-32603, message=message)
 
 
 def _nan() -> str:
@@ -92,6 +113,43 @@ ANSWERS: dict[str, Any] = {
         content=[_text("\n".join(json.dumps(r) for r in RECORDS))]
     ),
     "python_repr": lambda: types.CallToolResult(content=[_text(repr(RECORDS))]),
+    # A denied value that also sits where no denied key holds it: in an error's message,
+    # in a record quoted inside a string, in another block than its record's.
+    "error_message_quoting_secret": lambda: types.CallToolResult(
+        content=[_text(_json({"error": f"duplicate {RECORDS[1]['ssn']}", "row": RECORDS[1]}))],
+        is_error=True,
+    ),
+    "error_message_quoting_a_row": lambda: types.CallToolResult(
+        content=[_text(_json({"error": f"bad row: {_json(RECORDS[1])}"}))], is_error=True
+    ),
+    "error_escaped_json_text": lambda: types.CallToolResult(
+        content=[_text(f"bad row: {json.dumps(_json(RECORDS[1]))}")], is_error=True
+    ),
+    "error_text_beside_structured": lambda: types.CallToolResult(
+        content=[_text(f"duplicate {RECORDS[1]['ssn']}")],
+        structured_content={"error": "duplicate", "row": RECORDS[1]},
+        is_error=True,
+    ),
+    "caption_quoting_secret_beside_json": lambda: types.CallToolResult(
+        content=[_text(_json()), _text(f"first: {RECORDS[0]['ssn']}"), _image()]
+    ),
+    # A JSON-RPC error (the client raises it) whose message quotes a record.
+    "rpc_error_quoting_a_row": lambda: _refuse(f"bad row {RECORDS[1]!r}"),
+    "rpc_error_quoting_escaped_json": lambda: _refuse(f"bad row {json.dumps(_json(RECORDS[1]))}"),
+    # A link whose description quotes a record, and one that names a secret beside JSON.
+    "resource_link_quoting_a_row": lambda: types.CallToolResult(
+        content=[_link(f"row {RECORDS[1]!r}")]
+    ),
+    "resource_link_beside_json": lambda: types.CallToolResult(
+        content=[_text(_json()), _link(f"the row of {RECORDS[2]['ssn']}")]
+    ),
+    # Records where a client reads them without a text block: base64 JSON, metadata.
+    "blob_resource": lambda: types.CallToolResult(content=[_blob(_json())]),
+    "rows_in_meta": lambda: types.CallToolResult(
+        content=[types.TextContent(type="text", text="conflict", _meta={"rows": RECORDS})],
+        _meta={"rows": RECORDS},
+        is_error=True,
+    ),
 }
 """Each tool's answer, by name."""
 

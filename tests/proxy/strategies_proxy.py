@@ -37,4 +37,7 @@ def shapes(records: list[dict[str, Any]]) -> dict[str, str]:
         "pretty": json.dumps(records, indent=2),
         "repr in prose": f"bad row {records[0]!r}",
         "json in prose": f"failed on {json.dumps(records[0])}",
+        "escaped json in prose": f"failed on {json.dumps(json.dumps(records[0]))}",
+        "json in a message": json.dumps({"error": f"failed on {json.dumps(records[0])}"}),
+        "repr in a message": json.dumps({"message": f"failed on {records[0]!r}"}),
     }

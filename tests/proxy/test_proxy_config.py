@@ -234,3 +234,10 @@ def test_a_whole_field_beside_its_own_dotted_path_is_refused():
     """``user`` shown whole and ``user.login`` nested would both be ``user``: refused."""
     with pytest.raises(ConfigurationError, match="two fields are shown as 'user'"):
         tool_options({"fields": ["user", "user.login"]})
+
+
+@pytest.mark.parametrize("entry", ["a..b", ".", "user..email"])
+def test_a_deny_path_with_an_empty_step_is_refused_at_start(entry):
+    """``deny = ["a..b"]`` is a config error naming the line, not a failure of every call."""
+    with pytest.raises(ConfigurationError, match=r"slim.toml:2: tools.t.deny"):
+        parse_config(f'[tools.t]\ndeny = ["{entry}"]\n', "slim.toml")

@@ -7,6 +7,7 @@ content) and looks for the records' secrets.
 
 from __future__ import annotations
 
+import base64
 import json
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -28,6 +29,8 @@ PASS_THROUGH = [
     "json_beside_image",
     "embedded_resource",
     "structured_beside_image",
+    "blob_resource",
+    "rows_in_meta",
 ]
 
 # A global deny, and every tool with its own table: the global deny must reach each one.
@@ -51,14 +54,21 @@ async def hostile(config: str) -> AsyncIterator[Client]:
 
 
 def everything_sent(result: CallToolResult) -> str:
-    """Every text the client received: blocks, embedded resources, structured content."""
+    """Every text the client received: blocks, embedded resources (base64 ones decoded),
+    resource links, structured content, metadata."""
     parts = []
     for block in result.content:
         if block.type == "text":
             parts.append(block.text)
         elif block.type == "resource":
             parts.append(getattr(block.resource, "text", ""))
+            blob = getattr(block.resource, "blob", None)
+            parts.append(base64.b64decode(blob).decode("utf-8", "replace") if blob else "")
+        elif block.type == "resource_link":
+            parts += [block.name, block.title or "", block.description or ""]
+        parts.append(json.dumps(block.meta))
     parts.append(json.dumps(result.structured_content))
+    parts.append(json.dumps(result.meta))
     return "\n".join(parts)
 
 
@@ -225,3 +235,20 @@ async def test_screened_structured_content_of_a_tool_with_an_output_schema_valid
     assert SECRET not in text
     assert PRIVATE not in text
     assert "row-1" in text
+
+
+async def test_a_binary_blob_resource_passes_as_the_upstream_sent_it():
+    """Only base64 text (JSON, XML...) is screened: a PNG resource reaches the client as sent."""
+    from mcp.types import BlobResourceContents, EmbeddedResource, Tool
+
+    tool = Tool(name="png", input_schema={"type": "object"})
+    png = BlobResourceContents(uri="file:///a.png", mime_type="image/png", blob=proxy_hostile.PIXEL)
+
+    async def call(name: str, arguments: dict[str, Any]) -> CallToolResult:
+        return CallToolResult(content=[EmbeddedResource(type="resource", resource=png)])
+
+    parsed = parse_config(DENY_CONFIG, "slim.toml")
+    proxy = build_proxy(parsed, [tool], call)
+    async with Client(proxy_server(proxy, parsed)) as client:
+        result = await client.call_tool("png", {})
+    assert result.content[0].resource == png

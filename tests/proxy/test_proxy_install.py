@@ -215,3 +215,23 @@ def test_the_proxy_reads_its_upstream_url_from_env(monkeypatch):
     spec = _upstream(argparse.Namespace(header=[], upstream_url=None, upstream=[]))
     assert spec.url == "https://u/mcp?token=abc123456789"
     assert "abc123456789" not in spec.describe()
+
+
+def test_an_sse_entry_is_left_as_it_is(tmp_path, capsys):
+    """The proxy speaks streamable HTTP only: an SSE server is not rewritten into one it
+    cannot reach."""
+    sse = {"type": "sse", "url": "https://mcp.example/sse"}
+    path = _write(tmp_path / "mcp.json", {"mcpServers": {"old": sse}})
+    assert main(["proxy", "install", "--file", str(path)]) == 0
+    assert json.loads(path.read_text())["mcpServers"]["old"] == sse
+    assert "nothing to change" in capsys.readouterr().out
+
+
+def test_http_headers_that_are_not_a_table_are_a_clear_error(tmp_path, capsys):
+    """``"headers": [...]`` names the file and the server, exit status 1, file unchanged."""
+    entry = {"url": "https://mcp.example/mcp", "headers": ["Authorization: Bearer t"]}
+    path = _write(tmp_path / "mcp.json", {"mcpServers": {"remote": entry}})
+    before = path.read_text()
+    assert main(["proxy", "install", "--file", str(path)]) == 1
+    assert "remote" in capsys.readouterr().err
+    assert path.read_text() == before

@@ -168,3 +168,17 @@ def test_suggest_from_an_upstream_that_cannot_start_is_one_line_and_status_3():
     assert done.returncode == 3
     assert done.stderr.count("\n") == 1, done.stderr
     assert "could not be started" in done.stderr
+
+
+async def test_an_answer_that_is_not_utf8_is_read_with_replacement_characters(tmp_path):
+    """Latin-1 bytes from the upstream become U+FFFD; the connection and the next call go on."""
+    command = proxy("--", sys.executable, str(Path(__file__).with_name("proxy_raw_upstream.py")))
+    params = StdioServerParameters(
+        command=command[0], args=command[1:], env=environment(tmp_path), cwd=str(ROOT)
+    )
+    with anyio.fail_after(20):
+        async with Client(params) as client:
+            answer = await client.call_tool("latin1", {})
+            after = await client.call_tool("echo", {"text": "still here"})
+    assert text_of(answer) == "caf\ufffd"
+    assert text_of(after) == "still here"

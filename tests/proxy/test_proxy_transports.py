@@ -45,3 +45,30 @@ def test_every_table_row_makes_a_transport_that_runs_a_server() -> None:
     for name, kind in TRANSPORTS.items():
         made: Transport = kind.from_address(addresses[name])
         assert callable(made.run)
+
+
+@pytest.mark.parametrize("address", ["127.0.0.1:99999", "127.0.0.1:0"])
+def test_http_transport_refuses_a_port_out_of_range(address: str) -> None:
+    """A port is 1 to 65535: anything else is a usage error naming the address."""
+    with pytest.raises(ConfigurationError, match="port"):
+        StreamableHTTP.from_address(address)
+
+
+@pytest.mark.subprocess
+def test_a_port_already_taken_is_one_line_and_status_2() -> None:
+    """``--http`` on a port in use: no traceback, a line naming the address, exit status 2."""
+    import socket
+    import sys
+    from pathlib import Path
+
+    from tests._ports import run, slimtools
+
+    upstream = str(Path(__file__).with_name("proxy_raw_upstream.py"))
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        address = f"127.0.0.1:{taken.getsockname()[1]}"
+        done = run(slimtools("proxy", "--http", address, "--", sys.executable, upstream))
+    assert done.returncode == 2
+    assert "Traceback" not in done.stderr
+    assert f"slimtools proxy: --http {address}: cannot serve there" in done.stderr

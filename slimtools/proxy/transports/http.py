@@ -30,8 +30,21 @@ class StreamableHTTP:
         host, sep, port = (text or "").rpartition(":")
         if not sep or not port.isdigit():
             raise ConfigurationError(f"--http must be HOST:PORT, e.g. 127.0.0.1:8765, got {text!r}")
+        if not 1 <= int(port) <= 65535:
+            raise ConfigurationError(f"--http {text}: the port must be 1 to 65535")
         return cls(host or "127.0.0.1", int(port))
 
     async def run(self, server: MCPServer[Any]) -> None:
-        """Serve ``server`` until the process is stopped."""
-        await server.run_streamable_http_async(host=self.host, port=self.port)
+        """Serve ``server`` until the process is stopped.
+
+        Raises:
+            ConfigurationError: the address cannot be served (the port is taken, the host is
+                not this machine's); uvicorn logged why on the line before.
+        """
+        try:
+            await server.run_streamable_http_async(host=self.host, port=self.port)
+        except SystemExit:  # uvicorn's startup failure, which it has just logged
+            address = f"{self.host}:{self.port}"
+            raise ConfigurationError(
+                f"--http {address}: cannot serve there (the line above says why)"
+            ) from None

@@ -10,6 +10,7 @@ module plus one row (and the option that gives it, in ``slimtools.cli.proxy``).
 from __future__ import annotations
 
 from slimtools.errors import ConfigurationError
+from slimtools.proxy.upstreams._lenient import mend_surrogates
 from slimtools.proxy.upstreams.base import Given, UpstreamKind
 from slimtools.proxy.upstreams.http import StreamableHTTPUpstream
 from slimtools.proxy.upstreams.stdio import StdioUpstream
@@ -21,6 +22,7 @@ __all__ = [
     "StreamableHTTPUpstream",
     "UpstreamKind",
     "kind_of",
+    "mend_surrogates",
 ]
 
 UPSTREAMS: dict[str, UpstreamKind] = {"stdio": StdioUpstream(), "http": StreamableHTTPUpstream()}

@@ -10,6 +10,7 @@ import httpx2
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
+from slimtools.proxy.upstreams._lenient import install as mend_lone_surrogates
 from slimtools.proxy.upstreams.base import Given
 
 __all__ = ["StreamableHTTPUpstream"]
@@ -33,6 +34,7 @@ class StreamableHTTPUpstream:
 
     def client(self, given: Given, stack: AsyncExitStack, options: dict[str, Any]) -> Client:
         """A client over an HTTP connection pool that ``stack`` closes."""
+        mend_lone_surrogates()  # in the answers (see _lenient)
         http = httpx2.AsyncClient(
             headers=dict(given.headers), timeout=httpx2.Timeout(30.0, read=300.0)
         )

@@ -3,7 +3,8 @@
 It is started with the proxy's whole environment (the SDK would otherwise pass only ``HOME``,
 ``PATH`` and a few others), so tokens such as ``GITHUB_PERSONAL_ACCESS_TOKEN`` in a client
 config's ``env`` block reach it, as they did before the proxy was put in front; on Linux it is
-started through ``slimtools.proxy._orphan``, so it dies with the proxy.
+started through ``slimtools.proxy._orphan``, so it dies with the proxy. Its output is read
+as UTF-8 with replacement characters for bytes that are not.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from typing import Any
 
 from mcp import Client, StdioServerParameters
 
+from slimtools.proxy.upstreams._lenient import install as mend_lone_surrogates
 from slimtools.proxy.upstreams.base import Given
 
 __all__ = ["StdioUpstream"]
@@ -37,14 +39,21 @@ class StdioUpstream:
 
     def client(self, given: Given, stack: AsyncExitStack, options: dict[str, Any]) -> Client:
         """A client that starts the command (``FileNotFoundError`` when there is none)."""
+        mend_lone_surrogates()  # in the answers (see _lenient)
         program = shutil.which(given.command[0], path=os.environ.get("PATH"))
         if program is None and not os.path.exists(given.command[0]):
             raise FileNotFoundError(f"no such command: {given.command[0]}")
         command = list(given.command)
         if sys.platform.startswith("linux"):
             command = [sys.executable, "-m", "slimtools.proxy._orphan", str(os.getpid()), *command]
+        # An answer that is not UTF-8 (a file's Latin-1 bytes) is read with U+FFFD: with the
+        # SDK's strict default, one such byte would end the connection to the upstream.
         params = StdioServerParameters(
-            command=command[0], args=command[1:], env=dict(os.environ), cwd=given.cwd
+            command=command[0],
+            args=command[1:],
+            env=dict(os.environ),
+            cwd=given.cwd,
+            encoding_error_handler="replace",
         )
         return Client(params, **options)
 
