@@ -41,3 +41,15 @@ def test_mending_keeps_pairs_and_escaped_backslashes_and_replaces_lone_halves():
     assert mend_surrogates('"\\\\ud83d"') == '"\\\\ud83d"'
     assert mend_surrogates('"\\\\\\ud83d \\n \\u00e9"') == '"\\\\\\ufffd \\n \\u00e9"'
     assert mend_surrogates('"\\ud83d\\ud83d\\ude00"') == '"\\ufffd\\ud83d\\ude00"'
+
+
+def test_the_installed_sdk_readers_are_the_ones_mended():
+    """Both readers the mending wraps exist in the installed MCP SDK and are wrapped: an SDK
+    that moves them fails here instead of silently reading strictly again."""
+    from mcp.client import stdio, streamable_http
+
+    from slimtools.proxy.upstreams import _lenient
+
+    _lenient.install()
+    assert getattr(stdio._parse_line, "_slimtools_lenient", False)
+    assert isinstance(streamable_http.jsonrpc_message_adapter, _lenient._LenientAdapter)
