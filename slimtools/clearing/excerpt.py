@@ -8,7 +8,7 @@ from typing import Any
 
 import orjson
 
-from slimtools._json import dumps_str
+from slimtools._json import dumps_str, loads
 from slimtools.envelope import is_envelope_dict
 
 _ARGS_MAX = 160
@@ -79,8 +79,8 @@ def envelope_handles(text: str, key: str | None) -> tuple[str, ...]:
     if not text.lstrip().startswith("{"):
         return ()
     try:
-        value = orjson.loads(text)
-    except orjson.JSONDecodeError:
+        value = loads(text)  # exact: a snowflake id stays an integer
+    except ValueError:
         return ()
     if not is_envelope_dict(value):
         return ()

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import orjson
 import pytest
 from hypothesis import given
@@ -366,3 +368,23 @@ def test_refetch_line_never_offers_a_call_with_an_invented_argument(arguments):
     assert is_placeholder(text)
     assert "To see it again, call read_file again with valid arguments." in text
     assert "call read_file(_raw" not in text
+
+
+def test_an_envelope_handle_beyond_64_bits_is_listed_exactly():
+    """A snowflake id as a handle is quoted digit for digit, not as a rounded float."""
+    body = {"total": 1, "briefs": [{"id": 2**70 + 1, "s": big("s", 200)}], "hint": ""}
+    text = cleared_text("openai_chat", json.dumps(body), "search_logs")
+    assert f"Handles: {2**70 + 1}" in text
+
+
+def test_call_arguments_beyond_64_bits_are_offered_again_exactly():
+    """JSON arguments with an integer id beyond 64 bits are offered again with that id."""
+    call = {"id": "c1", "type": "function", "function": {"name": "read_file"}}
+    call["function"]["arguments"] = json.dumps({"id": 2**70 + 1})
+    history = [
+        {"role": "user", "content": "go"},
+        {"role": "assistant", "content": None, "tool_calls": [call]},
+        {"role": "tool", "tool_call_id": "c1", "content": big("x", 2000)},
+    ]
+    text = view(clear_stale_results(history, NOW)).results[0].text
+    assert f"call read_file(id={2**70 + 1}) again" in text

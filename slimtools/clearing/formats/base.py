@@ -15,7 +15,7 @@ from typing import Any, NamedTuple, Protocol
 import orjson
 from pydantic import BaseModel
 
-from slimtools._json import dumps_str
+from slimtools._json import dumps_str, loads
 from slimtools.clearing.formats._objects import get, with_changes
 from slimtools.clearing.formats.media import MEDIA_TOKENS, TEXT_BLOCK_TYPES, content_media
 from slimtools.clearing.marker import MARKER_PREFIX, is_placeholder
@@ -268,8 +268,8 @@ def make_call(call_id: Any, name: Any, args: Any) -> RawCall | None:
 def parse_args(text: str) -> dict[str, Any]:
     """Arguments JSON text as a dict; anything else is kept whole under :data:`RAW_ARGS`."""
     try:
-        value = orjson.loads(text) if text else {}
-    except orjson.JSONDecodeError:
+        value = loads(text) if text else {}  # exact: an id beyond 64 bits stays an integer
+    except ValueError:
         return {RAW_ARGS: text}
     return value if isinstance(value, dict) else {RAW_ARGS: value}
 
