@@ -14,6 +14,7 @@ from typing import Any
 
 import orjson
 
+from slimtools._json import dumps, loads, may_hold_long_integer
 from slimtools._session import session
 from slimtools.gateway._state import Cleared, ConversationCache, conversation_name
 from slimtools.gateway._wire import (
@@ -52,8 +53,10 @@ def rewrite(
 ) -> Outgoing:
     """The body to send upstream for ``raw``; never raises (unreadable goes unchanged)."""
     try:
-        body = orjson.loads(raw)
-    except orjson.JSONDecodeError as exc:
+        # An integer beyond 64 bits (orjson would read a float) is read exactly; anything
+        # else orjson refuses (NaN, lone surrogates) stays unreadable, so it goes unchanged.
+        body = loads(raw) if may_hold_long_integer(raw) else orjson.loads(raw)
+    except ValueError as exc:
         return _unreadable(raw, stats, exc)
     streaming = isinstance(body, dict) and body.get("stream") is True
     try:
@@ -62,7 +65,7 @@ def rewrite(
         return _unreadable(raw, stats, exc)
     if cleared is None:
         return Outgoing(raw, conversation, streaming, note)
-    return Outgoing(orjson.dumps(cleared), conversation, streaming, note)
+    return Outgoing(dumps(cleared), conversation, streaming, note)
 
 
 def clear_body(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import logging
 from collections.abc import Iterator
 from typing import Any
@@ -322,3 +323,18 @@ def test_openai_routes_are_cleared_under_any_prefix(gateway: str, fake: FakeUpst
     httpx.post(gateway + "/chat/completions", content=body)
     assert fake.received[-1].path == "/chat/completions"
     assert any(is_placeholder(t) for t in results_sent(fake.received[-1].body))
+
+
+def test_integers_beyond_64_bits_reach_the_upstream_exactly(
+    gateway: str, fake: FakeUpstream
+) -> None:
+    """A cleared request keeps an integer orjson cannot hold (an id past 64 bits) digit for
+    digit: clearing changes the tool results and nothing else."""
+    history = anthropic_run(gateway, stream=False)[:-1]
+    history[1]["content"][0]["input"]["ref"] = 2**70 + 1
+    body = {"model": "m", "max_tokens": 8, "messages": history, "metadata": {"n": 2**64}}
+    httpx.post(gateway + "/v1/messages", content=json.dumps(body))
+    sent = json.loads(fake.received[-1].raw)
+    assert any(is_placeholder(t) for t in results_sent(sent))
+    assert sent["messages"][1]["content"][0]["input"]["ref"] == 2**70 + 1
+    assert sent["metadata"] == {"n": 2**64}
