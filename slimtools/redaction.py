@@ -199,8 +199,18 @@ def remove(text: str, values: Iterable[str]) -> str:
     return text
 
 
+REDACT_MAX_CHARS = 64_000
+"""A longer exception message is cut to this many characters before it is redacted: the
+model is shown at most the first 4,000 of an error (``Toolkit.call``), and the redaction
+table over a 10 MB message took seconds of the agent loop. Whatever is shown was redacted."""
+
+
 def describe_error(exc: Exception) -> str:
-    """The default ``on_error``: ``"<ExceptionType>: <redacted message>"``."""
+    """The default ``on_error``: ``"<ExceptionType>: <redacted message>"`` (a message
+    longer than :data:`REDACT_MAX_CHARS` cut to it first, and said so)."""
     message = str(exc)
     name = type(exc).__name__
+    if len(message) > REDACT_MAX_CHARS:
+        cut = len(message) - REDACT_MAX_CHARS
+        return f"{name}: {redact(message[:REDACT_MAX_CHARS])}... ({cut:,} more characters cut)"
     return f"{name}: {redact(message)}" if message else name

@@ -204,3 +204,23 @@ def test_a_secret_like_value_after_a_secret_key_never_survives(key, sep, value):
     text = redact(f"login failed, {key}{sep}{value} (retrying)")
     quote = '"' if value.startswith('"') else ""
     assert text == f"login failed, {key}{sep}{quote}{MASK}{quote} (retrying)"
+
+
+def test_a_huge_error_message_is_cut_before_it_is_redacted(monkeypatch):
+    """A 10 MB message is redacted only as far as it can be shown, its secrets still masked."""
+    from slimtools import redaction
+
+    seen: list[int] = []
+    real = redaction.redact
+
+    def measuring(text: str, secrets=()):  # type: ignore[no-untyped-def]
+        seen.append(len(text))
+        return real(text, secrets)
+
+    monkeypatch.setattr(redaction, "redact", measuring)
+    message = "token ghp_" + "a1B2" * 9 + " then " + "y " * 5_000_000
+    text = redaction.describe_error(ValueError(message))
+    assert seen == [redaction.REDACT_MAX_CHARS]
+    assert "ghp_a1B2" not in text
+    assert text.startswith("ValueError: token ")
+    assert text.endswith(f"({len(message) - redaction.REDACT_MAX_CHARS:,} more characters cut)")
