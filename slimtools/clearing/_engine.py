@@ -63,6 +63,8 @@ from slimtools.instrumentation import REGISTRY
 
 logger = logging.getLogger("slimtools.clearing")
 
+_LONG_PASS = 512  # messages read in one call from which the collector is paused
+
 
 class Clearer(Deciding, Thinning):
     """A stateful clearer for one growing history: call :meth:`clear` before each model call.
@@ -208,7 +210,7 @@ class Clearer(Deciding, Thinning):
             state = self._state = self._new_state()
             self._rereading = bool(self._memory)
         start, end = state.n, len(history)
-        with paused_collector():  # a long pass makes no cycles (see slimtools._gc)
+        with paused_collector(end - start >= _LONG_PASS):  # no cycles made (slimtools._gc)
             if end > start:
                 if history is not state.out:  # in place, the new messages are there already
                     state.out += history[start:]

@@ -40,10 +40,10 @@ def _recording_counter(seen: list[bool]) -> Callable[[str], int]:
 
 
 def test_a_pass_runs_with_the_collector_off(collector_on: None) -> None:
-    """The token counter, counting results inside the pass, sees the collector off."""
+    """The token counter, counting results inside a long pass, sees the collector off."""
     seen: list[bool] = []
     policy = ClearingPolicy(keep_turns=1, cache=None, token_counter=_recording_counter(seen))
-    clear_stale_results(_history(6), policy)
+    clear_stale_results(_history(300), policy)  # 601 messages: a long pass
     assert seen
     assert not any(seen)
 
@@ -91,3 +91,15 @@ def test_paused_collector_nests(collector_on: None) -> None:
             pass
         assert not gc.isenabled()
     assert gc.isenabled()
+
+
+def test_a_short_call_leaves_the_collector_running(collector_on: None) -> None:
+    """A per-round call reading a few messages does not switch the collector off."""
+    seen: list[bool] = []
+    clearer = Clearer(
+        ClearingPolicy(keep_turns=1, cache=None, token_counter=_recording_counter(seen))
+    )
+    clearer.clear(_history(6))
+    seen.clear()
+    clearer.clear(_history(7))
+    assert seen == [True]
