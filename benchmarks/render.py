@@ -50,7 +50,8 @@ HEADLINES = (
     (
         "bench_clearing",
         "one clearing pass, 10x the history",
-        "- ten times the history costs the default pass **{measured}** (goal at most 11x);",
+        "- ten times the history costs the default pass **{measured}** (goal at most 11x; "
+        "it varies with the machine's load: [speed](docs/clearing.md#speed));",
     ),
     (
         "bench_clearing",
