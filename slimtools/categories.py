@@ -49,6 +49,10 @@ come first (write is kept longest, so ``fetch_and_update`` errs on the side of k
 ``edit_file`` and ``apply_patch`` write; ``run_ipython``, ``execute_bash``, ``computer`` and
 ``browser`` are commands)."""
 
+CATEGORIES = frozenset({"search", "read", "command", "write", "input"})
+"""The retention categories a tool may declare (``Toolkit.tool(category=...)``,
+``ClearingPolicy(categories=...)``; a policy's ``retention`` may add its own)."""
+
 REPEATABLE_CATEGORIES = frozenset({"search", "read"})
 """Categories whose tools only read, so a placeholder may tell the model to call them again."""
 

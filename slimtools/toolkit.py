@@ -19,7 +19,6 @@ from typing import TYPE_CHECKING, Annotated, Any, TypeVar, overload
 from pydantic import Field
 
 from slimtools._core.dispatch import (
-    CATEGORIES,
     SpecOptions,
     Table,
     ToolResult,
@@ -34,7 +33,7 @@ from slimtools._core.lookup import Lookup
 from slimtools._core.lookup import get_record as _get_record
 from slimtools._core.observed import bound_call, observed_lookup
 from slimtools._core.params import roles, secret_defaults
-from slimtools.categories import REPEATABLE_CATEGORIES, infer_category
+from slimtools.categories import CATEGORIES, REPEATABLE_CATEGORIES, infer_category
 from slimtools.errors import ConfigurationError, OnError
 from slimtools.instrumentation import REGISTRY, Listener, check_listener
 from slimtools.redaction import describe_error

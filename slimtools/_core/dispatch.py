@@ -24,6 +24,7 @@ from slimtools._core.lookup import Lookup, Sources, get_record
 from slimtools._core.pipeline import FinalResult
 from slimtools._core.wrapper import rebind, slim_state
 from slimtools._json import dumps_str
+from slimtools.categories import CATEGORIES
 from slimtools.envelope import Envelope
 from slimtools.errors import ConfigurationError
 from slimtools.projection import DENIED_ATTR, scrub_pairs
@@ -33,8 +34,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("slimtools")
 
-CATEGORIES = frozenset({"search", "read", "command", "write", "input"})
-"""Retention categories a tool may declare (see ``slimtools.clearing``)."""
 _READ_CATEGORIES = frozenset({"search", "read"})
 
 COMPANION_DESCRIPTION = (

@@ -7,6 +7,7 @@ from collections.abc import Callable, Iterable, Mapping
 from types import MappingProxyType
 from typing import Any
 
+from slimtools.categories import CATEGORIES
 from slimtools.errors import ConfigurationError
 
 
@@ -61,3 +62,15 @@ def check_counter(counter: Any) -> None:
         f"token_counter must return an int, got {type(answer).__name__} {answer!r}"
         " (round it: lambda text: int(...))"
     )
+
+
+def check_categories(categories: Mapping[str, str], retention: Mapping[str, Any]) -> None:
+    """Refuse a declared category that is neither built in nor given a ``retention``: a
+    typo (``"serach"``) would otherwise clear the tool after ``keep_turns``, unnoticed."""
+    known = CATEGORIES | set(retention)
+    for tool, category in categories.items():
+        if category not in known:
+            raise ConfigurationError(
+                f"categories[{tool!r}] is {category!r}, not a category: use one of "
+                f"{', '.join(sorted(known))}, or give {category!r} a retention"
+            )

@@ -20,6 +20,7 @@ from typing import Any
 
 from slimtools.categories import REPEATABLE_CATEGORIES, infer_category, repeatable_by_name
 from slimtools.clearing._checks import (
+    check_categories,
     check_count,
     check_counter,
     frozen_map,
@@ -226,6 +227,7 @@ class ClearingPolicy:
             raise ConfigurationError("supersede must be a bool")
         if not isinstance(self.infer_categories, bool):
             raise ConfigurationError("infer_categories must be a bool")
+        check_categories(self.categories, self.retention)
         if self.on_event is not None:
             check_listener(self.on_event, "on_event")
         # Per-tool decisions are asked once per result; memoise them (the policy is frozen).

@@ -224,3 +224,15 @@ def test_a_token_counter_that_fails_on_the_probe_is_left_to_its_first_use():
         raise RuntimeError("no client yet")
 
     assert ClearingPolicy(token_counter=not_ready).token_counter is not_ready
+
+
+def test_a_category_that_is_not_one_is_refused():
+    """A typo in a declared category is a configuration error naming the tool."""
+    with pytest.raises(ConfigurationError, match=r"'search_logs'.*'serach'"):
+        ClearingPolicy(categories={"search_logs": "serach"})
+
+
+def test_a_category_given_a_retention_is_one():
+    """A category of the user's own counts once the policy's ``retention`` gives it turns."""
+    policy = ClearingPolicy(categories={"audit_log": "audit"}, retention={"audit": 50})
+    assert policy.turns_to_keep("audit_log") == 50
