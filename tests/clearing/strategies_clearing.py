@@ -340,3 +340,25 @@ edit_cases = st.tuples(
     edit_turns, policies.map(lambda p: p.replace(retention={**p.retention, "write": 1}))
 )
 """(history, policy) pairs whose write results fall due, so their calls get shortened."""
+
+
+def openai_sdk_history() -> list[Any]:
+    """An OpenAI chat history whose first call is a ``ChatCompletionMessage`` as the SDK
+    returns it (tool call ``c1`` of ``t``, a large result), then two turns of dicts."""
+    from openai.types.chat import ChatCompletionMessage
+
+    msg = ChatCompletionMessage.model_validate(
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [
+                {"id": "c1", "type": "function", "function": {"name": "t", "arguments": '{"q":1}'}}
+            ],
+        }
+    )
+    return [
+        {"role": "user", "content": "go"},
+        msg,
+        {"role": "tool", "tool_call_id": "c1", "content": big()},
+        *render("openai_chat", script("t", "t"))[1:],
+    ]

@@ -18,7 +18,16 @@ from slimtools.clearing import (
     view,
 )
 from slimtools.typing import Audit
-from tests.clearing.strategies_clearing import FORMATS, Call, Res, Turn, big, render, script
+from tests.clearing.strategies_clearing import (
+    FORMATS,
+    Call,
+    Res,
+    Turn,
+    big,
+    openai_sdk_history,
+    render,
+    script,
+)
 
 fmt_param = pytest.mark.parametrize("fmt", FORMATS)
 FLAT = ClearingPolicy(cache=None, retention={}, infer_categories=False)
@@ -204,27 +213,11 @@ def test_sinks_restore_long_integers_and_surrogates_in_blanked_arguments_exactly
 def test_file_sinks_restore_sdk_call_entries_as_sdk_objects(audit):
     """Blanked calls of an OpenAI ``ChatCompletionMessage`` come back from every sink as the
     SDK's own tool-call objects, not dicts inside the SDK message."""
-    from openai.types.chat import ChatCompletionMessage
-
-    msg = ChatCompletionMessage.model_validate(
-        {
-            "role": "assistant",
-            "content": None,
-            "tool_calls": [
-                {"id": "c1", "type": "function", "function": {"name": "t", "arguments": '{"q":1}'}}
-            ],
-        }
-    )
-    history = [
-        {"role": "user", "content": "go"},
-        msg,
-        {"role": "tool", "tool_call_id": "c1", "content": big()},
-        *render("openai_chat", script("t", "t"))[1:],
-    ]
+    history = openai_sdk_history()
     out = clear_stale_results(history, INPUTS, audit=audit)
     assert out[1].tool_calls[0].function.arguments == "{}"
     back = restore(out, audit)
-    assert type(back[1].tool_calls[0]) is type(msg.tool_calls[0])
+    assert type(back[1].tool_calls[0]) is type(history[1].tool_calls[0])
     assert back == history
 
 

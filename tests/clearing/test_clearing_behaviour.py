@@ -12,7 +12,17 @@ from slimtools.clearing import (
     view,
 )
 from slimtools.clearing.formats.media import MEDIA_TOKENS
-from tests.clearing.strategies_clearing import FORMATS, IMAGE, Call, Res, Turn, big, render, script
+from tests.clearing.strategies_clearing import (
+    FORMATS,
+    IMAGE,
+    Call,
+    Res,
+    Turn,
+    big,
+    openai_sdk_history,
+    render,
+    script,
+)
 
 fmt_param = pytest.mark.parametrize("fmt", FORMATS)
 FLAT = ClearingPolicy(cache=None, retention={}, infer_categories=False)  # only keep_turns applies
@@ -315,27 +325,11 @@ def test_langchain_middleware_cleared_results_count_as_cleared():
 
 def test_openai_sdk_objects_are_read_and_rewritten():
     """ChatCompletionMessage objects straight from a response are handled."""
-    from openai.types.chat import ChatCompletionMessage
-
-    msg = ChatCompletionMessage.model_validate(
-        {
-            "role": "assistant",
-            "content": None,
-            "tool_calls": [
-                {"id": "c1", "type": "function", "function": {"name": "t", "arguments": '{"q":1}'}}
-            ],
-        }
-    )
-    history = [
-        {"role": "user", "content": "go"},
-        msg,
-        {"role": "tool", "tool_call_id": "c1", "content": big()},
-        *render("openai_chat", script("t", "t"))[1:],
-    ]
+    history = openai_sdk_history()
     out = clear_stale_results(history, FLAT.replace(clear_tool_inputs=True))
     assert view(out).results[0].cleared
     assert out[1].tool_calls[0].function.arguments == "{}"
-    assert msg.tool_calls[0].function.arguments == '{"q":1}'
+    assert history[1].tool_calls[0].function.arguments == '{"q":1}'
 
 
 def test_anthropic_sdk_blocks_are_read_and_rewritten():
