@@ -109,6 +109,21 @@ def dumps(value: Any) -> bytes:
     return _BIG_MARK.sub(rb"\1", out) if b"\\u0000int:" in out else out
 
 
+def dumps_exact(value: Any) -> bytes:
+    """``value`` as JSON that :func:`loads` reads back exactly: orjson for plain data, the
+    standard library for what orjson refuses but JSON holds (lone surrogates, integers
+    beyond 64 bits), :func:`dumps`' fallbacks for the rest (SDK objects). For data kept to
+    be given back as it was (an audit's originals)."""
+    try:
+        return orjson.dumps(value)
+    except (TypeError, orjson.JSONEncodeError):
+        pass
+    try:  # ASCII, so a lone surrogate is written as its escape
+        return json.dumps(value, separators=(",", ":"), allow_nan=False).encode("ascii")
+    except (TypeError, ValueError, RecursionError):
+        return dumps(value)
+
+
 def dumps_str(value: Any) -> str:
     """:func:`dumps` as ``str``."""
     return dumps(value).decode("utf-8")

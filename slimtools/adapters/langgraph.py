@@ -101,18 +101,18 @@ class _Clearers:
 
     def _for(self, thread: str) -> tuple[Clearer, threading.Lock]:
         with self._lock:
-            clearer = self._by_thread.get(thread)
-            if clearer is None:
-                clearer = (
+            entry = self._by_thread.get(thread)
+            if entry is None:
+                entry = (
                     Clearer(self.policy, format="langchain", audit=self.audit),
                     threading.Lock(),
                 )
-                self._by_thread[thread] = clearer
+                self._by_thread[thread] = entry
                 while len(self._by_thread) > self.max_threads:
                     self._by_thread.popitem(last=False)
             else:
                 self._by_thread.move_to_end(thread)
-            return clearer
+            return entry
 
 
 def _thread_id() -> str:

@@ -13,7 +13,6 @@ as their dict form, but the call entries of an SDK message as its SDK type.
 
 from __future__ import annotations
 
-import json
 import logging
 import sqlite3
 import threading
@@ -23,9 +22,7 @@ from os import PathLike
 from pathlib import Path
 from typing import Any, Literal, Protocol, runtime_checkable
 
-import orjson
-
-from slimtools._json import dumps, loads
+from slimtools._json import dumps_exact, loads
 from slimtools.clearing.formats.view import check_history, detect_format, get_codec, safe_decode
 
 logger = logging.getLogger("slimtools.clearing")
@@ -89,20 +86,6 @@ class MemoryAudit:
         return iter(list(self.records))
 
 
-def _exact(value: Any) -> bytes:
-    """``value`` as JSON that :func:`~slimtools._json.loads` reads back exactly: orjson for
-    plain data, the standard library for what orjson refuses but JSON holds (lone
-    surrogates, integers beyond 64 bits), the package's fallbacks for the rest (SDK objects)."""
-    try:
-        return orjson.dumps(value)
-    except (TypeError, orjson.JSONEncodeError):
-        pass
-    try:  # ASCII, so a lone surrogate is written as its escape
-        return json.dumps(value, separators=(",", ":"), allow_nan=False).encode("ascii")
-    except (TypeError, ValueError, RecursionError):
-        return dumps(value)
-
-
 def _record(data: Any) -> AuditRecord:
     return AuditRecord(
         kind=data["kind"],
@@ -126,7 +109,7 @@ class JsonlAudit:
 
     def write(self, records: Sequence[AuditRecord]) -> None:
         """Append the batch in one write, then flush."""
-        payload = b"".join(_exact(r.to_dict()) + b"\n" for r in records)
+        payload = b"".join(dumps_exact(r.to_dict()) + b"\n" for r in records)
         with self._lock:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             with self.path.open("ab") as fh:
@@ -169,7 +152,7 @@ class SQLiteAudit:
         """Insert the batch in one transaction."""
         rows = [
             (r.kind, r.call_id, r.tool, r.chars, r.tokens, r.turn, r.position, r.format,
-             _exact(r.original).decode())
+             dumps_exact(r.original).decode())
             for r in records
         ]  # fmt: skip
         with self._lock, self._db:

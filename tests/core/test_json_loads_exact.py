@@ -56,3 +56,12 @@ def test_integers_orjson_reads_exactly_keep_the_fast_path(number):
     if len(str(abs(number))) > 19 or (number < 0 and len(str(-number)) > 18):
         return
     assert not may_hold_long_integer(json.dumps({"id": number}).encode())
+
+
+def test_dumps_exact_round_trips_what_orjson_refuses():
+    """Lone surrogates and integers beyond 64 bits come back from ``loads`` as they were."""
+    from slimtools._json import dumps_exact
+
+    value = {"text": "cut \ud83d here", "id": 2**70 + 1, "n": -(2**64), "plain": [1, "a"]}
+    assert loads(dumps_exact(value)) == value
+    assert dumps_exact({"a": 1}) == b'{"a":1}'
