@@ -10,7 +10,10 @@ and its tokens are:
   each result's text plus :data:`MEDIA_TOKENS` per image, document or file;
 - a result answers the latest call with its id and consumes it (some OpenAI-compatible
   servers reuse ids such as ``"call_0"`` every turn); a second result with that id, or one
-  whose call was never seen, is an orphan.
+  whose call was never seen, is an orphan;
+- an id called twice within one turn (a broken history) pairs with nothing: which call a
+  result with that id answers cannot be told, so its results are read as orphans (left
+  whole) until a later turn calls that id again.
 """
 
 from __future__ import annotations
@@ -56,6 +59,8 @@ class Reading:
     offsets: MutableSequence[int] = field(default_factory=list)  # tokens before each message
     tool_uses: int = 0
     calls: dict[str, SeenCall] = field(default_factory=dict)  # unanswered, by id
+    # Ids called twice in one turn: their results answer no call (ambiguous pairing).
+    twice: set[str] = field(default_factory=set)
     text_tokens: int | None = None  # the last message's other text (None: it had none)
 
 
@@ -79,7 +84,7 @@ def read_messages(
     (logged at debug level): a malformed message must not stop an agent loop. The hot loop
     of a long one-shot pass, hence the local variables and the default counter's ASCII
     case inlined (the same figure: a test pins it)."""
-    decode, calls, run_turns = codec.decode, reading.calls, codec.run_turns
+    decode, calls, run_turns, twice = codec.decode, reading.calls, codec.run_turns, reading.twice
     turns, previous, tokens, uses = reading.turns, reading.previous_model, reading.tokens, 0
     turn_start, offset, first_number = reading.turn_start, reading.offsets.append, reading.tool_uses
     default = count is count_tokens
@@ -110,8 +115,13 @@ def read_messages(
             uses += 1
             info = (c.name, c.args, position, size, len(c.args_text), first_number + uses)
             seen: SeenCall = new_tuple(SeenCall, info)
+            displaced = calls.get(c.id)
+            if displaced is not None and displaced.position >= turn_start:
+                twice.add(c.id)  # called twice this turn: neither call can be paired
+            elif twice:
+                twice.discard(c.id)  # a later turn's call: it pairs again
             if on_call is not None:
-                on_call(c, seen, calls.get(c.id))
+                on_call(c, seen, displaced)
             calls[c.id] = seen  # the latest call with an id is the one a result answers
         for raw in results:
             txt = raw.text
@@ -119,7 +129,8 @@ def read_messages(
             if raw.media:
                 size += MEDIA_TOKENS * len(raw.media)
             tokens += size
-            file(raw, position, size, turns, calls.pop(raw.call_id, None))
+            call = calls.pop(raw.call_id, None)
+            file(raw, position, size, turns, None if twice and raw.call_id in twice else call)
     reading.turns, reading.previous_model, reading.tokens = turns, previous, tokens
     reading.turn_start, reading.text_tokens = turn_start, text_tokens
     reading.tool_uses += uses
