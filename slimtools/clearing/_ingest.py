@@ -59,8 +59,9 @@ class Reading:
     offsets: MutableSequence[int] = field(default_factory=list)  # tokens before each message
     tool_uses: int = 0
     calls: dict[str, SeenCall] = field(default_factory=dict)  # unanswered, by id
-    # Ids called twice in one turn: their results answer no call (ambiguous pairing).
-    twice: set[str] = field(default_factory=set)
+    # Ids called twice in the current turn, by that turn's start: their calls are dropped,
+    # so their results answer none (which call one answers cannot be told).
+    twice: dict[str, int] = field(default_factory=dict)
     text_tokens: int | None = None  # the last message's other text (None: it had none)
 
 
@@ -115,22 +116,37 @@ def read_messages(
             uses += 1
             info = (c.name, c.args, position, size, len(c.args_text), first_number + uses)
             seen: SeenCall = new_tuple(SeenCall, info)
-            displaced = calls.get(c.id)
-            if displaced is not None and displaced.position >= turn_start:
-                twice.add(c.id)  # called twice this turn: neither call can be paired
-            elif twice:
-                twice.discard(c.id)  # a later turn's call: it pairs again
             if on_call is not None:
-                on_call(c, seen, displaced)
-            calls[c.id] = seen  # the latest call with an id is the one a result answers
+                on_call(c, seen, calls.get(c.id))
+            if (prior := calls.setdefault(c.id, seen)) is not seen or twice:  # seen before
+                _called_again(reading, c.id, seen, prior, turn_start)
         for raw in results:
             txt = raw.text
             size = (len(txt) + 3) // 4 if default and txt.isascii() else count(txt) if txt else 0
             if raw.media:
                 size += MEDIA_TOKENS * len(raw.media)
             tokens += size
-            call = calls.pop(raw.call_id, None)
-            file(raw, position, size, turns, None if twice and raw.call_id in twice else call)
+            file(raw, position, size, turns, calls.pop(raw.call_id, None))
     reading.turns, reading.previous_model, reading.tokens = turns, previous, tokens
     reading.turn_start, reading.text_tokens = turn_start, text_tokens
     reading.tool_uses += uses
+
+
+def _called_again(
+    reading: Reading, call_id: str, seen: SeenCall, prior: SeenCall, turn_start: int
+) -> None:
+    """File a call whose id is unanswered already (``prior``), or while ids are doubled.
+
+    The latest call with an id is the one a result answers, unless both are of this turn:
+    then neither call is kept (nor a third of this turn), so its results are orphans left
+    whole. Off the hot path: it runs only for an id still unanswered or while some id is
+    doubled, and entries of past turns go at the first call of a new one."""
+    calls, twice = reading.calls, reading.twice
+    stale = [key for key, start in twice.items() if start != turn_start]
+    for key in stale:
+        del twice[key]
+    if twice.get(call_id) == turn_start or (prior is not seen and prior.position >= turn_start):
+        twice[call_id] = turn_start
+        del calls[call_id]
+    else:
+        calls[call_id] = seen
