@@ -286,7 +286,8 @@ def restore(
     originals = _Originals(audit.read(), fmt, held)
     out = list(history)
     for position, d in enumerate(decoded):  # results first: arguments follow their results
-        contents = originals.take("result", position, [(r.slot, r.call_id) for r in d.results])
+        cleared = [(r.slot, r.call_id) for r in d.results if r.cleared]
+        contents = originals.take("result", position, cleared)
         for r in d.results:
             if not r.cleared and originals.knows(r.call_id):
                 content = codec.result_content(history[position], r.slot)
@@ -308,10 +309,12 @@ class _Originals:
     def __init__(
         self, records: Iterable[AuditRecord], fmt: str, held: Counter[tuple[str, str]]
     ) -> None:
-        self._by_id: dict[tuple[str, str], list[AuditRecord]] = {}
+        # (kind, call id) -> position -> records: ids such as "call_0" may recur every turn
+        self._by_id: dict[tuple[str, str], dict[int, list[AuditRecord]]] = {}
         for record in records:
             if record.format == fmt:
-                self._by_id.setdefault((record.kind, record.call_id), []).append(record)
+                places = self._by_id.setdefault((record.kind, record.call_id), {})
+                places.setdefault(record.position, []).append(record)
         self._held = held  # how many placeholders (results) or calls (inputs) hold each id
         self._owned: set[tuple[str, int]] = set()  # (call id, turn) of this history's results
         self.missing = 0  # placeholders with no record
@@ -319,18 +322,16 @@ class _Originals:
 
     def take(self, kind: str, position: int, keys: Iterable[tuple[Any, str]]) -> dict[Any, Any]:
         """The originals of ``(slot or id, call id)`` pairs at ``position`` that the audit
-        gives unambiguously, by slot or id (results: only placeholders are asked for)."""
+        gives unambiguously, by slot or id (results: asked for placeholders only)."""
         taken: dict[Any, Any] = {}
         for key, call_id in keys:
-            if kind == "result" and not self._held["result", call_id]:
-                continue
-            found = self._by_id.get((kind, call_id))
-            if not found:
+            places = self._by_id.get((kind, call_id))
+            if not places:
                 self.missing += kind == "result"
                 continue
-            here = [r for r in found if r.position == position]
-            if not here and self._held[kind, call_id] == 1 and _one_place(found):
-                here = found  # moved since: one id in the history, one place in the audit
+            here = places.get(position, [])
+            if not here and self._held[kind, call_id] == 1 and len(places) == 1:
+                here = next(iter(places.values()))  # moved: one id here, one place audited
             if kind == "input":  # only with a result of this history's
                 here = [r for r in here if (r.call_id, r.turn) in self._owned]
                 if not here:
@@ -349,8 +350,7 @@ class _Originals:
     def confirm(self, position: int, call_id: str, content: Any) -> None:
         """Note a whole result at ``position`` that a record there holds (its call's
         arguments were shortened while it stayed): those arguments are this history's."""
-        found = self._by_id.get(("result", call_id), ())
-        here = [r for r in found if r.position == position]
+        here = self._by_id.get(("result", call_id), {}).get(position, [])
         if here and _agree(here) and _same(here[0].original, content):
             self._owned.update((r.call_id, r.turn) for r in here)
 
@@ -370,11 +370,6 @@ class _Originals:
                 self.ambiguous,
                 audit,
             )
-
-
-def _one_place(records: list[AuditRecord]) -> bool:
-    first = records[0].position
-    return all(r.position == first for r in records)
 
 
 def _agree(records: list[AuditRecord]) -> bool:

@@ -230,3 +230,40 @@ def test_restore_from_a_shared_sink_gives_only_this_historys_originals(fmt, one,
     calls = view(restore(out, sink), fmt).calls, view(first, fmt).calls, view(out, fmt).calls
     for call, original_call, blanked in zip(*calls, strict=True):
         assert call.args in (original_call.args, blanked.args)
+
+
+def test_a_moved_history_never_gets_an_original_over_a_whole_result_of_a_reused_id():
+    """call_0 is cleared in turn 1 and whole in turn 3: after a move, the placeholder gets
+    its original back and the whole result stays as it is."""
+    history = render(
+        "anthropic",
+        [
+            Turn((Call("call_0", "read_file", {"path": "/a"}, Res(big("old"))),), user="go"),
+            Turn(),
+            Turn((Call("call_0", "read_file", {"path": "/b"}, Res(big("new"))),)),
+        ],
+    )
+    audit = MemoryAudit()
+    out = clear_stale_results(history, FLAT, audit=audit)
+    assert [r.cleared for r in view(out).results] == [True, False]
+    note = {"role": "user", "content": "context"}
+    assert restore([note, *out], audit) == [note, *history]
+
+
+def test_shortened_arguments_of_a_result_left_whole_are_restored():
+    """A write call's long arguments shortened while its short result stayed whole come back
+    (the result's record, matching the result as it stands, vouches for them)."""
+    history = render(
+        "anthropic",
+        [
+            Turn((Call("w", "write_file", {"path": "/a", "content": big("line")}, Res("ok")),)),
+            Turn(),
+            Turn(),
+        ],
+    )
+    policy = FLAT.replace(categories={"write_file": "write"}, retention={"write": 1})
+    audit = MemoryAudit()
+    out = clear_stale_results(history, policy, audit=audit)
+    assert out != history
+    assert not view(out).results[0].cleared
+    assert restore(out, audit) == history
