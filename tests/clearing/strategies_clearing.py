@@ -388,3 +388,16 @@ def cached_anthropic_histories(draw: st.DrawFn) -> list[Any]:
                     content[i] = {**block, "content": [mark(b) for b in inner]}
         out.append({**message, "content": content})
     return out
+
+
+@st.composite
+def doubled_id_turns(draw: st.DrawFn) -> tuple[list[Turn], str]:
+    """Random turns in which one turn calls two tools under one id, and that id."""
+    out = draw(turns(max_turns=8))
+    calls = (
+        Call("twin", draw(st.sampled_from(TOOLS)), draw(_args), draw(results)),
+        Call("twin", draw(st.sampled_from(TOOLS)), draw(_args), draw(results)),
+    )
+    at = draw(st.integers(0, len(out)))
+    out.insert(at, Turn(calls, user="task" if at == 0 else None))
+    return out, "twin"

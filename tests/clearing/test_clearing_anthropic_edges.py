@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from slimtools.clearing import (
     ClearingPolicy,
@@ -23,6 +24,7 @@ from tests.clearing.strategies_clearing import (
     Turn,
     big,
     cached_anthropic_histories,
+    doubled_id_turns,
     render,
 )
 
@@ -225,3 +227,16 @@ def test_other_results_of_a_turn_with_a_doubled_id_are_still_cleared():
     history = render("anthropic", [Turn(calls), Turn(), Turn()])
     cleared = [r.call_id for r in view(clear_stale_results(history, FLAT)).results if r.cleared]
     assert cleared == ["solo"]
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.sampled_from(FORMATS), doubled_id_turns())
+def test_no_result_of_an_id_called_twice_in_a_turn_is_ever_cleared(fmt, doubled):
+    """Property, every format: the results of a doubled id stay whole, clearing the rest
+    raises nothing, and restore gives the history back."""
+    script_, twin = doubled
+    history = render(fmt, script_)
+    audit = MemoryAudit()
+    out = clear_stale_results(history, FLAT.replace(clear_tool_inputs=True), audit=audit)
+    assert not [r for r in view(out).results if r.call_id == twin and r.cleared]
+    assert restore(out, audit) == history
