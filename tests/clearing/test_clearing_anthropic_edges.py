@@ -135,11 +135,11 @@ def test_thinning_keeps_the_breakpoint_of_a_cleared_result():
 @settings(max_examples=60, deadline=None)
 @given(cached_anthropic_histories())
 def test_clear_then_restore_is_exact_with_breakpoints_and_keeps_the_pairing(history):
-    """Property: with cache_control anywhere, restore(clear(h)) == h; clearing keeps every
-    tool_use/tool_result id where it was and every breakpoint on the block it was on (or on
-    the placeholder block that replaced the content)."""
+    """Property: with cache_control anywhere, restore(clear(h)) == h (arguments blanked
+    too); clearing keeps every tool_use/tool_result id where it was and every breakpoint on
+    the block it was on (or on the placeholder block that replaced the content)."""
     audit = MemoryAudit()
-    out = clear_stale_results(history, FLAT, audit=audit)
+    out = clear_stale_results(history, FLAT.replace(clear_tool_inputs=True), audit=audit)
     assert restore(out, audit) == history
     before, after = view(history), view(out)
     assert [(c.id, c.position) for c in after.calls] == [(c.id, c.position) for c in before.calls]
