@@ -41,7 +41,12 @@ async def serve(config: ProxyConfig, upstream: UpstreamSpec, transport: Transpor
     # The proxy forwards deprecated features (roots, logging) as long as clients use them.
     warnings.filterwarnings("ignore", category=MCPDeprecationWarning)
     relay = Relay()
-    supervisor = Supervisor(upstream, callbacks=relay.callbacks(), progress=relay.progress)
+    supervisor = Supervisor(
+        upstream,
+        callbacks=relay.callbacks(),
+        progress=relay.progress,
+        timeout=config.call_timeout,
+    )
     async with anyio.create_task_group() as group:
         await group.start(supervisor.run)
         try:
@@ -73,6 +78,7 @@ async def _transparent_server(
         await supervisor.tools(),
         supervisor.capabilities,
         record_prefix=f"slimtools://{quote(proxy.kit.name, safe='')}/",
+        timeout=config.call_timeout,
     )
     return server
 
