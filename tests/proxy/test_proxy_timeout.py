@@ -20,7 +20,7 @@ import pytest
 from mcp import Client, StdioServerParameters
 from mcp.shared.exceptions import MCPError
 
-from tests._ports import ROOT, TIMEOUT, slimtools
+from tests._ports import ROOT, TIMEOUT, run, slimtools
 from tests.proxy.proxy_broken_upstream import SECRET
 from tests.proxy.proxy_fixtures import text_of
 
@@ -97,3 +97,12 @@ async def test_a_forwarded_request_left_unanswered_is_a_json_rpc_error():
     assert "prompts/get" in raised.value.error.message
     assert "0.5 s" in raised.value.error.message
     assert text_of(after) == "still here"
+
+
+def test_a_dry_run_left_unanswered_says_so_and_exits_2():
+    """``--dry-run`` of a call the upstream never answers: one line naming it, status 2."""
+    command = ["--call-timeout", "0.5", "--dry-run", "silent", "--", sys.executable, BROKEN]
+    done = run(slimtools("proxy", *command))
+    assert done.returncode == 2
+    assert "'silent' got no answer" in done.stderr
+    assert SECRET not in done.stderr + done.stdout
