@@ -14,6 +14,7 @@ import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
+from typing import Any
 
 import anyio
 import pytest
@@ -106,3 +107,21 @@ def test_a_dry_run_left_unanswered_says_so_and_exits_2():
     assert done.returncode == 2
     assert "'silent' got no answer" in done.stderr
     assert SECRET not in done.stderr + done.stdout
+
+
+async def test_other_calls_are_answered_while_one_waits_for_its_timeout():
+    """A call in flight to a silent upstream tool holds up no other call: an ``echo`` sent
+    meanwhile is answered while the silent one still waits."""
+    results: dict[str, Any] = {}
+
+    async def call(client: Client, tool: str) -> None:
+        results[tool] = await client.call_tool(tool, {"text": "meanwhile"})
+
+    async with proxied("--call-timeout", "30") as client, anyio.create_task_group() as group:
+        group.start_soon(call, client, "silent")
+        await anyio.sleep(0)
+        await call(client, "echo")
+        still_waiting = "silent" not in results
+        group.cancel_scope.cancel()
+    assert still_waiting
+    assert text_of(results["echo"]) == "meanwhile"
