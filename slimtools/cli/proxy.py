@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import dataclasses
 import json
 import sys
 from typing import Any
@@ -68,9 +69,29 @@ def _proxy_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--dry-run", metavar="TOOL", help="call TOOL once and compare tokens")
     parser.add_argument("--args", metavar="JSON", default="{}", help="arguments for --dry-run")
     parser.add_argument(
+        "--call-timeout",
+        metavar="SECONDS",
+        type=_seconds,
+        help="seconds an upstream call may take before the client gets an error "
+        "(over the config's call_timeout; default 60, 0: unbounded)",
+    )
+    parser.add_argument(
         "--verbose", action="store_true", help="log tool failures with their tracebacks"
     )
     parser.add_argument("upstream", nargs=argparse.REMAINDER, help="-- COMMAND [ARGS...]")
+
+
+def _seconds(text: str) -> float:
+    """A ``--call-timeout`` value: a finite number of seconds, not negative."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not 0 <= value < float("inf"):
+        raise argparse.ArgumentTypeError(
+            f"must be a number of seconds (0: unbounded), got {text!r}"
+        )
+    return value
 
 
 def _upstream_arguments(parser: argparse.ArgumentParser) -> None:
@@ -174,6 +195,8 @@ def run_proxy_command(args: argparse.Namespace) -> int:
     configure_logging(verbose=args.verbose)
     try:
         config = load_config(args.config)
+        if args.call_timeout is not None:
+            config = dataclasses.replace(config, call_timeout=args.call_timeout or None)
         spec = _upstream(args)
         if args.dry_run:
             report = asyncio.run(dry_run(config, spec, args.dry_run, _json_args(args.args)))

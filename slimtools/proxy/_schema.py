@@ -6,6 +6,7 @@ A Pydantic model with ``extra="forbid"``; each tool's table is ``slimtools.forei
 
 from __future__ import annotations
 
+import math
 from typing import Literal
 
 from pydantic import (
@@ -13,6 +14,7 @@ from pydantic import (
     ConfigDict,
     Field,
     StrictBool,
+    StrictFloat,
     StrictInt,
     ValidationInfo,
     field_validator,
@@ -41,6 +43,9 @@ class ConfigFile(BaseModel):
     emit: Literal["both", "text", "structured"] | None = Field(
         None, description='"both", "text" or "structured"'
     )
+    call_timeout: StrictInt | StrictFloat | StrictBool | None = Field(
+        None, description="a positive number of seconds, or 0/false for none"
+    )
     tools: dict[str, ToolTable] = Field({}, description="a table of [tools.NAME] tables")
 
     @field_validator("max_tokens", "auto_briefs")
@@ -49,6 +54,20 @@ class ConfigFile(BaseModel):
         if value is True or (isinstance(value, int) and not isinstance(value, bool) and value < 0):
             raise SchemaError(
                 f"must be a positive integer, or 0/false for none, got {value!r}",
+                str(info.field_name),
+            )
+        return value
+
+    @field_validator("call_timeout")
+    @classmethod
+    def _seconds(cls, value: float | bool | None, info: ValidationInfo) -> float | bool | None:
+        if value is True or (
+            isinstance(value, (int, float))
+            and not isinstance(value, bool)
+            and not 0 <= value < math.inf  # nan and inf fail too
+        ):
+            raise SchemaError(
+                f"must be a positive number of seconds, or 0/false for none, got {value!r}",
                 str(info.field_name),
             )
         return value

@@ -5,6 +5,7 @@ max_tokens = 20000             # unconfigured tools: a larger result becomes an 
 store = "sqlite:///handles.db" # default memory://; sqlite or redis to share handles
 auto_briefs = 2000             # unconfigured record results past this: briefs (0: never)
 emit = "text"                  # "both", "text" or "structured" (default: per client)
+call_timeout = 60              # seconds an upstream call may take (0: unbounded)
 
 [tools.list_issues]            # a tool name, or a glob such as "list_*"
 items = "items"                # where the records are in a dict result
@@ -62,6 +63,7 @@ else:  # pragma: no cover - exercised on Python 3.10 only
         ) from exc
 
 __all__ = [
+    "DEFAULT_CALL_TIMEOUT",
     "DEFAULT_MAX_TOKENS",
     "FieldSpec",
     "ProxyConfig",
@@ -74,6 +76,9 @@ __all__ = [
 
 DEFAULT_AUTO_BRIEFS = 2_000
 """Unconfigured record results past this many tokens are shown as automatic briefs."""
+
+DEFAULT_CALL_TIMEOUT = 60.0
+"""Seconds the proxy waits for the upstream's answer to one call before it gives up on it."""
 
 EMITS = ("both", "text", "structured")
 """The values of ``emit``: which channels of an MCP tool result carry the envelope."""
@@ -91,6 +96,8 @@ class ProxyConfig:
     auto_briefs: int | None = DEFAULT_AUTO_BRIEFS
     emit: str | None = None
     """The channels of tool results (``EMITS``); None: chosen per client."""
+    call_timeout: float | None = DEFAULT_CALL_TIMEOUT
+    """Seconds one forwarded request may wait for the upstream; None: unbounded."""
     tools: tuple[tuple[str, ToolOptions], ...] = ()
     source: str = "<defaults>"
     _exact: dict[str, ToolOptions] = field(default_factory=dict, repr=False, compare=False)
@@ -187,6 +194,7 @@ def parse_config(text: str, source: str = "<config>") -> ProxyConfig:
         raise where.error(message, *path) from None
     briefs = DEFAULT_AUTO_BRIEFS if "auto_briefs" not in data else parsed.auto_briefs
     budget = DEFAULT_MAX_TOKENS if "max_tokens" not in data else parsed.max_tokens
+    timeout = DEFAULT_CALL_TIMEOUT if "call_timeout" not in data else parsed.call_timeout
     return ProxyConfig(
         max_tokens=budget if budget and budget is not True else None,
         store=parsed.store,
@@ -195,6 +203,7 @@ def parse_config(text: str, source: str = "<config>") -> ProxyConfig:
         name=parsed.name,
         auto_briefs=briefs if briefs and briefs is not True else None,
         emit=parsed.emit,
+        call_timeout=float(timeout) if timeout and timeout is not True else None,
         tools=tuple((name, table_options(table)) for name, table in parsed.tools.items()),
         source=source,
     )

@@ -13,6 +13,10 @@ client of the requests in flight, or with none in flight the only client connect
 When that is ambiguous (several HTTP clients in flight at once) a request gets an error and a
 notification is dropped, rather than risk telling one client about another's call; progress
 always reaches the right client, since it names the call's own progress token.
+
+Each forwarded request is bounded by the proxy's ``call_timeout``: an upstream that does not
+answer in time, or answers with what the SDK cannot read, gives the client a JSON-RPC error
+naming the request (never the upstream's unreadable content), and the proxy goes on serving.
 """
 
 from __future__ import annotations
@@ -23,6 +27,8 @@ from collections.abc import Awaitable, Callable
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any
+
+import anyio
 
 try:
     import mcp_types as types
@@ -43,6 +49,7 @@ _SERVING: ContextVar[ServerRequestContext[Any, Any] | None] = ContextVar(
     "slimtools_proxy_serving", default=None
 )
 _INTERNAL = -32603
+_REQUEST_TIMEOUT = -32001  # the MCP SDK's code for a request that timed out
 
 
 @dataclass
@@ -156,6 +163,7 @@ def forward_all(
     capabilities: types.ServerCapabilities,
     *,
     record_prefix: str,
+    timeout: float | None = None,
 ) -> None:
     """Register on ``server`` a forwarder for each request the upstream serves.
 
@@ -165,12 +173,17 @@ def forward_all(
         upstream_tools: the upstream's tools as it listed them (for their other fields).
         capabilities: the upstream's capabilities, advertised as the proxy's own.
         record_prefix: the ``slimtools://<toolkit>/`` prefix of the proxy's records.
+        timeout: the seconds each forwarded request may wait for the upstream (None:
+            unbounded).
     """
     low = server._lowlevel_server
     ours_templates = low.get_request_handler("resources/templates/list")
     ours_read = low.get_request_handler("resources/read")
     ours_tools = low.get_request_handler("tools/list")
-    add = low.add_request_handler
+
+    def add(method: str, params: Any, handler: Handler) -> None:
+        low.add_request_handler(method, params, bounded(method, handler, timeout))
+
     if capabilities.prompts is not None:
         add("prompts/list", types.PaginatedRequestParams, _list_prompts(client))
         add("prompts/get", types.GetPromptRequestParams, _get_prompt(client))
@@ -220,6 +233,36 @@ def _advertise(low: Any, upstream: types.ServerCapabilities) -> None:
 
 
 Handler = Callable[[Any, Any], Awaitable[Any]]
+
+
+def bounded(method: str, handler: Handler, timeout: float | None) -> Handler:
+    """``handler`` given at most ``timeout`` seconds, its failures to read the upstream's
+    answer made errors that name ``method`` and the exception's type only.
+
+    The SDK's reading errors (pydantic's) quote the answer, which may hold what the config
+    denies, so their text is withheld; an ``MCPError`` (the upstream's own JSON-RPC error, or
+    the proxy's) passes as it is.
+    """
+
+    async def handle(ctx: Any, params: Any) -> Any:
+        try:
+            with anyio.fail_after(timeout):
+                return await handler(ctx, params)
+        except TimeoutError:
+            log.warning("slimtools proxy: %s: no answer within %g s", method, timeout)
+            message = (
+                f"{method}: no answer from the upstream the proxy could read within {timeout:g} s"
+            )
+            raise MCPError(code=_REQUEST_TIMEOUT, message=message) from None
+        except MCPError:
+            raise
+        except Exception as exc:
+            kind = type(exc).__name__
+            log.warning("slimtools proxy: %s: unreadable answer (%s)", method, kind)
+            message = f"{method}: the upstream's answer could not be read ({kind})"
+            raise MCPError(code=_INTERNAL, message=message) from None
+
+    return handle
 
 
 def _list_prompts(client: Client) -> Handler:

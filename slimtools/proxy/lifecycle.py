@@ -5,6 +5,12 @@ left by the task that entered them): it connects, waits until a call finds the c
 lost, and connects again after a pause that doubles from ``backoff[0]`` up to
 ``backoff[-1]`` seconds. Calls made while the upstream is down are not queued: they get an
 error result naming the restart and when it is due, so the model can call again.
+
+A call the upstream leaves unanswered for ``timeout`` seconds (it never replies, or replies
+with a line the SDK cannot read, or with another request's id: the SDK drops those, and the
+call would wait forever) is abandoned with an error result naming the tool and the timeout;
+an answer that is no tool result gets an error naming only its exception type. Neither
+quotes the upstream's content, and the connection serves the next call as before.
 """
 
 from __future__ import annotations
@@ -50,6 +56,7 @@ class Supervisor:
     Args:
         spec: where the upstream is.
         backoff: the first and the longest pause before a restart, in seconds.
+        timeout: the seconds one call may wait for the upstream's answer (None: unbounded).
     """
 
     def __init__(
@@ -59,8 +66,10 @@ class Supervisor:
         callbacks: Mapping[str, Any] | None = None,
         progress: Callable[[], Any] | None = None,
         backoff: tuple[float, float] = (0.5, 30.0),
+        timeout: float | None = None,
     ) -> None:
         self.spec = spec
+        self.timeout = timeout
         self.callbacks = dict(callbacks or {})
         self.progress = progress
         self.backoff = backoff
@@ -97,18 +106,40 @@ class Supervisor:
         return await self._first.tools()
 
     async def call(self, name: str, arguments: dict[str, Any]) -> CallToolResult:
-        """Call ``name`` on the live upstream; while it restarts, an error saying so."""
+        """Call ``name`` on the live upstream; an error result when it is down or restarting,
+        does not answer within the timeout, or answers with what is no tool result.
+
+        Raises:
+            MCPError: the upstream answered with a JSON-RPC error (its own message).
+        """
         upstream = self.current
         if upstream is None:
             return self._down(name)
         try:
             progress = self.progress() if self.progress is not None else None
-            return await upstream.call(name, arguments, progress=progress)
+            with anyio.fail_after(self.timeout):
+                return await upstream.call(name, arguments, progress=progress)
+        except TimeoutError:
+            log.warning("slimtools proxy: %s: no answer within %g s", name, self.timeout)
+            return _error(
+                f"{name} failed: the upstream {self.spec.describe()!r} gave no answer the "
+                f"proxy could read within {self.timeout:g} s (its call_timeout), so the call "
+                "was abandoned; call again, or try another way"
+            )
         except Exception as exc:
-            if not is_lost(exc):
+            if is_lost(exc):
+                self._mark_lost(upstream)
+                return self._down(name)
+            if isinstance(exc, MCPError):
                 raise
-            self._mark_lost(upstream)
-            return self._down(name)
+            # The SDK could not read the answer as a tool result (pydantic's message quotes
+            # the answer, which may hold what the config denies): only the exception's type.
+            kind = type(innermost(exc)).__name__
+            log.warning("slimtools proxy: %s: unreadable answer (%s)", name, kind)
+            return _error(
+                f"{name} failed: the upstream {self.spec.describe()!r} answered with what is "
+                f"not a valid tool result ({kind}); its content is withheld"
+            )
 
     def _mark_lost(self, upstream: Upstream) -> None:
         if self.current is upstream:
@@ -117,8 +148,7 @@ class Supervisor:
             self._lost.set()
 
     def _down(self, name: str) -> CallToolResult:
-        text = self._down_text(name)
-        return CallToolResult(content=[TextContent(type="text", text=text)], is_error=True)
+        return _error(self._down_text(name))
 
     def _down_text(self, what: str) -> str:
         wait = max(0.0, self.next_attempt - time.monotonic())
@@ -160,6 +190,10 @@ class Supervisor:
         self._lost = anyio.Event()
         self.current = upstream
         await self._lost.wait()
+
+
+def _error(text: str) -> CallToolResult:
+    return CallToolResult(content=[TextContent(type="text", text=text)], is_error=True)
 
 
 def _one_line(exc: BaseException) -> str:

@@ -41,7 +41,12 @@ async def serve(config: ProxyConfig, upstream: UpstreamSpec, transport: Transpor
     # The proxy forwards deprecated features (roots, logging) as long as clients use them.
     warnings.filterwarnings("ignore", category=MCPDeprecationWarning)
     relay = Relay()
-    supervisor = Supervisor(upstream, callbacks=relay.callbacks(), progress=relay.progress)
+    supervisor = Supervisor(
+        upstream,
+        callbacks=relay.callbacks(),
+        progress=relay.progress,
+        timeout=config.call_timeout,
+    )
     async with anyio.create_task_group() as group:
         await group.start(supervisor.run)
         try:
@@ -73,6 +78,7 @@ async def _transparent_server(
         await supervisor.tools(),
         supervisor.capabilities,
         record_prefix=f"slimtools://{quote(proxy.kit.name, safe='')}/",
+        timeout=config.call_timeout,
     )
     return server
 
@@ -80,15 +86,23 @@ async def _transparent_server(
 async def dry_run(
     config: ProxyConfig, spec: UpstreamSpec, tool: str, arguments: dict[str, Any]
 ) -> str:
-    """Call ``tool`` once raw and once through the proxy; report both token counts."""
+    """Call ``tool`` once raw and once through the proxy; report both token counts (or,
+    starting ``slimtools proxy:``, why not: no such tool, no answer within ``call_timeout``)."""
     async with connect(spec) as upstream:
         proxy = await start(config, upstream)
         known = [t.name for t in proxy.kit.tools[:-1]]
         if tool not in known:
             # Raised here it would leave the client's task group as an ExceptionGroup.
             return f"slimtools proxy: no tool {tool!r} upstream; tools: {', '.join(known)}"
-        raw = raw_of(await upstream.call(tool, arguments))
-        slimmed = await proxy.kit.acall(tool, arguments)
+        try:
+            with anyio.fail_after(config.call_timeout):
+                raw = raw_of(await upstream.call(tool, arguments))
+                slimmed = await proxy.kit.acall(tool, arguments)
+        except TimeoutError:  # caught here, inside the client's task group
+            return (
+                f"slimtools proxy: {tool!r} got no answer the proxy could read within "
+                f"{config.call_timeout:g} s (call_timeout)"
+            )
     before = raw_tokens(raw.texts, raw.structured, count_tokens)
     after = count_tokens(slimmed.text)
     options = config.options_for(tool)

@@ -241,3 +241,26 @@ def test_a_deny_path_with_an_empty_step_is_refused_at_start(entry):
     """``deny = ["a..b"]`` is a config error naming the line, not a failure of every call."""
     with pytest.raises(ConfigurationError, match=r"slim.toml:2: tools.t.deny"):
         parse_config(f'[tools.t]\ndeny = ["{entry}"]\n', "slim.toml")
+
+
+def test_calls_wait_60_seconds_for_the_upstream_by_default():
+    """Without ``call_timeout`` an upstream call is abandoned after a minute."""
+    assert load_config(None).call_timeout == parse_config("").call_timeout == 60.0
+
+
+@pytest.mark.parametrize("text", ["call_timeout = 0\n", "call_timeout = false\n"])
+def test_call_timeout_zero_or_false_leaves_calls_unbounded(text):
+    """``0`` or ``false`` turns the timeout off, as ``max_tokens`` does the budget."""
+    assert parse_config(text).call_timeout is None
+
+
+def test_call_timeout_takes_fractions_of_a_second():
+    """``call_timeout = 0.5`` is half a second."""
+    assert parse_config("call_timeout = 0.5\n").call_timeout == 0.5
+
+
+@pytest.mark.parametrize("value", ["-1", "nan", "inf", "true", '"60"'])
+def test_a_bad_call_timeout_names_the_line_and_says_what_it_takes(value):
+    """A negative, infinite or non-number timeout is refused at start."""
+    message = _error(f'name = "p"\ncall_timeout = {value}\n')
+    assert message.startswith("slim.toml:2: call_timeout: must be a positive number"), message
