@@ -123,3 +123,14 @@ def read_messages(
     reading.turns, reading.previous_model, reading.tokens = turns, previous, tokens
     reading.turn_start, reading.text_tokens = turn_start, text_tokens
     reading.tool_uses += uses
+
+
+def same_message(message: Any, seen: Any, produced: Any = None) -> bool:
+    """``message`` is ``seen`` or ``produced``, or equal to either (lists: one C-level
+    comparison, identity first); an exotic ``__eq__`` that raises counts as changed."""
+    if message is seen or message is produced:
+        return True
+    try:
+        return bool(message == seen) or (produced is not None and bool(message == produced))
+    except Exception:
+        return False
