@@ -5,7 +5,7 @@ Completions, OpenAI Responses or Anthropic Messages) and returns a new list in t
 format with old tool results replaced; ``Clearer`` does the same incrementally for a growing
 history; ``view`` reads any history the same way for measuring. ``ClearingPolicy`` says what
 may be cleared and, under ``CachePricing``, whether clearing pays; audits keep the originals
-(``restore`` puts them back).
+(``restore`` puts them back; ``ScopedAudit`` lets histories share one sink).
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from slimtools.clearing.audit import (
     AuditRecord,
     JsonlAudit,
     MemoryAudit,
+    ScopedAudit,
     SQLiteAudit,
     restore,
 )
@@ -54,6 +55,7 @@ __all__ = [
     "PlaceholderInfo",
     "ResultView",
     "SQLiteAudit",
+    "ScopedAudit",
     "ToolHints",
     "clear_stale_results",
     "clear_with_report",

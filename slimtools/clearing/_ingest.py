@@ -10,7 +10,10 @@ and its tokens are:
   each result's text plus :data:`MEDIA_TOKENS` per image, document or file;
 - a result answers the latest call with its id and consumes it (some OpenAI-compatible
   servers reuse ids such as ``"call_0"`` every turn); a second result with that id, or one
-  whose call was never seen, is an orphan.
+  whose call was never seen, is an orphan;
+- an id called twice within one turn (a broken history) pairs with nothing: which call a
+  result with that id answers cannot be told, so its results are read as orphans (left
+  whole) until a later turn calls that id again.
 """
 
 from __future__ import annotations
@@ -56,6 +59,9 @@ class Reading:
     offsets: MutableSequence[int] = field(default_factory=list)  # tokens before each message
     tool_uses: int = 0
     calls: dict[str, SeenCall] = field(default_factory=dict)  # unanswered, by id
+    # Ids called twice in the current turn, by that turn's start: their calls are dropped,
+    # so their results answer none (which call one answers cannot be told).
+    twice: dict[str, int] = field(default_factory=dict)
     text_tokens: int | None = None  # the last message's other text (None: it had none)
 
 
@@ -79,7 +85,7 @@ def read_messages(
     (logged at debug level): a malformed message must not stop an agent loop. The hot loop
     of a long one-shot pass, hence the local variables and the default counter's ASCII
     case inlined (the same figure: a test pins it)."""
-    decode, calls, run_turns = codec.decode, reading.calls, codec.run_turns
+    decode, calls, run_turns, twice = codec.decode, reading.calls, codec.run_turns, reading.twice
     turns, previous, tokens, uses = reading.turns, reading.previous_model, reading.tokens, 0
     turn_start, offset, first_number = reading.turn_start, reading.offsets.append, reading.tool_uses
     default = count is count_tokens
@@ -112,7 +118,8 @@ def read_messages(
             seen: SeenCall = new_tuple(SeenCall, info)
             if on_call is not None:
                 on_call(c, seen, calls.get(c.id))
-            calls[c.id] = seen  # the latest call with an id is the one a result answers
+            if (prior := calls.setdefault(c.id, seen)) is not seen or twice:  # seen before
+                _called_again(reading, c.id, seen, prior, turn_start)
         for raw in results:
             txt = raw.text
             size = (len(txt) + 3) // 4 if default and txt.isascii() else count(txt) if txt else 0
@@ -123,6 +130,26 @@ def read_messages(
     reading.turns, reading.previous_model, reading.tokens = turns, previous, tokens
     reading.turn_start, reading.text_tokens = turn_start, text_tokens
     reading.tool_uses += uses
+
+
+def _called_again(
+    reading: Reading, call_id: str, seen: SeenCall, prior: SeenCall, turn_start: int
+) -> None:
+    """File a call whose id is unanswered already (``prior``), or while ids are doubled.
+
+    The latest call with an id is the one a result answers, unless both are of this turn:
+    then neither call is kept (nor a third of this turn), so its results are orphans left
+    whole. Off the hot path: it runs only for an id still unanswered or while some id is
+    doubled, and entries of past turns go at the first call of a new one."""
+    calls, twice = reading.calls, reading.twice
+    stale = [key for key, start in twice.items() if start != turn_start]
+    for key in stale:
+        del twice[key]
+    if twice.get(call_id) == turn_start or (prior is not seen and prior.position >= turn_start):
+        twice[call_id] = turn_start
+        del calls[call_id]
+    else:
+        calls[call_id] = seen
 
 
 def same_message(message: Any, seen: Any, produced: Any = None) -> bool:

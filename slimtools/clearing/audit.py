@@ -9,6 +9,11 @@ The file sinks store originals as JSON: exact for JSON data (strings, block list
 lone surrogates and integers beyond 64 bits too); SDK objects inside a history come back
 as their dict form, but the call entries of an SDK message as its SDK type.
 :class:`MemoryAudit` keeps the originals themselves.
+
+One sink may serve several histories (conversations) when each writes through its own
+:class:`ScopedAudit`, which stamps its records with the history's scope and reads back
+only those. ``restore`` never guesses: an original goes back only where the audit names
+one unambiguously (see :func:`restore`).
 """
 
 from __future__ import annotations
@@ -16,8 +21,9 @@ from __future__ import annotations
 import logging
 import sqlite3
 import threading
+from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from os import PathLike
 from pathlib import Path
 from typing import Any, Literal, Protocol, runtime_checkable
@@ -43,6 +49,8 @@ class AuditRecord:
         format: the history format.
         original: the content as stored in the message (``"input"``: every copy of the
             arguments, in the codec's snapshot form).
+        scope: the history the record belongs to, set by :class:`ScopedAudit` (``""``:
+            unscoped).
     """
 
     kind: Literal["result", "input"]
@@ -54,10 +62,15 @@ class AuditRecord:
     position: int
     format: str
     original: Any
+    scope: str = ""
 
     def to_dict(self) -> dict[str, Any]:
-        """The record as plain data (``original`` as is)."""
-        return asdict(self)
+        """The record as plain data (``original`` as is; ``scope`` only when set, so an
+        unscoped record keeps the shape audit files had before scopes)."""
+        data = asdict(self)
+        if not self.scope:
+            del data["scope"]
+        return data
 
 
 @runtime_checkable
@@ -97,6 +110,7 @@ def _record(data: Any) -> AuditRecord:
         position=int(data["position"]),
         format=str(data["format"]),
         original=data["original"],
+        scope=str(data.get("scope", "")),
     )
 
 
@@ -142,8 +156,14 @@ class SQLiteAudit:
                 " seq INTEGER PRIMARY KEY AUTOINCREMENT, kind TEXT NOT NULL,"
                 " call_id TEXT NOT NULL, tool TEXT NOT NULL, chars INTEGER NOT NULL,"
                 " tokens INTEGER NOT NULL, turn INTEGER NOT NULL, position INTEGER NOT NULL,"
-                " format TEXT NOT NULL, original TEXT NOT NULL)"
+                " format TEXT NOT NULL, original TEXT NOT NULL,"
+                " scope TEXT NOT NULL DEFAULT '')"
             )
+            columns = {row[1] for row in self._db.execute("PRAGMA table_info(clearing_audit)")}
+            if "scope" not in columns:  # a database written before scopes: add the column
+                self._db.execute(
+                    "ALTER TABLE clearing_audit ADD COLUMN scope TEXT NOT NULL DEFAULT ''"
+                )
             self._db.execute(
                 "CREATE INDEX IF NOT EXISTS clearing_audit_call ON clearing_audit (call_id)"
             )
@@ -152,13 +172,13 @@ class SQLiteAudit:
         """Insert the batch in one transaction."""
         rows = [
             (r.kind, r.call_id, r.tool, r.chars, r.tokens, r.turn, r.position, r.format,
-             dumps_exact(r.original).decode())
+             dumps_exact(r.original).decode(), r.scope)
             for r in records
         ]  # fmt: skip
         with self._lock, self._db:
             self._db.executemany(
                 "INSERT INTO clearing_audit (kind, call_id, tool, chars, tokens, turn,"
-                " position, format, original) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                " position, format, original, scope) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 rows,
             )
 
@@ -166,18 +186,57 @@ class SQLiteAudit:
         """The records, oldest first."""
         with self._lock:
             rows = self._db.execute(
-                "SELECT kind, call_id, tool, chars, tokens, turn, position, format, original"
-                " FROM clearing_audit ORDER BY seq"
+                "SELECT kind, call_id, tool, chars, tokens, turn, position, format, original,"
+                " scope FROM clearing_audit ORDER BY seq"
             ).fetchall()
-        for kind, call_id, tool, chars, tokens, turn, position, fmt, original in rows:
+        for kind, call_id, tool, chars, tokens, turn, position, fmt, original, scope in rows:
             yield AuditRecord(
-                kind, call_id, tool, chars, tokens, turn, position, fmt, loads(original)
+                kind, call_id, tool, chars, tokens, turn, position, fmt, loads(original), scope
             )
 
     def close(self) -> None:
         """Close the connection."""
         with self._lock:
             self._db.close()
+
+
+class ScopedAudit:
+    """One history's view of a shared audit sink: records are stamped with ``scope``.
+
+    Give each conversation its own ``ScopedAudit(sink, conversation_id)`` over one sink
+    (a file, a database) and pass the same to :func:`restore`: it reads back only that
+    conversation's records, so histories whose ids repeat (servers that number calls
+    ``call_0``, ``call_1`` in every run) never take each other's originals. The scope is
+    stored with each record (``AuditRecord.scope``); a sink that keeps records as given
+    (the three here) keeps it. Scopes do not nest: the inner one's stamp wins.
+
+    Args:
+        sink: the audit sink shared between histories.
+        scope: a non-empty string naming this history (a conversation or thread id).
+
+    Raises:
+        TypeError: ``sink`` is not an audit sink, or ``scope`` is not a string.
+        ValueError: ``scope`` is empty.
+    """
+
+    def __init__(self, sink: Audit, scope: str) -> None:
+        check_audit(sink, "write")
+        check_audit(sink, "read")
+        if not isinstance(scope, str):
+            raise TypeError(f"scope must be a string naming the history, got {scope!r}")
+        if not scope:
+            raise ValueError("scope must be a non-empty string naming the history")
+        self.sink = sink
+        self.scope = scope
+
+    def write(self, records: Sequence[AuditRecord]) -> None:
+        """Write the records to the sink, stamped with this scope."""
+        self.sink.write([replace(r, scope=self.scope) for r in records])
+
+    def read(self) -> Iterator[AuditRecord]:
+        """This scope's records, oldest first."""
+        scope = self.scope
+        return (r for r in self.sink.read() if r.scope == scope)
 
 
 def check_audit(audit: object, method: str) -> None:
@@ -200,8 +259,16 @@ def restore(
     """A new list: ``history`` with every audited original put back.
 
     Results are restored only where they still hold a placeholder; blanked arguments are
-    put back from their snapshots. ``restore(clear(h, audit=a), a) == h``. Placeholders the
-    audit holds no original for (a missing or foreign audit) stay, with a warning.
+    put back from their snapshots. ``restore(clear(h, audit=a), a) == h``.
+
+    It never guesses: a result's original comes only from the records of this history's
+    format and that call id made at that message's position, or, when none was made there
+    (messages were put in front since), from those of an id that the history's placeholders
+    hold once and the audit at one place; all of them must hold the same original. A call's
+    arguments come back only with its result's record (the one restored, or matching the
+    result as it stands). Where records disagree (a sink shared by histories whose ids
+    repeat: give each a :class:`ScopedAudit`) or are missing, the placeholder stays, with
+    a warning.
 
     Raises:
         TypeError: ``history`` is not a list of messages (a dict, a string, a generator),
@@ -209,40 +276,111 @@ def restore(
     """
     check_history(history)
     check_audit(audit, "read")
-    records: dict[tuple[str, str], list[AuditRecord]] = {}
-    for record in audit.read():
-        records.setdefault((record.kind, record.call_id), []).append(record)
-
-    def original(kind: str, call_id: str, position: int) -> Any:
-        # Ids may repeat (some servers reuse "call_0"): prefer the record made at this
-        # position, else the latest one.
-        found = records[(kind, call_id)]
-        return next((r for r in found if r.position == position), found[-1]).original
-
-    codec = get_codec(format or detect_format(history))
+    fmt = format or detect_format(history)
+    codec = get_codec(fmt)
+    decoded = [safe_decode(codec, message) for message in history]
+    held: Counter[tuple[str, str]] = Counter()
+    for d in decoded:
+        held.update(("result", r.call_id) for r in d.results if r.cleared)
+        held.update(("input", c.id) for c in d.calls)
+    originals = _Originals(audit.read(), fmt, held)
     out = list(history)
-    missing = 0
-    for position, message in enumerate(history):
-        decoded = safe_decode(codec, message)
-        contents = {
-            r.slot: original("result", r.call_id, position)
-            for r in decoded.results
-            if r.cleared and ("result", r.call_id) in records
-        }
-        missing += sum(r.cleared for r in decoded.results) - len(contents)
-        snapshots = {
-            c.id: original("input", c.id, position)
-            for c in decoded.calls
-            if ("input", c.id) in records
-        }
+    for position, d in enumerate(decoded):  # results first: arguments follow their results
+        cleared = [(r.slot, r.call_id) for r in d.results if r.cleared]
+        contents = originals.take("result", position, cleared)
+        for r in d.results:
+            if not r.cleared and originals.knows(r.call_id):
+                content = codec.result_content(history[position], r.slot)
+                originals.confirm(position, r.call_id, content)
         if contents:
             out[position] = codec.restore_results(out[position], contents)
+    for position, d in enumerate(decoded):
+        snapshots = originals.take("input", position, [(c.id, c.id) for c in d.calls])
         if snapshots:
             out[position] = codec.restore_inputs(out[position], snapshots)
-    if missing:
-        logger.warning(
-            "%d cleared results have no original in the audit %s: left as placeholders",
-            missing,
-            getattr(audit, "path", type(audit).__name__),
-        )
+    originals.warn(getattr(audit, "path", type(audit).__name__))
     return out
+
+
+class _Originals:
+    """An audit's records of one format by kind and call id, and the rules for taking one
+    back (see :func:`restore`)."""
+
+    def __init__(
+        self, records: Iterable[AuditRecord], fmt: str, held: Counter[tuple[str, str]]
+    ) -> None:
+        # (kind, call id) -> position -> records: ids such as "call_0" may recur every turn
+        self._by_id: dict[tuple[str, str], dict[int, list[AuditRecord]]] = {}
+        for record in records:
+            if record.format == fmt:
+                places = self._by_id.setdefault((record.kind, record.call_id), {})
+                places.setdefault(record.position, []).append(record)
+        self._held = held  # how many placeholders (results) or calls (inputs) hold each id
+        self._owned: set[tuple[str, int]] = set()  # (call id, turn) of this history's results
+        self.missing = 0  # placeholders with no record
+        self.ambiguous = 0  # placeholders or calls whose records disagree
+
+    def take(self, kind: str, position: int, keys: Iterable[tuple[Any, str]]) -> dict[Any, Any]:
+        """The originals of ``(slot or id, call id)`` pairs at ``position`` that the audit
+        gives unambiguously, by slot or id (results: asked for placeholders only)."""
+        taken: dict[Any, Any] = {}
+        for key, call_id in keys:
+            places = self._by_id.get((kind, call_id))
+            if not places:
+                self.missing += kind == "result"
+                continue
+            here = places.get(position, [])
+            if not here and self._held[kind, call_id] == 1 and len(places) == 1:
+                here = next(iter(places.values()))  # moved: one id here, one place audited
+            if kind == "input":  # only with a result of this history's
+                here = [r for r in here if (r.call_id, r.turn) in self._owned]
+                if not here:
+                    continue
+            if here and _agree(here):
+                taken[key] = here[0].original
+                self._owned.update((r.call_id, r.turn) for r in here)
+            else:
+                self.ambiguous += 1
+        return taken
+
+    def knows(self, call_id: str) -> bool:
+        """Whether the audit holds a result record of ``call_id``."""
+        return ("result", call_id) in self._by_id
+
+    def confirm(self, position: int, call_id: str, content: Any) -> None:
+        """Note a whole result at ``position`` that a record there holds (its call's
+        arguments were shortened while it stayed): those arguments are this history's."""
+        here = self._by_id.get(("result", call_id), {}).get(position, [])
+        if here and _agree(here) and _same(here[0].original, content):
+            self._owned.update((r.call_id, r.turn) for r in here)
+
+    def warn(self, audit: object) -> None:
+        """Log the placeholders left, for want of an original or for ambiguity."""
+        if self.missing:
+            logger.warning(
+                "%d cleared results have no original in the audit %s: left as placeholders",
+                self.missing,
+                audit,
+            )
+        if self.ambiguous:
+            logger.warning(
+                "%d originals in the audit %s are ambiguous (records of several histories, or"
+                " of a reused id, disagree): left as they are; give each history its own"
+                " ScopedAudit(sink, conversation_id)",
+                self.ambiguous,
+                audit,
+            )
+
+
+def _agree(records: list[AuditRecord]) -> bool:
+    """Whether every record holds the same original."""
+    first = records[0].original
+    return all(_same(first, r.original) for r in records[1:])
+
+
+def _same(a: Any, b: Any) -> bool:
+    """``a == b``; an exotic ``__eq__`` that raises counts as different."""
+    try:
+        return a is b or bool(a == b)
+    except Exception:
+        return False

@@ -353,7 +353,10 @@ class ClearingPolicy:
         With no ``edit``: Anthropic's defaults, a trigger at 100,000 input tokens and the
         3 most recent tool uses kept. Turn windows, category retention and the cache
         economics are off (``cache=None``), as on the server, where ``clear_at_least`` is the
-        only cache control; ``overrides`` (e.g. ``placeholder=``) are applied last.
+        only cache control. Supersession is off too (``supersede=False``): the server's edit
+        clears by age alone, so a result stays until it falls out of the kept tool uses even
+        when the same call was made again. ``overrides`` (e.g. ``placeholder=``,
+        ``supersede=True``) are applied last.
 
         Args:
             edit: the edit dict as sent in ``context_management.edits``.
@@ -364,6 +367,7 @@ class ClearingPolicy:
             "retention": {},
             "infer_categories": False,
             "cache": None,
+            "supersede": False,
         }
         fields.update(anthropic_fields(edit))
         fields.update(overrides)

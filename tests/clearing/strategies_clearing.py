@@ -362,3 +362,42 @@ def openai_sdk_history() -> list[Any]:
         {"role": "tool", "tool_call_id": "c1", "content": big()},
         *render("openai_chat", script("t", "t"))[1:],
     ]
+
+
+_CACHE_MARKS = st.sampled_from([{"type": "ephemeral"}, {"type": "ephemeral", "ttl": "1h"}])
+
+
+@st.composite
+def cached_anthropic_histories(draw: st.DrawFn) -> list[Any]:
+    """A random Anthropic history with ``cache_control`` breakpoints on some blocks: message
+    content blocks, tool_result blocks and the blocks of a result's content."""
+
+    def mark(block: Any) -> Any:
+        if not isinstance(block, dict) or draw(st.integers(0, 3)) != 0:
+            return block
+        return {**block, "cache_control": draw(_CACHE_MARKS)}
+
+    out = []
+    for message in _anthropic(draw(turns(max_turns=8))):
+        content = message["content"]
+        if isinstance(content, list):
+            content = [mark(b) for b in content]
+            for i, block in enumerate(content):
+                inner = block.get("content")
+                if block["type"] == "tool_result" and isinstance(inner, list):
+                    content[i] = {**block, "content": [mark(b) for b in inner]}
+        out.append({**message, "content": content})
+    return out
+
+
+@st.composite
+def doubled_id_turns(draw: st.DrawFn) -> tuple[list[Turn], str]:
+    """Random turns in which one turn calls two tools under one id, and that id."""
+    out = draw(turns(max_turns=8))
+    calls = (
+        Call("twin", draw(st.sampled_from(TOOLS)), draw(_args), draw(results)),
+        Call("twin", draw(st.sampled_from(TOOLS)), draw(_args), draw(results)),
+    )
+    at = draw(st.integers(0, len(out)))
+    out.insert(at, Turn(calls, user="task" if at == 0 else None))
+    return out, "twin"

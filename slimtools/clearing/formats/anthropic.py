@@ -5,6 +5,12 @@ string or block-list content and an optional ``is_error``; a result's slot is it
 index. Replacing one result rebuilds that user message with a copied content list; other
 blocks (text, images, ``cache_control`` markers) are kept as they are. Blocks may be dicts
 or SDK objects (``ToolUseBlock`` from ``response.content``).
+
+A ``cache_control`` marker is a prompt-cache breakpoint the client placed: clearing never
+drops one nor moves it out of its result. On the tool_result block it stays where it is;
+on a block of the result's content it goes onto the placeholder, which is then one text
+block carrying it (the last marker, when the content held several: they all end up at
+that one block).
 """
 
 from __future__ import annotations
@@ -42,6 +48,20 @@ def _text(blocks: list[Any]) -> str:
     )
 
 
+def _breakpoint(content: Any) -> Any:
+    """The last ``cache_control`` marker among a result's content blocks (None: none)."""
+    if isinstance(content, list):
+        for block in reversed(content):
+            mark = None if isinstance(block, str) else get(block, "cache_control")
+            if mark is not None:
+                return mark
+    return None
+
+
+def _text_block(text: str, mark: Any) -> dict[str, Any]:
+    return {"type": "text", "text": text, "cache_control": mark}
+
+
 class AnthropicCodec(ListedCalls):
     """Reads and rewrites Anthropic Messages API messages."""
 
@@ -77,19 +97,25 @@ class AnthropicCodec(ListedCalls):
         return decoded(False, _text(content), (), present(results))
 
     def replace_results(self, message: Any, texts: Mapping[int, str]) -> Any:
-        """The user message with the tool_result blocks at those slots holding the texts."""
+        """The user message with the tool_result blocks at those slots holding the texts
+        (a text block carrying the content's cache breakpoint, when it had one)."""
         blocks = list(_blocks(message))
         for slot, text in texts.items():
-            blocks[slot] = updated(blocks[slot], content=text)
+            mark = _breakpoint(get(blocks[slot], "content"))
+            content: Any = text if mark is None else [_text_block(text, mark)]
+            blocks[slot] = updated(blocks[slot], content=content)
+        return updated(message, content=blocks)
+
+    def restore_results(self, message: Any, originals: Mapping[int, Any]) -> Any:
+        """The user message with the audited tool_result contents back, as they were."""
+        blocks = list(_blocks(message))
+        for slot, original in originals.items():
+            blocks[slot] = updated(blocks[slot], content=original)
         return updated(message, content=blocks)
 
     def result_content(self, message: Any, slot: int) -> Any:
         """The tool_result block's content (a str or a list of blocks)."""
         return get(_blocks(message)[slot], "content")
-
-    def restore_results(self, message: Any, originals: Mapping[int, Any]) -> Any:
-        """The user message with the audited tool_result contents back."""
-        return self.replace_results(message, originals)
 
     def role(self, message: Any) -> str | None:
         """The ``role`` field (a user message of tool_result blocks still says ``user``)."""
