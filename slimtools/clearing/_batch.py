@@ -216,18 +216,19 @@ def write_batch(
     before = state.tokens - state.saved
     if not fresh and not forced and not thins:
         return report(0, 0, (), 0, None, before, before, 0)
-    batch = forced + fresh if forced else fresh
-    if thins:
-        batch = batch + thins
-    saved = [(p.position, p.saving) for p in batch]
-    saved += [(p.call.position, p.input_saving) for p in batch if p.input_saving]
-    state.savings.add_many(saved)
-    if forced or thins or len(fresh) > 1 or fresh[0].input_saving:
+    if not (forced or thins or len(fresh) > 1 or fresh[0].input_saving):
+        state.savings.add(fresh[0].position, fresh[0].saving)
+        written = _write_one(codec, state, fresh, memory, before=before)
+    else:
+        batch = forced + fresh if forced else fresh
+        if thins:
+            batch = batch + thins
+        saved = [(p.position, p.saving) for p in batch]
+        saved += [(p.call.position, p.input_saving) for p in batch if p.input_saving]
+        state.savings.add_many(saved)
         written = _write_many(
             codec, state, forced, fresh, memory, thins=thins or [], before=before, inputs=inputs
         )
-    else:
-        written = _write_one(codec, state, fresh, memory, before=before)
     if thins is not None:  # a thinning schedule: watches follow what was written
         _update_watches(fresh, thins, memory)
     return written

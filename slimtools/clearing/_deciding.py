@@ -93,20 +93,27 @@ class Deciding:
             fresh, state.ready, state.ready_saving = state.ready, [], 0
             return fresh
         offsets, savings = state.offsets, state.savings
-        plan = state.plan
         ready = state.ready
-        if len(ready) > 1:
-            ready.sort(key=_first_change)
-        firsts = [p.first for p in ready]
         # Tokens of the history before each position (nothing cleared yet: all original).
-        if savings:
-            before = [offsets[f] - savings.before(f) for f in firsts]
-            now = offsets[state.turn_start] - savings.before(state.turn_start)
-        else:
-            before, now = [offsets[f] for f in firsts], offsets[state.turn_start]
-        plan.extend(ready, firsts, [p.saving + p.input_saving for p in ready], before)
-        state.ready, state.ready_saving = [], 0
+        if len(ready) == 1:  # a per-round clearer's usual call: one result, no columns
+            p = ready[0]
+            f = p.first
+            before_f = offsets[f] - savings.before(f) if savings.total else offsets[f]
+            state.plan.add(p, f, p.saving + p.input_saving, before_f)
+        elif ready:
+            ready.sort(key=_first_change)
+            firsts = [p.first for p in ready]
+            if savings.total:
+                before = [offsets[f] - savings.before(f) for f in firsts]
+            else:
+                before = [offsets[f] for f in firsts]
+            state.plan.extend(ready, firsts, [p.saving + p.input_saving for p in ready], before)
+        start = state.turn_start
+        now = offsets[start] - savings.before(start) if savings.total else offsets[start]
+        ready.clear()
+        state.ready_saving = 0
         need = state.tokens - state.saved - limit if over and limit is not None else 0
+        plan = state.plan
         cut = plan.choose(
             state.turn_start,
             now,

@@ -49,7 +49,7 @@ from slimtools.clearing._batch import (
     write_batch,
 )
 from slimtools.clearing._deciding import Deciding
-from slimtools.clearing._ingest import SeenCall, read_messages
+from slimtools.clearing._ingest import SeenCall, read_messages, same_message
 from slimtools.clearing._observe import report_pass
 from slimtools.clearing._render import Placeholders
 from slimtools.clearing._supersede import Supersession
@@ -204,22 +204,16 @@ class Clearer(Deciding, Thinning):
             len(history) >= n
             and history[0] is state.first
             and history[n - 1] is state.last
-            and (in_place or not self._edits or self._same(history[:n], state.seen))
+            and (in_place or not self._edits or same_message(history[:n], state.seen))
         )
         if not (grown or in_place) and not self._extends(history):
             state = self._state = self._new_state()
             self._rereading = bool(self._memory)
-        start, end = state.n, len(history)
-        with paused_collector(end - start >= _LONG_PASS):  # no cycles made (slimtools._gc)
-            if end > start:
-                if history is not state.out:  # in place, the new messages are there already
-                    state.out += history[start:]
-                    if self._edits:
-                        state.seen += history[start:]
-                self._read(codec, history, start)
-                state.n, state.first, state.last = end, history[0], history[-1]
-            self._rereading = False
-            report = self.last_report = self._evaluate(codec)
+        if (end := len(history)) - state.n < _LONG_PASS:  # a short pass: the collector left alone
+            report = self._pass(codec, history)
+        else:
+            with paused_collector():  # no cycles made (slimtools._gc)
+                report = self._pass(codec, history)
         if listening:
             report_pass(
                 report, format=codec.name, messages=end, previous=n, start=began, local=on_event
@@ -247,7 +241,7 @@ class Clearer(Deciding, Thinning):
     def _extends(self, history: Sequence[Any]) -> bool:
         """Whether ``history`` is the one read so far, grown by appending: each message read
         is the same, the one sent for it or equal (an edited one forces a re-read)."""
-        state, same = self._state, self._same
+        state, same = self._state, same_message
         n, seen, out = state.n, state.seen, state.out
         if len(history) < n:
             return False
@@ -261,21 +255,21 @@ class Clearer(Deciding, Thinning):
             state.first, state.last = seen[0], seen[-1]
         return True
 
-    @staticmethod
-    def _same(message: Any, seen: Any, produced: Any = None) -> bool:
-        """``message`` is ``seen`` or ``produced``, or equal to either (lists: one C-level
-        comparison, identity first); an exotic ``__eq__`` that raises counts as changed."""
-        if message is seen or message is produced:
-            return True
-        try:
-            return bool(message == seen) or (produced is not None and bool(message == produced))
-        except Exception:
-            return False
-
-    def _read(self, codec: Codec, history: Sequence[Any], start: int) -> None:
-        """Ingest ``history[start:]``: turns, tokens (once per piece), calls and results."""
-        count = self.policy.token_counter
-        read_messages(self._state, codec, count, history, start, file=self._file)
+    def _pass(self, codec: Codec, history: Sequence[Any]) -> ClearingReport:
+        """Ingest what is new (turns, tokens once per piece, calls, results), then clear."""
+        state = self._state
+        start, end = state.n, len(history)
+        if end > start:
+            if history is not state.out:  # in place, the new messages are there already
+                state.out += history[start:]
+                if self._edits:
+                    state.seen += history[start:]
+            count = self.policy.token_counter
+            read_messages(state, codec, count, history, start, file=self._file)
+            state.n, state.first, state.last = end, history[0], history[-1]
+        self._rereading = False
+        report = self.last_report = self._evaluate(codec)
+        return report
 
     def _file(
         self, raw: RawResult, position: int, tokens: int, turn: int, call: SeenCall | None
@@ -379,7 +373,11 @@ class Clearer(Deciding, Thinning):
         state.snapshot = snapshot
         self._clock = clock
         self._take_due(clock)
-        if state.ripe:
+        ripe = state.ripe
+        if len(ripe) == 1:  # a per-round clearer's usual call
+            if ripe[0].eidx < snapshot - (policy.keep or 0):
+                self._make_ready(ripe.pop())
+        elif ripe:
             cutoff = snapshot - (policy.keep or 0)
             # Popped in order from a reversed list, so each result is let go as soon as it
             # is made ready: a long pass never holds two records of the same result (the
@@ -395,7 +393,7 @@ class Clearer(Deciding, Thinning):
         forced = self._forced_now() if state.forced else []
         if self._thin is not None and state.watches and state.watches[0][0] <= clock:
             self._thin_due(clock)
-        fresh = self._decide() if state.ready or state.plan else []
+        fresh = self._decide() if state.ready or state.plan.items else []
         if self._thin is None:
             if fresh and self.audit is not None and not self._audited(self.audit, codec, fresh):
                 fresh = []

@@ -150,3 +150,14 @@ def _called_again(
         del calls[call_id]
     else:
         calls[call_id] = seen
+
+
+def same_message(message: Any, seen: Any, produced: Any = None) -> bool:
+    """``message`` is ``seen`` or ``produced``, or equal to either (lists: one C-level
+    comparison, identity first); an exotic ``__eq__`` that raises counts as changed."""
+    if message is seen or message is produced:
+        return True
+    try:
+        return bool(message == seen) or (produced is not None and bool(message == produced))
+    except Exception:
+        return False
