@@ -10,7 +10,6 @@ from __future__ import annotations
 import sqlite3
 import uuid
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 import pytest
