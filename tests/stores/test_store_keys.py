@@ -236,7 +236,8 @@ def test_no_two_distinct_names_share_a_key(
 def test_every_handle_shown_keeps_fetching_what_it_showed(
     make_store: Callable[[str], HandleStore], calls: list[tuple[str, str]], kind: str
 ) -> None:
-    """Property: on every store, each handle shown refetches the record shown with it.
+    """Property: on every store, each handle shown refetches the record shown with it, and
+    the same call again shows the same handle.
 
     Tools with ``:`` and ``%`` in their names return ids with ``:``; each call's record names
     the call, so the same id comes back with new content on every call.
@@ -259,3 +260,6 @@ def test_every_handle_shown_keeps_fetching_what_it_showed(
         shown.append((name, brief.get("handle", brief["id"]), {"id": some_id, "n": n}))
         for tool, handle, record in shown:  # every earlier handle, after every call
             assert loads(kit.get_record(handle, source=tool)) == record
+    for n, (name, some_id) in enumerate(calls):  # each call again: the handle it showed
+        brief = loads(kit.call(name, {"some_id": some_id, "n": n}).text)["briefs"][0]
+        assert brief.get("handle", brief["id"]) == shown[n][1]
