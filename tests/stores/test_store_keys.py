@@ -13,7 +13,7 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from slimtools import Toolkit, summarize_with_handle
@@ -21,7 +21,7 @@ from slimtools._core.keys import record_key, snapshot_key, text_key
 from slimtools._json import loads
 from slimtools.stores import LangGraphStore, SQLiteStore
 from slimtools.stores.memory import MemoryStore
-from slimtools.typing import HandleStore
+from slimtools.typing import HandleStore, Scope
 from tests._profile import examples
 from tests.stores import redis_fixtures
 from tests.stores.redis_fixtures import live_store
@@ -224,14 +224,17 @@ def test_no_two_distinct_names_share_a_key(
         assert build[first[0]](*first[1:]) != build[second[0]](*second[1:])
 
 
-@settings(max_examples=examples(15), deadline=None)
+@settings(
+    max_examples=examples(30),
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture],  # ``kind`` is a constant
+)
 @given(
     calls=st.lists(
         st.tuples(st.sampled_from(["a", "a:b", "b%3A", "srv:a"]), st.sampled_from(["1", "b:1"])),
         min_size=1,
         max_size=6,
     ),
-    kind=st.sampled_from(STORES),
 )
 def test_every_handle_shown_keeps_fetching_what_it_showed(
     make_store: Callable[[str], HandleStore], calls: list[tuple[str, str]], kind: str
@@ -263,3 +266,21 @@ def test_every_handle_shown_keeps_fetching_what_it_showed(
     for n, (name, some_id) in enumerate(calls):  # each call again: the handle it showed
         brief = loads(kit.call(name, {"some_id": some_id, "n": n}).text)["briefs"][0]
         assert brief.get("handle", brief["id"]) == shown[n][1]
+
+
+@settings(
+    max_examples=examples(30),
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture],  # ``kind`` is a constant
+)
+@given(pairs=st.lists(st.tuples(tool_names, ids), min_size=1, max_size=8, unique=True))
+def test_records_of_distinct_tool_and_id_pairs_round_trip_apart(
+    make_store: Callable[[str], HandleStore], kind: str, pairs: list[tuple[str, str]]
+) -> None:
+    """Property: on every store, each (tool, id) pair's record comes back under its own key."""
+    store = make_store(kind)
+    scope = Scope(uuid.uuid4().hex)
+    items = {record_key(tool, some_id): {"tool": tool, "id": some_id} for tool, some_id in pairs}
+    assert len(items) == len(pairs)
+    store.put_many(scope, items)
+    assert store.get_many(scope, list(items)) == items
