@@ -3,6 +3,15 @@
 A key is ``<kind>:<tool>:<rest>``: ``r`` for a full record (rest: its handle), ``t`` for a
 full text (its handle), ``s`` for a page-1 snapshot (a digest of the query's arguments).
 Keys are built and read back only here.
+
+The tool's name is written with ``%`` and ``:`` percent-escaped (``%25``, ``%3A``), so the
+first ``:`` after it ends it: tool ``a:b`` with handle ``c`` (``r:a%3Ab:c``) never meets tool
+``a`` with handle ``b:c`` (``r:a:b:c``). The handle comes last and is never escaped. A name
+with neither character (every plain name) is written as is, so its keys are byte for byte
+those of earlier versions and records persisted by them still resolve; only records of
+names holding ``:`` or ``%`` that an earlier version wrote are no longer found (they read as
+expired). (Rejected: escaping every key, or a length prefix, which would strand every
+record already persisted in a durable store.)
 """
 
 from __future__ import annotations
@@ -15,28 +24,35 @@ from typing import Any
 from slimtools._json import dumps
 
 
+def tool_part(tool: str) -> str:
+    """``tool`` as keys write it: ``%`` and ``:`` percent-escaped, a plain name unchanged."""
+    if ":" not in tool and "%" not in tool:
+        return tool
+    return tool.replace("%", "%25").replace(":", "%3A")
+
+
 def record_key(tool: str, handle: str) -> str:
     """Store key of a full record."""
-    return f"r:{tool}:{handle}"
+    return f"r:{tool_part(tool)}:{handle}"
 
 
 def text_key(tool: str, handle: str) -> str:
     """Store key of a full text."""
-    return f"t:{tool}:{handle}"
+    return f"t:{tool_part(tool)}:{handle}"
 
 
 def snapshot_key(tool: str, digest: str) -> str:
     """Store key of the page-1 snapshot of one query."""
-    return f"s:{tool}:{digest}"
+    return f"s:{tool_part(tool)}:{digest}"
 
 
 def handle_of(key: str, tool: str) -> str:
     """The handle (or digest) in ``key``, one of ``tool``'s keys.
 
-    Read by the tool's own prefix rather than split at ``:``, which tool names and handles
-    may both contain.
+    Read by the tool's own (escaped) prefix rather than split at ``:``, which handles may
+    contain.
     """
-    return key[len(tool) + 3 :]
+    return key[len(tool_part(tool)) + 3 :]
 
 
 def is_snapshot_key(key: str) -> bool:

@@ -15,10 +15,10 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from slimtools._core.config import Call, HandleSpec, PageSpec, SlimConfig
+from slimtools._core.config import Call, PageSpec, SlimConfig
 from slimtools._core.drive import INVOKE, UNAVAILABLE, Engine, Load, Save
 from slimtools._core.fit import Out, Req, fit, note_unkept
-from slimtools._core.keys import make_handle, normalize_handle, record_key
+from slimtools._core.handles import attach_handles, stored_ids
 from slimtools._core.paging import (
     format_call,
     handle_call,
@@ -139,7 +139,11 @@ def run(cfg: SlimConfig, call: Call) -> Step:
         if missed and longer:  # only a result longer than a page has pages to miss
             notes.append(_missed(cfg, call, req, store_down=found is UNAVAILABLE))
     if kind in ("records", "views"):
-        out, tail = _records(cfg, call, (kind, data), req, saves, detailed=detailed)
+        store = (saves, secrets, found is UNAVAILABLE)
+        out, tail, down = yield from _records(
+            cfg, call, (kind, data), req, store, detailed=detailed
+        )
+        found = UNAVAILABLE if down else found
     else:
         out, tail = show_text(cfg, call, data, req, saves)
     out.notes[:0] = notes
@@ -293,11 +297,16 @@ def _records(
     call: Call,
     source: tuple[str, Sequence[Any]],
     req: Req,
-    saves: dict[str, Any],
+    store: tuple[dict[str, Any], Secrets | None, bool],
     *,
     detailed: bool,
-) -> tuple[Out, list[str]]:
+) -> Engine[tuple[Out, list[str], bool]]:
+    """A page of records as briefs with handles, and whether the store is down.
+
+    ``store`` is the call's saves, its denied values and whether the store already failed.
+    """
     kind, records = source
+    saves, secrets, down = store
     page, limit, page_ok = req.page, req.limit, req.ok
     total = len(records)
     out = Out(total=total)
@@ -306,7 +315,7 @@ def _records(
         if not page_ok or page > page_count(total, limit):
             out.page = None
             out.notes.append(_invalid_page(call, req, total, "items"))
-            return out, []
+            return out, [], down
         chosen = page_of(records, page, limit)[1]
     else:
         chosen = records
@@ -324,61 +333,17 @@ def _records(
             kept = [cfg.keep(r) for r in chosen]
     tail = []
     if cfg.handles is not None:
-        first = _attach_handles(cfg.handles, call.tool, kept, out.briefs, saves)
+        taken = yield from stored_ids(cfg.handles, call.tool, out.briefs, store_down=down)
+        down = taken is UNAVAILABLE
+        first = attach_handles(
+            cfg.handles,
+            call.tool,
+            (kept, out.briefs),
+            saves,
+            taken={} if down else taken,
+            secrets=secrets,
+        )
         if first is not None:
             tail.append(f"full record: {handle_call(call.companion, first[0])}")
             out.first_key = first[1]
-    return out, tail
-
-
-def _attach_handles(
-    spec: HandleSpec, tool: str, records: Sequence[Any], briefs: list[Any], saves: dict[str, Any]
-) -> tuple[Any, str] | None:
-    """Give every brief a handle, queue what the handle keeps, return the first one.
-
-    ``records`` are what handles keep (the full records, or their reduced form). Returns
-    the first handle as the brief shows it and its store key, or ``None`` when there are none.
-    A key value a page repeats for a different record is no handle for the later record: it
-    gets a generated one (so get_record reaches both), as a record without its key does.
-    """
-    key = spec.key
-    keep = spec.fetch is None
-    prefix = record_key(tool, "")  # every record key is this prefix plus the handle
-    if key is not None and keep and briefs:
-        # The usual case first: every brief a dict whose key holds an int id, whose handle
-        # is its decimal text. At the first other brief, the general loop below does it all.
-        start = len(saves)  # no record key yet: only a snapshot's or a text's
-        for record, brief in zip(records, briefs, strict=True):
-            some_id = brief.get(key) if type(brief) is dict else None
-            if type(some_id) is not int:
-                break
-            saves[f"{prefix}{some_id}"] = record
-        else:
-            if len(saves) - start == len(briefs):  # no id repeated on the page
-                first_id = briefs[0][key]
-                return first_id, f"{prefix}{first_id}"
-        for brief in briefs:  # the general loop redoes them all, a repeated id included
-            some_id = brief.get(key) if type(brief) is dict else None
-            if type(some_id) is int:
-                saves.pop(f"{prefix}{some_id}", None)
-    first: tuple[Any, str] | None = None
-    for i, (record, brief) in enumerate(zip(records, briefs, strict=True)):
-        shown: Any = brief.get(key) if key and isinstance(brief, dict) else None
-        # An int id (the usual key) is its decimal text, inline: one call less per record.
-        handle = str(shown) if type(shown) is int else normalize_handle(shown)
-        if handle is not None and keep and saves.get(prefix + handle, record) is not record:
-            handle = None  # the page showed this key for another record already
-        if handle is None:
-            handle = make_handle(record)
-            shown = handle
-            if isinstance(brief, dict):
-                briefs[i] = {"handle": handle, **brief}
-                briefs[i]["handle"] = handle  # first, and not a record's own "handle" field
-            else:
-                briefs[i] = {"handle": handle, "value": brief}
-        full_key = prefix + handle
-        if keep:
-            saves[full_key] = record
-        if first is None:
-            first = (shown, full_key)
-    return first
+    return out, tail, down

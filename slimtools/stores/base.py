@@ -33,9 +33,19 @@ class HandleStore(Protocol):
 
     Deliberately small (two batch calls and ``close``), so that a durable store needs one
     transaction or round trip per tool call, not one per record. Keys arrive already
-    namespaced by tool. Values are records as tools return them (dicts, models, objects,
-    lists of them, text); a store that serialises may hand back their JSON form instead of
-    the original object, and slimtools relies only on that form.
+    namespaced by tool, and a store keeps them as opaque strings, byte for byte (the layout is
+    ``r:<tool>:<handle>``, ``t:<tool>:<handle>`` or ``s:<tool>:<digest>``, with ``%`` and
+    ``:`` in a tool name percent-escaped, so distinct tool and handle pairs never share a key;
+    plain names are written as earlier versions wrote them, so persisted records still
+    resolve). Values are records as tools return them (dicts, models, objects, lists of them,
+    text); a store that serialises may hand back their JSON form instead of the original
+    object, and slimtools relies only on that form.
+
+    A put overwrites the key's value. That a handle once shown keeps fetching what it was
+    shown with is the core's job, not the store's: before writing a page's records the core
+    reads the id keys the page shows, and an id that holds other content gets a generated
+    handle instead of being overwritten (``slimtools._core.handles``). So ``get_many`` must
+    return what the last ``put_many`` of each key wrote, in the JSON form.
     """
 
     def put_many(self, scope: Scope, items: Mapping[str, Any]) -> Collection[str]:

@@ -8,7 +8,9 @@ new server: ``LangGraphStore(postgres_store)``.
   JSON as text (rather than as nested JSONB) keeps values orjson could not encode natively
   on the same fallbacks as every other store, and sidesteps JSONB's refusal of ``\\u0000``.
   Labels are escaped (``%``, ``.``, NUL, lone surrogates; an empty label becomes ``%``) so
-  any toolkit or session name is a valid, distinct namespace; keys are escaped likewise.
+  any toolkit or session name is a valid, distinct namespace; keys are escaped likewise
+  (only NUL, ``%`` and lone surrogates, so the core's ``r:<tool>:<handle>`` keys of plain
+  names are stored as they are; see :class:`~slimtools.stores.base.HandleStore`).
 - **One batch per tool call**: ``put_many``/``get_many`` each issue one ``BaseStore.batch``
   (``abatch`` for the asynchronous twins); puts are not indexed for semantic search.
 - **TTL**: measured from the write, by our own ``expires_at`` (checked on every read, so it

@@ -1,6 +1,7 @@
 """The in-process handle store (the default), and the sizing every store's bounds use.
 
-The protocol stores implement is :class:`slimtools.typing.HandleStore`.
+The protocol stores implement is :class:`slimtools.typing.HandleStore`; its docstring states
+the key layout and why a put may simply overwrite (the core keeps a handle's record stable).
 """
 
 from __future__ import annotations

@@ -7,7 +7,10 @@
   ``EVAL`` rights that some managed Redis ACLs deny; ``MULTI`` works everywhere.)
 - **Keys** are ``<prefix>:<toolkit>:<session>:<key>``; ``%`` and ``:`` in the toolkit and
   session names are percent-escaped, so distinct scopes can never share a key, and lone
-  surrogates in model-sent handles are encoded losslessly.
+  surrogates in model-sent handles are encoded losslessly. ``<key>`` is the core's key byte
+  for byte (``r:<tool>:<handle>``; see :class:`~slimtools.stores.base.HandleStore` for its
+  layout and why a ``SET`` may simply overwrite), so data written by earlier versions still
+  resolves.
 - **Bounds** are Redis's job: give the server a ``maxmemory`` and an eviction policy
   (``volatile-lru`` suits records written with a TTL). A server that is full
   (``OOM command not allowed``) makes :meth:`~RedisStore.put_many` raise

@@ -20,6 +20,10 @@ Design choices, each with the alternative rejected:
 - ``synchronous=NORMAL``: a committed ``put_many`` survives the process being killed; after
   a power loss the last transactions may roll back, never corrupt the file.
 - A page-1 snapshot of a 10,000-row result is one row holding one compact JSON blob.
+- **Keys are stored byte for byte** (column ``key``, the core's ``r:<tool>:<handle>`` as
+  UTF-8 with ``surrogatepass``), so files written by earlier versions still resolve; a put
+  overwrites (the core never overwrites a handle's record with other content, see
+  :class:`~slimtools.stores.base.HandleStore`).
 - **Bounded by default**, like the other stores: records live an hour (``ttl``), at most
   100,000 of them and 256 MiB of JSON (``max_items``, ``max_bytes``), 16 MiB each
   (``max_record_bytes``). Pages freed by expiry and eviction are reused by later writes,

@@ -143,6 +143,17 @@ class StoreConformance:
         got = store.get_many(SCOPE, ["r:search:3", "t:read:x"])
         expect(got, {"r:search:3": RECORD, "t:read:x": "l1\nl2"}, "read back")
 
+    def test_keys_are_kept_byte_for_byte(self) -> None:
+        """Keys differing only in escapes or ``:`` are distinct: a store never decodes them.
+
+        The core writes tool ``a:b`` with handle ``c`` as ``r:a%3Ab:c``, beside tool ``a``
+        with handle ``b:c`` (``r:a:b:c``); a store that unescaped keys would merge them.
+        """
+        store = self.store()
+        items = {"r:a%3Ab:c": 1, "r:a:b:c": 2, "r:a%253Ab:c": 3, "r:a%3ab:c": 4}
+        store.put_many(SCOPE, items)
+        expect(store.get_many(SCOPE, list(items)), items, "escaped keys")
+
     def test_missing_keys_are_absent(self) -> None:
         """Keys never written are left out of the answer, not mapped to None."""
         store = self.store()

@@ -11,9 +11,10 @@ from hypothesis import strategies as st
 
 from slimtools import Toolkit, paginate, project_fields, summarize_with_handle
 from slimtools._core.config import HandleSpec, PageSpec
+from slimtools._core.handles import attach_handles
 from slimtools._core.keys import _digest, args_digest, frozen_args, normalize_handle
 from slimtools._core.paging import format_call, tool_call
-from slimtools._core.pipeline import _attach_handles, _check_paging, _validate_paging, classify
+from slimtools._core.pipeline import _check_paging, _validate_paging, classify
 from slimtools._json import _default, dumps
 from slimtools.clip import _WORD_BACKOFF, _splits, clip_text, cut_text
 from slimtools.envelope import Envelope, make_envelope
@@ -253,8 +254,11 @@ def test_cut_text_is_clip_text_for_a_long_text(text, limit, marker):
         assert cut_text(text, limit, marker) == clip_text(text, limit, marker)
 
 
+NOTHING_KEPT: dict[str, Any] = {"taken": {}, "secrets": None}  # an empty store, no denied values
+
+
 def _general_attach(records, briefs, key):
-    """_attach_handles through its general loop: briefs that are not plain dicts skip the
+    """attach_handles through its general loop: briefs that are not plain dicts skip the
     int-id shortcut."""
 
     class Brief(dict):  # a dict subclass: the shortcut only takes plain dicts
@@ -262,7 +266,7 @@ def _general_attach(records, briefs, key):
 
     saves: dict[str, Any] = {}
     wrapped = [Brief(b) if type(b) is dict else b for b in briefs]
-    first = _attach_handles(HandleSpec(key=key), "t", records, wrapped, saves)
+    first = attach_handles(HandleSpec(key=key), "t", (records, wrapped), saves, **NOTHING_KEPT)
     return first, saves, [dict(b) if isinstance(b, dict) else b for b in wrapped]
 
 
@@ -271,11 +275,11 @@ handle_values = st.integers() | st.text(max_size=4) | st.none() | st.booleans()
 
 @given(ids=st.lists(st.integers() | handle_values, min_size=1, max_size=8))
 def test_int_id_handles_match_the_general_loop(ids):
-    """The int-id shortcut of _attach_handles keeps the same keys, records and first handle."""
+    """The int-id shortcut of attach_handles keeps the same keys, records and first handle."""
     records = [{"id": i, "n": n} for n, i in enumerate(ids)]
     briefs = [{"id": i} for i in ids]
     saves: dict[str, Any] = {}
-    first = _attach_handles(HandleSpec(key="id"), "t", records, briefs, saves)
+    first = attach_handles(HandleSpec(key="id"), "t", (records, briefs), saves, **NOTHING_KEPT)
     assert (first, saves, briefs) == _general_attach(records, [{"id": i} for i in ids], "id")
 
 
