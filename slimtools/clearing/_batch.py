@@ -261,7 +261,9 @@ def _write_one(
     )
     memory.remember(fresh)
     state.saved += p.saving
-    return report(1, p.saving, (p.raw.call_id,), 0, p.position, before, before - p.saving, 0)
+    fields = (1, p.saving, (p.raw.call_id,), 0, p.position, before, before - p.saving, 0)
+    written: ClearingReport = new_tuple(ClearingReport, fields)  # report(), a call less
+    return written
 
 
 def _write_many(

@@ -29,7 +29,8 @@ class Deciding:
 
     def _take_due(self, clock: int) -> None:
         """Move the results due by ``clock`` to the ripe list, in due order (then filing)."""
-        due: list[Pending] = []
+        due = self._state.ripe  # appended to in place; merged below when several fell due
+        mark = len(due)
         queues = 0
         for keep_turns, queue in self._state.waiting.items():
             if queue and queue[0].turn + keep_turns <= clock:
@@ -45,8 +46,11 @@ class Deciding:
                     due.append(queue.popleft())
         if queues > 1:  # results of several retentions fell due: merge them by due turn
             keeps = self._state.keeps
-            due.sort(key=lambda p: (p.turn + (keeps[p.tool] or 0), p.eidx))
-        self._state.ripe += due
+            order = lambda p: (p.turn + (keeps[p.tool] or 0), p.eidx)  # noqa: E731
+            if mark:
+                due[mark:] = sorted(due[mark:], key=order)
+            else:
+                due.sort(key=order)
 
     def _forced_now(self) -> list[Pending]:
         """Results cleared before a re-read, now outside the keep window: clear them again."""
@@ -113,16 +117,20 @@ class Deciding:
         ready.clear()
         state.ready_saving = 0
         need = state.tokens - state.saved - limit if over and limit is not None else 0
-        plan = state.plan
+        plan, horizon = state.plan, policy.payback_horizon
+        if policy.expected_calls is None and horizon is not None and state.turns >= horizon >= 1:
+            calls = horizon  # what calls_ahead gives a run this old, shell or not
+        else:
+            calls = calls_ahead(
+                state.turns,
+                policy.expected_calls,
+                horizon,
+                commands_only=self._commands_only(),
+            )
         cut = plan.choose(
             state.turn_start,
             now,
-            calls_ahead(
-                state.turns,
-                policy.expected_calls,
-                policy.payback_horizon,
-                commands_only=self._commands_only(),
-            ),
+            calls,
             pricing,
             at_least=policy.clear_at_least or 0,
             need=need,
