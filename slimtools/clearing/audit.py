@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any, Literal, Protocol, runtime_checkable
 
 from slimtools._json import dumps_exact, loads
+from slimtools.clearing._ingest import same_message
 from slimtools.clearing.formats.view import check_history, detect_format, get_codec, safe_decode
 
 logger = logging.getLogger("slimtools.clearing")
@@ -351,7 +352,7 @@ class _Originals:
         """Note a whole result at ``position`` that a record there holds (its call's
         arguments were shortened while it stayed): those arguments are this history's."""
         here = self._by_id.get(("result", call_id), {}).get(position, [])
-        if here and _agree(here) and _same(here[0].original, content):
+        if here and _agree(here) and same_message(here[0].original, content):
             self._owned.update((r.call_id, r.turn) for r in here)
 
     def warn(self, audit: object) -> None:
@@ -375,12 +376,4 @@ class _Originals:
 def _agree(records: list[AuditRecord]) -> bool:
     """Whether every record holds the same original."""
     first = records[0].original
-    return all(_same(first, r.original) for r in records[1:])
-
-
-def _same(a: Any, b: Any) -> bool:
-    """``a == b``; an exotic ``__eq__`` that raises counts as different."""
-    try:
-        return a is b or bool(a == b)
-    except Exception:
-        return False
+    return all(same_message(first, r.original) for r in records[1:])

@@ -121,6 +121,16 @@ def test_calls_ahead_never_counts_past_the_horizon():
     assert calls_ahead(40, None, 6) == 6
 
 
+@given(horizon=st.integers(1, 500), older=st.integers(0, 10_000), commands_only=st.booleans())
+def test_calls_ahead_past_the_horizon_is_the_horizon_for_every_run(
+    horizon: int, older: int, commands_only: bool
+) -> None:
+    """A run at least ``horizon`` calls old is counted over ``horizon`` calls, shell or not
+    (the per-round clearer skips the shell check on that ground: ``_deciding._decide``)."""
+    turns = horizon + older
+    assert calls_ahead(turns, None, horizon, commands_only=commands_only) == horizon
+
+
 def test_calls_ahead_without_horizon_is_the_runs_age():
     """``payback_horizon=None``: a run is expected to last as long again."""
     assert calls_ahead(40, None, None) == 40
