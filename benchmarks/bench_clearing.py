@@ -9,9 +9,12 @@
     with LangChain's terse "[cleared]" placeholder shows what the engine costs without
     rendering an informative placeholder per result (the difference is that rendering);
     with ``supersede=False``, and with all three left out, it says where the time goes.
-    The informative floor is the least such a pass does, nothing decided: decode and count
-    every message, render each result's default placeholder, copy each result message once;
-    the first goal cannot be met by more than the floor's margin over the peer.
+    Two floors (``benchmarks/_floors.py``) bound what any pass keeping the informative
+    placeholder costs: the informative floor does it with the engine's parts (decode and
+    count every message, render each result's default placeholder, copy each result message
+    once, nothing decided); the fused floor is a one-loop prototype writing the default's
+    very bytes for this history (checked before it is timed). The first goal cannot be met
+    by more than the floors' margin over the peer.
 (b) A run of 10,000 rounds clearing before every model call: the incremental ``Clearer``
     against one pass over the final history (goal: at most 2x), and against what
     ``ContextEditingMiddleware`` does per call (deep copy, then apply) over 1,000 rounds.
@@ -48,17 +51,17 @@ from langchain.agents.middleware.context_editing import ClearToolUsesEdit
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 from langchain_core.messages.utils import count_tokens_approximately
 
+from benchmarks._floors import check_fused_floor, fused_floor, informative_floor
 from benchmarks._timing import SHARED_DATA
 from benchmarks.results import record
 from slimtools.clearing import Clearer, ClearingPolicy, clear_stale_results, view
-from slimtools.clearing.formats import with_changes
-from slimtools.clearing.formats.view import get_codec
 from slimtools.clearing.policy import DEFAULT_RETENTION
 from slimtools.clearing.replay import PlaceholderRenderer
 from slimtools.ledger.compare import Comparison, Strategy, compare, published_strategies
 from slimtools.ledger.peers import context_editing_step
-from slimtools.tokens import count_tokens
 from slimtools.transcripts import load_transcripts
+
+_KEPT = 2  # the results a default pass leaves whole at the end of history() (checked)
 
 
 def history(turns: int, chars: int = 2_000) -> list[BaseMessage]:
@@ -109,7 +112,7 @@ def one_pass() -> None:
     edit = ClearToolUsesEdit()
     default, turn_end = ClearingPolicy(), ClearingPolicy(cache=None)
     renderer = PlaceholderRenderer(default)
-    informs: dict[int, tuple[float, float]] = {}
+    informs: dict[int, tuple[float, float, float]] = {}
     terse = ClearingPolicy(placeholder="[cleared]")
     unsuperseding = ClearingPolicy(supersede=False)
     bare = ClearingPolicy(placeholder="[cleared]", cache=None, supersede=False)
@@ -132,6 +135,11 @@ def one_pass() -> None:
         def informative(messages: list[BaseMessage] = messages) -> list[Any]:
             return informative_floor(messages, renderer)
 
+        def fused(messages: list[BaseMessage] = messages) -> list[Any]:
+            return fused_floor(messages, keep=_KEPT)
+
+        check_fused_floor(messages, default, keep=_KEPT)
+
         t = best_each(
             {
                 "lc": langchain,
@@ -142,12 +150,13 @@ def one_pass() -> None:
                 "bare": lambda m=messages: clear_stale_results(m, bare),
                 "floor": floor,
                 "informative": informative,
+                "fused": fused,
             },
             repeat=11 if turns < 10_000 else 5,
         )
         t_lc, t_default, t_none, t_terse = t["lc"], t["default"], t["none"], t["terse"]
         times[turns], floors[turns] = t_default, t["floor"]
-        informs[turns] = (t["informative"], t_lc)
+        informs[turns] = (t["informative"], t["fused"], t_lc)
         print(
             f"{turns:>6} {t_lc * 1e3:>13.1f} {t_default * 1e3:>11.1f} {t_lc / t_default:>8.2f}x "
             f"{t_none * 1e3:>14.1f} {t_default / t_none - 1:>+8.0%} {t_terse * 1e3:>13.1f} "
@@ -175,13 +184,29 @@ def one_pass() -> None:
         growth=growth,
         plain_growth=plain,
     )
-    print(
-        "informative floor (decode and count each message, render and copy each result, "
-        "nothing decided): "
-        + ", ".join(
-            f"{n:,} turns {t_floor * 1e3:.1f} ms ({t_lc / t_floor:.2f}x)"
-            for n, (t_floor, t_lc) in informs.items()
+    _floors(informs)
+
+
+def _floors(informs: dict[int, tuple[float, float, float]]) -> None:
+    """The two floors against the peer at each length, and the 1,000-turn row recorded."""
+    for n, (informative, fused, t_lc) in informs.items():
+        print(
+            f"  floors at {n:,} turns: informative (the engine's codec, renderer and copy, "
+            f"nothing decided) {informative * 1e3:.1f} ms, {t_lc / informative:.2f}x the "
+            f"peer's speed; fused (one loop, the same bytes) {fused * 1e3:.1f} ms, "
+            f"{t_lc / fused:.2f}x"
         )
+    informative, fused, t_lc = informs[1_000]
+    record(
+        "floors of a default pass, 1,000 LangChain turns",
+        baseline=f"ClearToolUsesEdit().apply: {t_lc * 1e3:.1f} ms",
+        measured=f"informative floor {informative * 1e3:.1f} ms, fused floor {fused * 1e3:.1f} ms",
+        ratio=f"{t_lc / informative:.2f}x and {t_lc / fused:.2f}x the speed",
+        informative_ms=informative * 1e3,
+        fused_ms=fused * 1e3,
+        peer_ms=t_lc * 1e3,
+        informative_speed=t_lc / informative,
+        fused_speed=t_lc / fused,
     )
 
 
@@ -214,24 +239,6 @@ def _where_the_time_goes(turns: int, t: dict[str, float]) -> None:
         peer_ms=t["lc"] * 1e3,
         bare_speed=t["lc"] / t["bare"],
     )
-
-
-def informative_floor(messages: Sequence[Any], renderer: PlaceholderRenderer) -> list[Any]:
-    """The least an informative pass does: each message decoded, its calls and results
-    counted, each result's default placeholder rendered and its message copied once."""
-    codec, calls, out, turn = get_codec("langchain"), {}, list(messages), 0
-    for i, message in enumerate(messages):
-        model, _, found, results = codec.decode(message)
-        turn += model
-        for call in found:
-            count_tokens(f"{call.name} {call.args_text}")
-            calls[call.id] = call
-        for result in results:
-            call = calls.pop(result.call_id)
-            tokens = count_tokens(result.text)
-            text = renderer.text(result, tool=call.name, args=call.args, tokens=tokens, turn=turn)
-            out[i] = with_changes(message, {"content": text})
-    return out
 
 
 def whole_run(rounds: int = 10_000, middleware_rounds: int = 1_000) -> None:

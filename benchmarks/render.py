@@ -149,6 +149,13 @@ FIGURES: dict[str, tuple[str, str, str]] = {
         "of {v[default_ms]:.1f} ms; without the three it takes {v[bare_ms]:.1f} ms, "
         "{v[bare_speed]:.2f}x the speed of ClearToolUsesEdit's {v[peer_ms]:.1f} ms",
     ),
+    "clearing-pass-floors": (
+        "bench_clearing",
+        "floors of a default pass, 1,000 LangChain turns",
+        "the informative floor takes {v[informative_ms]:.1f} ms ({v[informative_speed]:.2f}x "
+        "the speed of ClearToolUsesEdit's {v[peer_ms]:.1f} ms) and the fused floor "
+        "{v[fused_ms]:.1f} ms ({v[fused_speed]:.2f}x)",
+    ),
     "clearing-in-place": (
         "bench_clearing",
         "clearing before each model call, 10,000 rounds, in place",

@@ -1,0 +1,93 @@
+"""Floors of one clearing pass: the least a pass that writes informative placeholders does.
+
+Section (a) of ``bench_clearing`` times them beside the default pass and the peer, so the
+speed goal (never slower than ``ClearToolUsesEdit`` at 1,000 turns) can be read against
+what any pass keeping the informative placeholder costs:
+
+- the *informative floor* does it with the engine's own parts (its codec, its renderer and
+  its copy), nothing decided;
+- the *fused floor* is a prototype of the least pure-Python pass that writes the default's
+  very bytes for the benchmark's history: one loop, one format, the default template
+  inlined, no decisions, no state, no report. It is a floor, not a design: it serves one
+  history shape, and :func:`check_fused_floor` refuses to time it unless its output is the
+  default pass's, message for message.
+"""
+
+from __future__ import annotations
+
+import zlib
+from collections.abc import Sequence
+from typing import Any
+
+import orjson
+
+from slimtools.clearing import ClearingPolicy, clear_stale_results
+from slimtools.clearing.formats import with_changes
+from slimtools.clearing.formats.view import get_codec
+from slimtools.clearing.marker import MARKER_PREFIX
+from slimtools.clearing.replay import PlaceholderRenderer
+from slimtools.tokens import count_tokens
+
+_SALT = zlib.crc32(b"slimtools.clearing.v1")  # the marker's salt (slimtools.clearing.marker)
+
+
+def informative_floor(messages: Sequence[Any], renderer: PlaceholderRenderer) -> list[Any]:
+    """The least an informative pass does with the engine's parts: each message decoded, its
+    calls and results counted, each result's default placeholder rendered and its message
+    copied once."""
+    codec, calls, out, turn = get_codec("langchain"), {}, list(messages), 0
+    for i, message in enumerate(messages):
+        model, _, found, results = codec.decode(message)
+        turn += model
+        for call in found:
+            count_tokens(f"{call.name} {call.args_text}")
+            calls[call.id] = call
+        for result in results:
+            call = calls.pop(result.call_id)
+            tokens = count_tokens(result.text)
+            text = renderer.text(result, tool=call.name, args=call.args, tokens=tokens, turn=turn)
+            out[i] = with_changes(message, {"content": text})
+    return out
+
+
+def fused_floor(messages: Sequence[Any], keep: int, head: int = 200) -> list[Any]:
+    """The fused prototype: every result but the last ``keep`` replaced by the default
+    placeholder, built in one loop over the messages' fields (single-argument calls with
+    ASCII results, as the benchmark's history holds)."""
+    out, calls, tokens = list(messages), {}, 0
+    last = len(messages) - 2 * keep  # a call and its result per turn
+    for i, message in enumerate(messages):
+        fields = message.__dict__
+        kind = fields["type"]
+        if kind == "ai":
+            for call in fields["tool_calls"]:
+                ((key, value),) = call["args"].items()
+                args = f"{key}={orjson.dumps(value).decode()}"
+                tokens += (len(call["name"]) + len(orjson.dumps(call["args"])) + 4) // 4
+                calls[call["id"]] = (call["name"], args)
+        elif kind == "tool":
+            text = fields["content"]
+            size = (len(text) + 3) // 4
+            tokens += size
+            name, args = calls.pop(fields["tool_call_id"])
+            if i >= last:
+                continue
+            body = (
+                f"{name}({args}) returned {len(text):,} chars (~{size:,} tokens); removed to "
+                f"save context.\nHead: {' '.join(text[: head * 2 + 16].split())[:head]}\n"
+                f"To see it again, call {name}({args}) again."
+            )
+            sealed = f"{MARKER_PREFIX}{zlib.crc32(body.encode(), _SALT):08x}] {body}"
+            out[i] = with_changes(message, {"content": sealed})
+        else:
+            tokens += (len(fields["content"]) + 3) // 4
+    return out
+
+
+def check_fused_floor(messages: Sequence[Any], policy: ClearingPolicy, keep: int) -> None:
+    """Raise unless :func:`fused_floor` writes what the default pass writes: a floor that
+    does less than the pass it bounds would bound nothing."""
+    fused, default = fused_floor(messages, keep), clear_stale_results(messages, policy)
+    differ = [i for i, (a, b) in enumerate(zip(fused, default, strict=False)) if a != b]
+    if len(fused) != len(default) or differ:
+        raise AssertionError(f"the fused floor differs from the default pass at {differ[:5]}")
