@@ -15,7 +15,6 @@ what any pass keeping the informative placeholder costs:
 
 from __future__ import annotations
 
-import zlib
 from collections.abc import Sequence
 from typing import Any
 
@@ -24,11 +23,9 @@ import orjson
 from slimtools.clearing import ClearingPolicy, clear_stale_results
 from slimtools.clearing.formats import with_changes
 from slimtools.clearing.formats.view import get_codec
-from slimtools.clearing.marker import MARKER_PREFIX
+from slimtools.clearing.marker import seal
 from slimtools.clearing.replay import PlaceholderRenderer
 from slimtools.tokens import count_tokens
-
-_SALT = zlib.crc32(b"slimtools.clearing.v1")  # the marker's salt (slimtools.clearing.marker)
 
 
 def informative_floor(messages: Sequence[Any], renderer: PlaceholderRenderer) -> list[Any]:
@@ -50,11 +47,15 @@ def informative_floor(messages: Sequence[Any], renderer: PlaceholderRenderer) ->
     return out
 
 
-def fused_floor(messages: Sequence[Any], keep: int, head: int = 200) -> list[Any]:
+def fused_floor(
+    messages: Sequence[Any], *, keep: int, max_chars: int, head: int = 200
+) -> list[Any]:
     """The fused prototype: every result but the last ``keep`` replaced by the default
     placeholder, built in one loop over the messages' fields (single-argument calls with
-    ASCII results, as the benchmark's history holds)."""
-    out, calls, tokens = list(messages), {}, 0
+    ASCII results, as the benchmark's history holds); ``max_chars`` and ``head`` are the
+    placeholder's bound and head (the policy's ``max_placeholder_chars`` and ``keep_head``)."""
+    out, calls = list(messages), {}
+    tokens = 0  # the history's total, counted as any pass must (nothing is decided with it)
     last = len(messages) - 2 * keep  # a call and its result per turn
     for i, message in enumerate(messages):
         fields = message.__dict__
@@ -77,8 +78,7 @@ def fused_floor(messages: Sequence[Any], keep: int, head: int = 200) -> list[Any
                 f"save context.\nHead: {' '.join(text[: head * 2 + 16].split())[:head]}\n"
                 f"To see it again, call {name}({args}) again."
             )
-            sealed = f"{MARKER_PREFIX}{zlib.crc32(body.encode(), _SALT):08x}] {body}"
-            out[i] = with_changes(message, {"content": sealed})
+            out[i] = with_changes(message, {"content": seal(body, max_chars)})
         else:
             tokens += (len(fields["content"]) + 3) // 4
     return out
@@ -87,7 +87,10 @@ def fused_floor(messages: Sequence[Any], keep: int, head: int = 200) -> list[Any
 def check_fused_floor(messages: Sequence[Any], policy: ClearingPolicy, keep: int) -> None:
     """Raise unless :func:`fused_floor` writes what the default pass writes: a floor that
     does less than the pass it bounds would bound nothing."""
-    fused, default = fused_floor(messages, keep), clear_stale_results(messages, policy)
+    fused = fused_floor(
+        messages, keep=keep, max_chars=policy.max_placeholder_chars, head=policy.keep_head
+    )
+    default = clear_stale_results(messages, policy)
     differ = [i for i, (a, b) in enumerate(zip(fused, default, strict=False)) if a != b]
     if len(fused) != len(default) or differ:
         raise AssertionError(f"the fused floor differs from the default pass at {differ[:5]}")

@@ -136,7 +136,12 @@ def one_pass() -> None:
             return informative_floor(messages, renderer)
 
         def fused(messages: list[BaseMessage] = messages) -> list[Any]:
-            return fused_floor(messages, keep=_KEPT)
+            return fused_floor(
+                messages,
+                keep=_KEPT,
+                max_chars=default.max_placeholder_chars,
+                head=default.keep_head,
+            )
 
         check_fused_floor(messages, default, keep=_KEPT)
 

@@ -13,11 +13,9 @@ from slimtools.clearing import ClearingPolicy, clear_stale_results
 
 def test_the_fused_floor_writes_the_default_pass_bytes():
     """Message for message, the prototype's output is the default pass's."""
-    messages = history(300)
-    fused, default = (
-        fused_floor(messages, keep=_KEPT),
-        clear_stale_results(messages, ClearingPolicy()),
-    )
+    messages, policy = history(300), ClearingPolicy()
+    fused = fused_floor(messages, keep=_KEPT, max_chars=policy.max_placeholder_chars)
+    default = clear_stale_results(messages, policy)
     assert [m.content for m in fused] == [m.content for m in default]
     assert fused == default
 
