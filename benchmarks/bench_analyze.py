@@ -7,6 +7,9 @@
     session is loaded whole with ``iter_file`` (what ``report`` and ``clear`` hold).
 (b) Many runs: a synthetic OpenHands evaluation output (one ~100 KB run a line) of 150 and
     500 MB, analysed with the default policy: memory is bounded by one run.
+(d) The HTML report (``analyze --html``) of the 50 MB session: its size (goal: under 5 MB),
+    the time to write it over ``analyze`` alone, and the time headless Chromium takes to
+    load and draw it over an empty page (goal: a couple of seconds).
 (c) Results still clearable: the 50 MB session of (a) under the default policy with
     ``clear_at_least`` out of reach, so every result stays a candidate of the cache-aware
     decision to the end; its peak RSS over the default policy's (which clears as it goes),
@@ -20,6 +23,9 @@ MB/s. Files are generated in a temporary folder and deleted after each case.
 
 from __future__ import annotations
 
+import gc
+import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -29,6 +35,7 @@ from pathlib import Path
 from benchmarks._timing import PEAK_MB
 from benchmarks.bench_transcripts import _openhands_line, _session_line, _write
 from benchmarks.results import record
+from tests._browser import FLAGS
 
 ROOT = Path(__file__).resolve().parents[1]
 SESSION_MB = (50, 150, 500)
@@ -153,6 +160,82 @@ def many_runs(folder: Path, base: int) -> None:
         path.unlink()
 
 
+def html_report(folder: Path) -> None:
+    megabytes = SESSION_MB[0]
+    print(f"\n(d) the HTML report of a {megabytes} MB session")
+    path = folder / f"report{megabytes}.jsonl"
+    size = _write(path, _session_line, megabytes) / 2**20
+    page = folder / "report.html"
+    command = [sys.executable, "-m", "slimtools.cli", "analyze", str(path), "--no-progress"]
+    plain = _timed(command)
+    with_html = _timed([*command, "--html", str(page)])
+    report_mb = page.stat().st_size / 2**20
+    print(
+        f"    {size:,.0f} MB session: report {report_mb:.2f} MB (goal < 5), analyze {plain:.1f} s,"
+        f" with --html {with_html:.1f} s ({with_html / plain:.2f}x)"
+    )
+    record(
+        f"analyze --html: the report of a {size:,.0f} MB Claude Code session",
+        baseline=f"analyze alone: {plain:.1f} s",
+        measured=f"{with_html:.1f} s, a {report_mb:.2f} MB page",
+        ratio=f"{with_html / plain:.2f}x",
+        report_mb=report_mb,
+        seconds=with_html,
+    )
+    loaded = _load_time(page, folder)
+    if loaded is not None:
+        empty, report = loaded
+        print(
+            f"    headless Chromium: loads and draws it in {report:.2f} s (an empty page: {empty:.2f} s)"
+        )
+        record(
+            f"analyze --html: Chromium loads the report of a {size:,.0f} MB session",
+            baseline=f"an empty page: {empty:.2f} s",
+            measured=f"{report:.2f} s",
+            ratio=f"+{report - empty:.2f} s",
+            seconds=report,
+        )
+    path.unlink()
+
+
+def _timed(command: list[str]) -> float:
+    gc.collect()
+    start = time.perf_counter()
+    subprocess.run(command, capture_output=True, check=True, cwd=ROOT)
+    return time.perf_counter() - start
+
+
+def _load_time(page: Path, folder: Path) -> tuple[float, float] | None:
+    """Seconds from navigation to the page drawn (its script's own ``performance.now()``
+    once the timeline is drawn; ``load`` for the empty page) in headless Chromium, best of
+    three, for an empty page and ``page``; None where Chromium is not installed."""
+    browser = shutil.which("chromium")
+    if browser is None:
+        print("    (chromium not installed: load time not measured)")
+        return None
+    empty = folder / "empty.html"
+    empty.write_text(
+        "<!DOCTYPE html><p>empty</p><script>addEventListener('load', function () {"
+        "document.documentElement.setAttribute('data-drawn-ms', String(performance.now()))"
+        "})</script>"
+    )
+    times = []
+    for target in (empty, page):
+        best = float("inf")
+        for k in range(3):
+            profile = folder / f"profile{k}"
+            args = [browser, *FLAGS, f"--user-data-dir={profile}", "--dump-dom", target.as_uri()]
+            gc.collect()
+            dom = subprocess.run(args, capture_output=True, text=True, check=True).stdout
+            shutil.rmtree(profile, ignore_errors=True)
+            found = re.search(r'data-drawn-ms="([0-9.]+)"', dom)
+            if found is None:
+                raise RuntimeError(f"{target.name} was not drawn")
+            best = min(best, float(found[1]) / 1000)
+        times.append(best)
+    return times[0], times[1]
+
+
 def main() -> None:
     with tempfile.TemporaryDirectory(prefix="bench_analyze.") as name:
         folder = Path(name)
@@ -162,6 +245,7 @@ def main() -> None:
         one_run(folder, base)
         many_runs(folder, base)
         pending(folder)
+        html_report(folder)
         print(f"    ({time.perf_counter() - start:.0f}s in all)")
 
 

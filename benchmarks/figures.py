@@ -27,6 +27,12 @@ PLOTS = (
     "--plot docs/analyze.png",
 )
 """Commands that redraw the docs' pictures (run by ``main``, not compared by the test)."""
+REPORT = (
+    "slimtools analyze ../shared/data/transcripts/claude_code --html .cache/analyze-report.html",
+    ROOT / ".cache" / "analyze-report.html",
+    DOCS / "analyze-report.png",
+)
+"""The HTML report the measure guide shows: the command, the page it writes, its picture."""
 _BLOCK = re.compile(
     re.escape(MARKER) + r"\n```console\n\$ (?P<command>[^\n]*)\n(?P<output>.*?)```\n", re.S
 )
@@ -100,6 +106,17 @@ def main(argv_: Sequence[str] = ()) -> None:
     if not argv_:
         for command in PLOTS:
             run(command)
+        report_picture()
+
+
+def report_picture() -> None:
+    """Write the measure guide's report and take its picture in headless Chromium."""
+    from tests._browser import screenshot  # only here: it needs pytest and Chromium
+
+    command, page, picture = REPORT
+    page.parent.mkdir(exist_ok=True)
+    run(command)
+    screenshot(page, picture, width=1300, height=1500)
 
 
 if __name__ == "__main__":

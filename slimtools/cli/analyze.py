@@ -11,10 +11,13 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from pathlib import Path
 from typing import Any
 
+from slimtools.clearing import ClearingPolicy
 from slimtools.clearing.pricing import CachePricing
 from slimtools.cli._bills import bill_table
+from slimtools.cli._html import render
 from slimtools.cli._options import Formatter, add_by_option
 from slimtools.cli._output import Cell, Style, Table, print_tables, progress
 from slimtools.cli._plot import Curve, PlotError, plot_rounds
@@ -26,20 +29,28 @@ from slimtools.cli._policy import (
     policies_from,
 )
 from slimtools.cli.report import plot_path
-from slimtools.errors import ConfigurationError
+from slimtools.errors import ConfigurationError, TranscriptError
 from slimtools.ledger.analyze import Analysis, Figures, RoundSeries, analyze, percentile
 from slimtools.ledger.compare import Totals
-from slimtools.transcripts import SOURCES
+from slimtools.ledger.timeline import RunTimeline, timeline
+from slimtools.transcripts import SOURCES, stream_file
 
 EXAMPLE = """\
 examples:
   slimtools analyze ~/.claude/projects/my-project --by tool
   slimtools analyze runs/ --compare turn-end,default --plot waste.png
   slimtools analyze session.jsonl --json > figures.json
+  slimtools analyze session.jsonl --html report.html
 
 exit status: 0 analysed, 1 a file could not be read (one line each on stderr; the others
-are still analysed) or no transcript was found, 2 bad usage
+are still analysed), no transcript was found, or the plot or report could not be written,
+2 bad usage
 """
+HTML_HELP = (
+    "also write one self-contained page (no network, secrets redacted) of where the tokens "
+    "went: the bill, resident tool tokens per round, per tool, and a timeline of the tool "
+    "calls with what the first policy clears, e.g. report.html"
+)
 NOTES = (
     "resident: tool-result tokens in the prompt of the last model call (peak: the largest),",
     "summed over runs; billed: input tokens without caching; cached: cache reads and writes",
@@ -89,6 +100,7 @@ def add_commands(sub: Any) -> None:
         help="draw resident tool tokens and the cumulative bill per round for no clearing "
         "and each policy (.png, .svg or .pdf; needs the cli extra), e.g. waste.png",
     )
+    output.add_argument("--html", metavar="OUT.html", help=HTML_HELP)
     output.add_argument(
         "--ledger",
         action="store_true",
@@ -133,9 +145,9 @@ def run(args: argparse.Namespace) -> int:
             where = ", ".join(args.paths)
             print(f"slimtools: no transcripts found under {where}", file=sys.stderr)
         return 1
+    document = result.to_dict()
+    document["policies"] = {name: describe(name, args) for name in policies}
     if args.json:
-        document = result.to_dict()
-        document["policies"] = {name: describe(name, args) for name in policies}
         print(json.dumps(document, ensure_ascii=False))
     else:
         print_tables(tables(result, args))
@@ -148,7 +160,29 @@ def run(args: argparse.Namespace) -> int:
             return 1
         if not args.json:
             print(f"wrote {args.plot}")
+    if args.html:
+        try:
+            write_report(result, document, args.html, format=args.format)
+        except OSError as exc:
+            print(f"slimtools: cannot write {args.html}: {exc.strerror or exc}", file=sys.stderr)
+            return 1
+        if not args.json:
+            print(f"wrote {args.html}")
     return status
+
+
+def write_report(
+    result: Analysis, document: dict[str, Any], path: str, *, format: str | None = None
+) -> None:
+    """Write the HTML report of ``result`` (``document`` is its ``--json``) to ``path``: the
+    first policy's timeline is replayed from the files, one run at a time."""
+    label, policy = next(iter(result.policies.items()))
+    runs: list[RunTimeline] = []
+    for f in result.files:
+        runs.extend(_timelines(f.path, format, policy))
+    page = render(document, runs, policy=label)
+    with open(path, "w", encoding="utf-8") as out:
+        out.write(page)
 
 
 def tables(result: Analysis, args: argparse.Namespace) -> list[Table]:
@@ -317,6 +351,18 @@ def _ledger(label: str, series: RoundSeries, every: int | None) -> Table:
             ),
         )
     return table
+
+
+def _timelines(path: Path, format: str | None, policy: ClearingPolicy) -> list[RunTimeline]:
+    """The file's runs result by result; none if it changed since it was analysed (its
+    figures stay in the report, without bars)."""
+    try:
+        return [
+            timeline(run.messages, format=run.format, policy=policy, name=run.name)
+            for run in stream_file(path, format)
+        ]
+    except TranscriptError:
+        return []
 
 
 def plot(result: Analysis, path: str) -> None:
