@@ -186,7 +186,7 @@ def html_report(folder: Path) -> None:
     if loaded is not None:
         empty, report = loaded
         print(
-            f"    headless Chromium: loads and draws it in {report:.2f} s (an empty page: {empty:.2f} s)"
+            f"    headless Chromium draws it {report:.2f} s after navigation (an empty page: {empty:.2f} s)"
         )
         record(
             f"analyze --html: Chromium loads the report of a {size:,.0f} MB session",
