@@ -217,7 +217,12 @@ def _file(
         source, streamed = run.source, run.streamed
         if run.usage:  # read as the replay read the run's messages
             counted = replayed.ledgers[NO_CLEARING].input_tokens
-            bills.append(bill_of(run.usage, counted, replayed.call_starts, name=run.name))
+            offsets = replayed.offsets
+            restarts = [(m, offsets[m]) for m in run.restarts if m < len(offsets)]
+            bill = bill_of(
+                run.usage, counted, replayed.call_starts, restarts=restarts, name=run.name
+            )
+            bills.append(bill)
     if source is None:
         return None
     return FileAnalysis(path, source, figures, streamed, tuple(bills))

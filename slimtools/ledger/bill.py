@@ -196,16 +196,26 @@ def bill_run(
     messages: Sequence[Any],
     requests: Sequence[RecordedRequest],
     *,
+    restarts: Sequence[int] = (),
     format: str | None = None,
     counter: TokenCounter = count_tokens,
     name: str = "",
 ) -> RunBill:
-    """Compare a run's recorded usage with the ledger's model of it without clearing."""
+    """Compare a run's recorded usage with the ledger's model of it without clearing.
+
+    ``restarts`` are the messages where the model's context restarted after a compaction
+    (:attr:`~slimtools.transcripts.Transcript.restarts`)."""
     seen = view(list(messages), format=format)
     tokens = [b.tokens for b in _Reader(seen.format, counter).bills(seen)]
     before = [0, *accumulate(tokens)]
     starts = seen.turn_starts
-    return bill_of(requests, [before[s] for s in starts], starts, name=name)
+    return bill_of(
+        requests,
+        [before[s] for s in starts],
+        starts,
+        restarts=[(m, before[m]) for m in restarts if m < len(before)],
+        name=name,
+    )
 
 
 def bill_of(
@@ -213,12 +223,19 @@ def bill_of(
     counted: Sequence[int],
     starts: Sequence[int],
     *,
+    restarts: Sequence[tuple[int, int]] = (),
     name: str = "",
 ) -> RunBill:
     """The bill from the counted tokens and messages of each model call's prompt (what a
     streamed replay keeps: :attr:`~slimtools.ledger.stream.RunFigures.call_starts` and the
-    no-clearing ledger's ``input_tokens``), against ``requests`` matched in order."""
+    no-clearing ledger's ``input_tokens``), against ``requests`` matched in order.
+
+    ``restarts`` are where the model's context restarted after a compaction, each as the
+    message the visible history starts at and the counted tokens before it: a call after
+    one is billed for the summary and what follows, not the history before.
+    """
     n = min(len(starts), len(requests))
+    counted, starts = visible_prompts(counted[:n], starts[:n], restarts)
     # Claude Code logs some replies it made itself (model "<synthetic>": an API error, an
     # interruption) with zero usage: no request was billed, so neither side counts them.
     kept = [k for k in range(n) if requests[k].prompt and requests[k].model != "<synthetic>"]
@@ -227,10 +244,12 @@ def bill_of(
     fitted = fit(counts, begins, record)
     hour = sum(r.write_1h for r in record) > sum(r.write_5m for r in record)
     pricing = _ONE_HOUR if hour else _FIVE_MINUTES
-    modelled = _modelled(counts, begins, record, fitted)
+    causes = [_cause(record, k) for k in range(len(record))]
+    modelled = _modelled(counts, begins, record, causes, fitted)
     default = _with_prefix(DEFAULT_CALIBRATION, counts, begins, record)
-    offline = _modelled(counts, begins, record, default)
-    breaks = tuple(recorded_breaks(record))
+    offline = _modelled(counts, begins, record, causes, default)
+    breaks = tuple(recorded_breaks(record, causes))
+    unmodelled = sum(b.shortfall for b in breaks if b.cause == "unexplained")
     return RunBill(
         name=name,
         requests=len(record),
@@ -246,10 +265,26 @@ def bill_of(
         cache=pricing.name,
         calibration=fitted,
         breaks=breaks,
-        break_cost=sum(b.shortfall for b in breaks) * (pricing.write - pricing.read),
+        break_cost=unmodelled * (pricing.write - pricing.read),
         commands=tuple(record[b.request - 1].commands for b in breaks),
         unmatched=abs(len(starts) - len(requests)),
     )
+
+
+def visible_prompts(
+    counted: Sequence[int], starts: Sequence[int], restarts: Sequence[tuple[int, int]]
+) -> tuple[list[int], list[int]]:
+    """Each call's counted tokens and messages as the model saw them: from the latest
+    restart at or before its turn (a compaction's summary), else from the first message."""
+    marks = sorted(restarts)
+    seen_counted, seen_starts = [], []
+    at, base = 0, (0, 0)
+    for c, s in zip(counted, starts, strict=True):
+        while at < len(marks) and marks[at][0] <= s:
+            base, at = marks[at], at + 1
+        seen_counted.append(c - base[1])
+        seen_starts.append(s - base[0])
+    return seen_counted, seen_starts
 
 
 def fit(counted: list[int], messages: list[int], record: list[RecordedRequest]) -> Calibration:
@@ -317,15 +352,24 @@ def _modelled(
     counted: list[int],
     messages: Sequence[int],
     record: list[RecordedRequest],
+    causes: Sequence[str | None],
     calibration: Calibration,
 ) -> UsageTotals:
     """The run's usage as the ledger models it: every call reads the previous prompt whole
-    (no clearing, a warm cache), the first what the record read."""
+    (no clearing, a warm cache), except where the transcript shows the cache did not hold
+    (the first call, a compaction, a model change, an expired cache, a changed prefix:
+    ``causes``), where it reads what the record read. A compaction starts the prompt
+    again: the first call after it bounds what Claude Code put before the summary (its
+    prefix, and context it adds back: hook output, files read again), as the first call
+    bounds the session's prefix."""
     read = write = 0
-    previous = None
+    previous, prefix = 0, calibration.prefix
     for k, (c, m) in enumerate(zip(counted, messages, strict=True)):
-        prompt = round(calibration.prefix + calibration.tokens(c, m))
-        got = min(record[k].cache_read, prompt) if previous is None else min(previous, prompt)
+        if k and record[k].compacted:
+            prefix = max(0, round(record[k].prompt - calibration.tokens(c, m)))
+        prompt = round(prefix + calibration.tokens(c, m))
+        held = record[k].cache_read if k == 0 or causes[k] is not None else previous
+        got = min(held, prompt)
         read, write, previous = read + got, write + prompt - got, prompt
     return UsageTotals(0, read, write)
 
@@ -344,30 +388,53 @@ def _model_changed(record: Sequence[RecordedRequest], k: int) -> bool:
     return bool(a and b and a != b)
 
 
-def recorded_breaks(record: Sequence[RecordedRequest]) -> list[CacheBreak]:
-    """The record's cache breaks, each with its cause (clearing is never seen in a record:
-    a recorder logs what the agent appended, not what it sent). A local command of
-    :data:`PREFIX_COMMANDS` run between the calls changed the prefix; ``/model`` shows as a
-    model change."""
+def _cause(record: Sequence[RecordedRequest], k: int) -> str | None:
+    """Why the transcript says the cache could not hold before request ``k`` (None: it
+    shows no reason). A local command of :data:`PREFIX_COMMANDS` run between the calls
+    changed the prefix; ``/model`` shows as a model change."""
+    if k == 0:
+        return None
+    prior, now = record[k - 1], record[k]
+    cause = cause_of(
+        compacted=now.compacted,
+        model_changed=_model_changed(record, k),
+        gap_seconds=_gap(prior, now),
+        ttl_seconds=TTL_1H if prior.write_1h else TTL_5M,
+        prefix_changed=any(c in PREFIX_COMMANDS for c in now.commands),
+    )
+    return None if cause == "unexplained" else cause
+
+
+def _gap(prior: RecordedRequest, now: RecordedRequest) -> float | None:
+    end = prior.ended or prior.at
+    return (now.at - end).total_seconds() if now.at and end else None
+
+
+def recorded_breaks(
+    record: Sequence[RecordedRequest], causes: Sequence[str | None] | None = None
+) -> list[CacheBreak]:
+    """The record's cache breaks, each with its cause (:func:`_cause`, else
+    ``"unexplained"``; clearing is never seen in a record: a recorder logs what the agent
+    appended, not what it sent)."""
     found = []
     for k in range(1, len(record)):
         prior, now = record[k - 1], record[k]
         if not is_break(prior.prompt, now.cache_read):
             continue
-        end = prior.ended or prior.at
-        gap = (now.at - end).total_seconds() if now.at and end else None
-        cause = cause_of(
-            compacted=now.compacted,
-            model_changed=_model_changed(record, k),
-            gap_seconds=gap,
-            ttl_seconds=TTL_1H if prior.write_1h else TTL_5M,
-            prefix_changed=any(c in PREFIX_COMMANDS for c in now.commands),
-        )
+        cause = causes[k] if causes is not None else _cause(record, k)
         at_ns = int(now.at.timestamp() * 1e9) if now.at else 0
         shortfall = prior.prompt - now.cache_read
         found.append(
             CacheBreak(
-                None, k + 1, prior.prompt, now.cache_read, shortfall, cause, gap, now.model, at_ns
+                None,
+                k + 1,
+                prior.prompt,
+                now.cache_read,
+                shortfall,
+                cause or "unexplained",
+                _gap(prior, now),
+                now.model,
+                at_ns,
             )
         )
     return found

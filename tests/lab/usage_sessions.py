@@ -56,6 +56,44 @@ def prompts_of(
     return [round(prefix + factor * tokens[s] + per_message * s) for s in seen.turn_starts]
 
 
+SUMMARY = (
+    "This session is being continued from a previous conversation that ran out of context. "
+    "The summary below covers the earlier portion of the conversation: the failing test in "
+    "app.py was traced to the handler; six files were read.\n"
+) * 8
+
+
+def compacted_lines(before: list[str], after: list[str]) -> list[dict[str, Any]]:
+    """A session of one Read call per result, compacted after the calls of ``before``: a
+    ``compact_boundary`` system line, then the summary (a user line flagged
+    ``isCompactSummary``), then the calls of ``after``."""
+    lines = session_lines(before + after)
+    at = 2 * len(before) + 1  # the first call after the compaction
+    stamp = lines[at]["timestamp"]
+    boundary = {"type": "system", "subtype": "compact_boundary", "uuid": "b", "sessionId": "s"}
+    summary = _line("user", {"role": "user", "content": SUMMARY}, 900, START)
+    lines[at:at] = [boundary | {"timestamp": stamp}, summary | {"isCompactSummary": True}]
+    return lines
+
+
+def compacted_prompts(
+    lines: list[dict[str, Any]], *, factor: float, per_message: float, prefix: int, added: int
+) -> list[int]:
+    """Each request's whole prompt, the model seeing after the compaction only the summary
+    and what follows, with ``added`` tokens of context Claude Code puts back beside it."""
+    messages = claude_code_messages(lines)
+    seen = view(messages, format="anthropic")
+    tokens = [0, *accumulate(b.tokens for b in _Reader("anthropic", count_tokens).bills(seen))]
+    restart = next(i for i, m in enumerate(messages) if m["content"] == SUMMARY)
+    out = []
+    for s in seen.turn_starts:
+        base, extra = (restart, added) if s > restart else (0, 0)
+        out.append(
+            round(prefix + extra + factor * (tokens[s] - tokens[base]) + per_message * (s - base))
+        )
+    return out
+
+
 def with_usage(
     lines: list[dict[str, Any]],
     prompts: list[int],
