@@ -11,6 +11,7 @@ from hypothesis import given
 
 from slimtools.cli import main
 from slimtools.errors import TranscriptError
+from slimtools.instrumentation import usage_of
 from slimtools.ledger.analyze import analyze
 from slimtools.ledger.bill import DEFAULT_CALIBRATION, bill_run
 from slimtools.transcripts import (
@@ -49,6 +50,19 @@ def test_usage_reader_reads_each_response_once_from_its_last_line():
     assert len(requests) == len(RESULTS) + 1
     assert requests[0].write_5m == 0
     assert requests[0].write_1h == requests[0].cache_write > 0
+
+
+def test_usage_reader_reads_usage_as_the_live_watch_reads_it():
+    """A recorded response's usage is the one reading a live ``CacheWatch`` makes of it."""
+    lines = _session()
+    for line, request in zip(lines[1::2], recorded_requests(enumerate(lines, 1)), strict=False):
+        live = usage_of(line["message"]["usage"])
+        assert (request.prompt, request.cache_read, request.write_1h) == (
+            live.prompt,
+            live.cache_read,
+            live.write_1h,
+        )
+        assert (request.input, request.write_5m) == (live.input, live.write_5m)
 
 
 def test_usage_reader_drops_sidechain_responses_of_a_main_session():
