@@ -22,9 +22,10 @@ from slimtools.transcripts import (
     stream_file,
 )
 from tests._shared import shared_data
-from tests.lab.strategies_usage import recorded_sessions
+from tests.lab.strategies_usage import compacted_sessions, recorded_sessions
 from tests.lab.usage_sessions import (
     RESULTS,
+    SUMMARY,
     compacted_lines,
     compacted_prompts,
     prompts_of,
@@ -325,6 +326,19 @@ def test_compacted_session_is_billed_for_what_the_model_saw_after_it(tmp_path):
     (run,) = load_file(_compacted(tmp_path))
     bill = bill_run(run.messages, read_usage(run.path), restarts=run.restarts)
     assert [(b.request, b.cause) for b in bill.breaks] == [(5, "compaction")]
+    assert bill.ratio == pytest.approx(1.0, abs=0.02)
+
+
+@given(compacted_sessions())
+def test_calibrated_model_bills_any_compacted_session_within_two_percent(lines):
+    """Whatever the tokenizer, the prefix and the context put back after the compaction,
+    a run compacted once and otherwise warm is modelled within 2%, its compaction in the
+    model (no break cost)."""
+    messages = claude_code_messages(lines)
+    (restart,) = [i for i, m in enumerate(messages) if m["content"] == SUMMARY]
+    bill = bill_run(messages, recorded_requests(enumerate(lines, 1)), restarts=[restart])
+    assert [b.cause for b in bill.breaks] in ([], ["compaction"])
+    assert bill.break_cost == 0
     assert bill.ratio == pytest.approx(1.0, abs=0.02)
 
 
