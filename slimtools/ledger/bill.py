@@ -15,6 +15,13 @@ and are estimated from the record:
 - the **cache state at the start**: a session's first request often reads a prefix an
   earlier session cached; the model reads what the record read there.
 
+A compaction restarts the prompt: a call after one is billed for the summary and what
+follows (``restarts``), and the first call after it bounds the context Claude Code puts
+back beside the summary, as the first call bounds the prefix. Where the transcript shows
+the cache could not hold (a compaction, a model change, a gap beyond the cache's lifetime,
+a command that changed the prefix) the model reads what the record read, as at the start;
+only the breaks it shows no reason for are left between the two bills (``break_cost``).
+
 Each run is priced with the cache it used: the 1-hour cache when most of its writes went
 there, else the 5-minute one. Breaks are found and classified on the record
 (:func:`~slimtools.instrumentation.is_break`, :func:`~slimtools.instrumentation.cause_of`).
@@ -129,8 +136,9 @@ class RunBill:
         cache: the cache preset the run is priced with (``anthropic`` or ``anthropic-1h``).
         calibration: the run's fitted calibration.
         breaks: the recorded cache breaks, classified.
-        break_cost: what the breaks cost the record over a warm cache (each shortfall
-            written again instead of read): the named part of a gap between the two bills.
+        break_cost: what the unexplained breaks cost the record over a warm cache (each
+            shortfall written again instead of read): the part of a gap between the two
+            bills the model leaves out (the other breaks are in the model).
         commands: per break, the local commands run just before it (``/mcp`` reconnects
             servers and so changes the tool definitions in the prefix).
         unmatched: model calls on one side without a counterpart on the other.
@@ -157,7 +165,7 @@ class RunBill:
 
     @property
     def explained_ratio(self) -> float:
-        """Modelled cost with the recorded breaks' cost added, over recorded cost."""
+        """Modelled cost with the unexplained breaks' cost added, over recorded cost."""
         if not self.recorded_cost:
             return 1.0
         return (self.modelled_cost + self.break_cost) / self.recorded_cost
@@ -244,11 +252,11 @@ def bill_of(
     fitted = fit(counts, begins, record)
     hour = sum(r.write_1h for r in record) > sum(r.write_5m for r in record)
     pricing = _ONE_HOUR if hour else _FIVE_MINUTES
-    causes = [_cause(record, k) for k in range(len(record))]
+    causes = ["unexplained", *(_cause(record, k) for k in range(1, len(record)))]
     modelled = _modelled(counts, begins, record, causes, fitted)
     default = _with_prefix(DEFAULT_CALIBRATION, counts, begins, record)
     offline = _modelled(counts, begins, record, causes, default)
-    breaks = tuple(recorded_breaks(record, causes))
+    breaks = tuple(_breaks(record, causes))
     unmodelled = sum(b.shortfall for b in breaks if b.cause == "unexplained")
     return RunBill(
         name=name,
@@ -352,7 +360,7 @@ def _modelled(
     counted: list[int],
     messages: Sequence[int],
     record: list[RecordedRequest],
-    causes: Sequence[str | None],
+    causes: Sequence[str],
     calibration: Calibration,
 ) -> UsageTotals:
     """The run's usage as the ledger models it: every call reads the previous prompt whole
@@ -368,7 +376,7 @@ def _modelled(
         if k and record[k].compacted:
             prefix = max(0, round(record[k].prompt - calibration.tokens(c, m)))
         prompt = round(prefix + calibration.tokens(c, m))
-        held = record[k].cache_read if k == 0 or causes[k] is not None else previous
+        held = record[k].cache_read if k == 0 or causes[k] != "unexplained" else previous
         got = min(held, prompt)
         read, write, previous = read + got, write + prompt - got, prompt
     return UsageTotals(0, read, write)
@@ -388,21 +396,19 @@ def _model_changed(record: Sequence[RecordedRequest], k: int) -> bool:
     return bool(a and b and a != b)
 
 
-def _cause(record: Sequence[RecordedRequest], k: int) -> str | None:
-    """Why the transcript says the cache could not hold before request ``k`` (None: it
-    shows no reason). A local command of :data:`PREFIX_COMMANDS` run between the calls
-    changed the prefix; ``/model`` shows as a model change."""
-    if k == 0:
-        return None
+def _cause(record: Sequence[RecordedRequest], k: int) -> str:
+    """Why the transcript says the cache could not hold before request ``k``
+    (``"unexplained"``: it shows no reason). A local command of :data:`PREFIX_COMMANDS` run
+    between the calls changed the prefix; ``/model`` shows as a model change. Clearing is
+    never seen in a record: a recorder logs what the agent appended, not what it sent."""
     prior, now = record[k - 1], record[k]
-    cause = cause_of(
+    return cause_of(
         compacted=now.compacted,
         model_changed=_model_changed(record, k),
         gap_seconds=_gap(prior, now),
         ttl_seconds=TTL_1H if prior.write_1h else TTL_5M,
         prefix_changed=any(c in PREFIX_COMMANDS for c in now.commands),
     )
-    return None if cause == "unexplained" else cause
 
 
 def _gap(prior: RecordedRequest, now: RecordedRequest) -> float | None:
@@ -410,31 +416,26 @@ def _gap(prior: RecordedRequest, now: RecordedRequest) -> float | None:
     return (now.at - end).total_seconds() if now.at and end else None
 
 
-def recorded_breaks(
-    record: Sequence[RecordedRequest], causes: Sequence[str | None] | None = None
-) -> list[CacheBreak]:
-    """The record's cache breaks, each with its cause (:func:`_cause`, else
-    ``"unexplained"``; clearing is never seen in a record: a recorder logs what the agent
-    appended, not what it sent)."""
+def _breaks(record: Sequence[RecordedRequest], causes: Sequence[str]) -> list[CacheBreak]:
+    """The record's cache breaks, each with its cause."""
     found = []
     for k in range(1, len(record)):
         prior, now = record[k - 1], record[k]
-        if not is_break(prior.prompt, now.cache_read):
-            continue
-        cause = causes[k] if causes is not None else _cause(record, k)
-        at_ns = int(now.at.timestamp() * 1e9) if now.at else 0
-        shortfall = prior.prompt - now.cache_read
-        found.append(
-            CacheBreak(
-                None,
-                k + 1,
-                prior.prompt,
-                now.cache_read,
-                shortfall,
-                cause or "unexplained",
-                _gap(prior, now),
-                now.model,
-                at_ns,
+        if is_break(prior.prompt, now.cache_read):
+            at_ns = int(now.at.timestamp() * 1e9) if now.at else 0
+            short = prior.prompt - now.cache_read
+            gap = _gap(prior, now)
+            found.append(
+                CacheBreak(
+                    None,
+                    k + 1,
+                    prior.prompt,
+                    now.cache_read,
+                    short,
+                    causes[k],
+                    gap,
+                    now.model,
+                    at_ns,
+                )
             )
-        )
     return found
