@@ -216,13 +216,7 @@ def _file(
         figures.add_run(replayed, pricing)
         source, streamed = run.source, run.streamed
         if run.usage:  # read as the replay read the run's messages
-            counted = replayed.ledgers[NO_CLEARING].input_tokens
-            offsets = replayed.offsets
-            restarts = [(m, offsets[m]) for m in run.restarts if m < len(offsets)]
-            bill = bill_of(
-                run.usage, counted, replayed.call_starts, restarts=restarts, name=run.name
-            )
-            bills.append(bill)
+            bills.append(bill_of(run.usage, replayed, restarts=run.restarts, name=run.name))
     if source is None:
         return None
     return FileAnalysis(path, source, figures, streamed, tuple(bills))

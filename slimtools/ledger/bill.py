@@ -31,13 +31,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from itertools import accumulate
 from typing import Any, Literal
 
-from slimtools.clearing import view
+from slimtools.clearing import detect_format
 from slimtools.clearing.pricing import CachePricing
 from slimtools.instrumentation import TTL_1H, TTL_5M, CacheBreak, cause_of, is_break
-from slimtools.ledger._replay import _Reader
+from slimtools.ledger.stream import NO_CLEARING, RunFigures, RunReplay
 from slimtools.tokens import TokenCounter, count_tokens
 from slimtools.transcripts import RecordedRequest
 
@@ -213,42 +212,35 @@ def bill_run(
 
     ``restarts`` are the messages where the model's context restarted after a compaction
     (:attr:`~slimtools.transcripts.Transcript.restarts`)."""
-    seen = view(list(messages), format=format)
-    tokens = [b.tokens for b in _Reader(seen.format, counter).bills(seen)]
-    before = [0, *accumulate(tokens)]
-    starts = seen.turn_starts
-    return bill_of(
-        requests,
-        [before[s] for s in starts],
-        starts,
-        restarts=[(m, before[m]) for m in restarts if m < len(before)],
-        name=name,
-    )
+    replay = RunReplay(format or detect_format(messages), counter=counter)
+    return bill_of(requests, replay.add_all(messages).finish(), restarts=restarts, name=name)
 
 
 def bill_of(
     requests: Sequence[RecordedRequest],
-    counted: Sequence[int],
-    starts: Sequence[int],
+    replayed: RunFigures,
     *,
-    restarts: Sequence[tuple[int, int]] = (),
+    restarts: Sequence[int] = (),
     name: str = "",
 ) -> RunBill:
-    """The bill from the counted tokens and messages of each model call's prompt (what a
-    streamed replay keeps: :attr:`~slimtools.ledger.stream.RunFigures.call_starts` and the
-    no-clearing ledger's ``input_tokens``), against ``requests`` matched in order.
+    """The bill from a replay of the run without clearing (its per-call prompts:
+    :attr:`~slimtools.ledger.stream.RunFigures.call_starts` and the no-clearing ledger's
+    ``input_tokens``), against ``requests`` matched in order.
 
-    ``restarts`` are where the model's context restarted after a compaction, each as the
-    message the visible history starts at and the counted tokens before it: a call after
-    one is billed for the summary and what follows, not the history before.
+    ``restarts`` are the messages where the model's context restarted after a compaction:
+    a call after one is billed for the summary and what follows, not the history before.
     """
+    offsets, starts = replayed.offsets, replayed.call_starts
+    marks = [(m, offsets[m]) for m in restarts if m < len(offsets)]
     n = min(len(starts), len(requests))
-    counted, starts = visible_prompts(counted[:n], starts[:n], restarts)
+    counted, begun = visible_prompts(
+        replayed.ledgers[NO_CLEARING].input_tokens[:n], starts[:n], marks
+    )
     # Claude Code logs some replies it made itself (model "<synthetic>": an API error, an
     # interruption) with zero usage: no request was billed, so neither side counts them.
     kept = [k for k in range(n) if requests[k].prompt and requests[k].model != "<synthetic>"]
     record = [requests[k] for k in kept]
-    counts, begins = [counted[k] for k in kept], [starts[k] for k in kept]
+    counts, begins = [counted[k] for k in kept], [begun[k] for k in kept]
     fitted = fit(counts, begins, record)
     hour = sum(r.write_1h for r in record) > sum(r.write_5m for r in record)
     pricing = _ONE_HOUR if hour else _FIVE_MINUTES
