@@ -1,11 +1,15 @@
 """The ledger's modelled bill against the recorded one, on the shared Claude Code samples.
 
-For each session of ../shared/data/transcripts/claude_code (``SLIMTOOLS_SHARED_DATA`` names
-another folder): the recorded bill (each request's usage, 5-minute and 1-hour writes at
-their own prices), the ledger as it was before calibration (four characters a token, no
-prefix, the default 5-minute prices), the calibrated model (prefix from the first request,
-density fitted on the run), the offline default calibration, the recorded cache breaks by
-cause, and the model with what those breaks cost. All in input-token equivalents, no
+For each main session of ../shared/data/transcripts/claude_code and of
+../shared/data/sessions_with_compaction/claude_code (one compaction; ``SLIMTOOLS_SHARED_DATA``
+names another folder; a subagent's run, ``<session>__agent-*``, is no main session): the
+recorded bill (each request's usage, 5-minute and 1-hour writes at their own prices), the
+ledger as it was before calibration (four characters a token, no prefix, the default
+5-minute prices, no compaction), the calibrated model (prefix from the first request,
+density fitted on the run, the history restarting at a compaction's summary, the cache
+read as recorded where the transcript says it could not hold), the offline default
+calibration, the recorded cache breaks by cause, and the model with what the breaks the
+transcript gives no reason for cost. All in input-token equivalents, no
 clearing. Then what the bill costs ``analyze`` (usage is read in the reader's first pass,
 the bill made from the replay's counts): its CPU time on a synthetic 30 MB session whose
 every response logged usage, over one of the same size without (5 interleaved rounds,
@@ -31,8 +35,19 @@ from slimtools.ledger.bill import RunBill, bill_run
 from slimtools.transcripts import load_file, read_usage
 
 
-def _folder() -> Path:
-    return Path(os.environ.get("SLIMTOOLS_SHARED_DATA") or SHARED_DATA) / "transcripts"
+def _sessions() -> list[Path]:
+    """Every shared Claude Code main session, the samples first."""
+    root = Path(os.environ.get("SLIMTOOLS_SHARED_DATA") or SHARED_DATA)
+    folders = (
+        root / "transcripts" / "claude_code",
+        root / "sessions_with_compaction" / "claude_code",
+    )
+    return [p for f in folders for p in sorted(f.glob("*.jsonl")) if "__agent-" not in p.name]
+
+
+def _label(path: Path) -> str:
+    """A session's name, a compacted session's shortened (its name is a UUID)."""
+    return path.name if len(path.name) <= 18 else f"{path.name[:8]} (compacted)"
 
 
 def _bill(path: Path) -> RunBill | None:
@@ -41,7 +56,9 @@ def _bill(path: Path) -> RunBill | None:
     if not requests:
         return None
     (run,) = load_file(path)
-    return bill_run(run.messages, requests, format=run.format, name=path.name)
+    return bill_run(
+        run.messages, requests, restarts=run.restarts, format=run.format, name=_label(path)
+    )
 
 
 def _row(path: Path) -> tuple[RunBill, float] | None:
@@ -105,42 +122,41 @@ def _record_all(bills: list[RunBill]) -> None:
     ratios = sorted(b.ratio for b in bills)
     explained = sorted(b.explained_ratio for b in bills)
     record(
-        f"modelled bill against the recorded one, no clearing, every session ({len(bills)})",
+        f"modelled bill against the recorded one, no clearing, every main session ({len(bills)})",
         baseline="recorded: 1.00x",
         measured=f"{ratios[0]:.2f}-{ratios[-1]:.2f}x",
-        ratio=f"{explained[0]:.2f}-{explained[-1]:.2f}x with the cache breaks explained",
+        ratio=f"{explained[0]:.2f}-{explained[-1]:.2f}x with the unexplained breaks' cost",
         lowest=ratios[0],
         highest=ratios[-1],
     )
 
 
 def main() -> None:
-    folder = _folder() / "claude_code"
-    if not folder.is_dir():
+    files = _sessions()
+    if not files:
         print("    shared data not found; skipped")
         return
     print("(a) recorded bill against the ledger's model, no clearing (input-token equivalents)")
-    head = f"    {'session':<18}{'calls':>6}{'recorded':>10}{'before':>8}{'model':>8}"
+    head = f"    {'session':<24}{'calls':>6}{'recorded':>11}{'before':>8}{'model':>8}"
     print(head + f"{'offline':>9}{'explained':>10}  cache         breaks")
-    files = sorted(folder.glob("*.jsonl"))
     bills: list[RunBill] = []
     for path in files:
         found = _row(path)
         if found is None:
-            print(f"    {path.name:<18} no usage recorded")
+            print(f"    {_label(path):<24} no usage recorded")
             continue
         b, before = found
         bills.append(b)
         print(
-            f"    {path.name:<18}{b.requests:>6}{round(b.recorded_cost):>10,}{before:>7.2f}x"
+            f"    {b.name:<24}{b.requests:>6}{round(b.recorded_cost):>11,}{before:>7.2f}x"
             f"{b.ratio:>7.2f}x{b.offline_ratio:>8.2f}x{b.explained_ratio:>9.2f}x  "
             f"{b.cache:<13} {_breaks(b)}"
         )
         record(
-            f"modelled bill against the recorded one, no clearing, {path.name}",
+            f"modelled bill against the recorded one, no clearing, {b.name}",
             baseline=f"recorded: {round(b.recorded_cost):,} input-token equivalents",
             measured=f"modelled {b.ratio:.2f}x, uncalibrated {before:.2f}x",
-            ratio=f"{b.explained_ratio:.2f}x with the cache breaks explained",
+            ratio=f"{b.explained_ratio:.2f}x with the unexplained breaks' cost",
             recorded=b.recorded_cost,
             modelled_ratio=b.ratio,
             uncalibrated_ratio=before,
@@ -148,7 +164,7 @@ def main() -> None:
         )
         c = b.calibration
         print(
-            f"    {'':<18}calibration: {c.factor:.2f} tokens per counted token, "
+            f"    {'':<24}calibration: {c.factor:.2f} tokens per counted token, "
             f"{c.per_message:.0f} a message, prefix {c.prefix:,} ({c.source})"
         )
     if bills:

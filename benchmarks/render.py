@@ -70,7 +70,7 @@ HEADLINES = (
     ),
     (
         "bench_bill",
-        "modelled bill against the recorded one, no clearing, every session",
+        "modelled bill against the recorded one, no clearing, every main session",
         "- the ledger's modelled bill of the recorded Claude Code sessions, without clearing, "
         "is **{measured}** of what they recorded ({ratio}; [measure](docs/measure.md));",
     ),

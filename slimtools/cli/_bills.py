@@ -10,8 +10,10 @@ NOTE = "\n".join(
     (
         "recorded: the usage the session logged, each write at its own cache's price;",
         "modelled: the ledger without clearing, calibrated on the run (prefix from the first",
-        "request, density from each request's growth); offline: with the default calibration;",
-        "breaks: the record's cache breaks by cause; explained: modelled plus what they cost.",
+        "request, density from each request's growth), the history restarting at a compaction",
+        "and the cache read as recorded where the transcript shows it could not hold; offline:",
+        "with the default calibration; breaks: the record's cache breaks by cause; explained:",
+        "modelled plus what the breaks the transcript gives no reason for (unexplained) cost.",
     )
 )
 

@@ -14,10 +14,19 @@ For the engines that report events (the slimming core, the clearer) and tools bu
 them: :data:`REGISTRY` holds the process-wide listeners (check its flag before building an
 event), :func:`emit` delivers an event to a local listener and the registry,
 :func:`check_listener` validates a listener where it is configured, :data:`CALL_ID` is the
-tool call being served, and :data:`TTL_5M`/:data:`TTL_1H` are the cache lifetimes in seconds.
+tool call being served, :data:`TTL_5M`/:data:`TTL_1H` are the cache lifetimes in seconds, and
+:func:`usage_of` reads a response's usage (:class:`Usage`), live or recorded.
 """
 
-from slimtools.instrumentation._breaks import TTL_1H, TTL_5M, CacheWatch, cause_of, is_break
+from slimtools.instrumentation._breaks import (
+    TTL_1H,
+    TTL_5M,
+    CacheWatch,
+    Usage,
+    cause_of,
+    is_break,
+    usage_of,
+)
 from slimtools.instrumentation._events import (
     CacheBreak,
     ClearingPass,
@@ -49,10 +58,12 @@ __all__ = [
     "RecordLookup",
     "SlimmedCall",
     "Subscription",
+    "Usage",
     "cause_of",
     "check_listener",
     "emit",
     "is_break",
     "observe",
     "tool_call_id",
+    "usage_of",
 ]

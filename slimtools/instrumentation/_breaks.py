@@ -62,25 +62,41 @@ def cause_of(
 
 @dataclass(frozen=True, slots=True)
 class Usage:
-    """The input side of one response's usage: the whole prompt and what the cache gave.
+    """The input side of one response's usage: the whole prompt and how it was billed.
 
     Attributes:
         prompt: every input token of the call, however billed.
         cache_read: tokens read from the cache.
         write_1h: tokens written to the 1-hour cache (Anthropic's ``ephemeral_1h``).
+        cache_write: tokens written to the cache, either lifetime (Anthropic's
+            ``cache_creation_input_tokens``; 0 for OpenAI, which bills no writes).
     """
 
     prompt: int
     cache_read: int
     write_1h: int = 0
+    cache_write: int = 0
+
+    @property
+    def input(self) -> int:
+        """Tokens billed at the plain input price (neither read from the cache nor written)."""
+        return self.prompt - self.cache_read - self.cache_write
+
+    @property
+    def write_5m(self) -> int:
+        """Tokens written to the 5-minute cache (every write that is not a 1-hour one)."""
+        return self.cache_write - self.write_1h
 
 
 def usage_of(usage: Any) -> Usage:
     """Read a response's usage: Anthropic's (``input_tokens``, ``cache_read_input_tokens``,
-    ``cache_creation_input_tokens``) or OpenAI's (``prompt_tokens``/``input_tokens`` with
-    ``cached_tokens`` in their details), as a mapping or as the SDK's object.
+    ``cache_creation_input_tokens`` and its split by lifetime in ``cache_creation``) or
+    OpenAI's (``prompt_tokens``/``input_tokens`` with ``cached_tokens`` in their details), as
+    a mapping or as the SDK's object. The one reading of a usage record: live
+    (:class:`CacheWatch`) and recorded (``slimtools.transcripts.read_usage``).
 
-    Missing or malformed counts read as 0, so a response without usage never raises.
+    Missing or malformed counts read as 0, so a response without usage never raises; a
+    1-hour write larger than every write counts as every write.
     """
     get = _getter(usage)
     cached = _int(get("cache_read_input_tokens"))
@@ -91,7 +107,8 @@ def usage_of(usage: Any) -> Usage:
         prompt = _int(get("prompt_tokens")) or _int(get("input_tokens"))
         return Usage(prompt, min(cached, prompt))
     hour = _int(_getter(get("cache_creation"))("ephemeral_1h_input_tokens"))
-    return Usage(_int(get("input_tokens")) + cached + written, cached, min(hour, written))
+    prompt = _int(get("input_tokens")) + cached + written
+    return Usage(prompt, cached, min(hour, written), written)
 
 
 class CacheWatch:

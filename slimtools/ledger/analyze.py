@@ -216,8 +216,7 @@ def _file(
         figures.add_run(replayed, pricing)
         source, streamed = run.source, run.streamed
         if run.usage:  # read as the replay read the run's messages
-            counted = replayed.ledgers[NO_CLEARING].input_tokens
-            bills.append(bill_of(run.usage, counted, replayed.call_starts, name=run.name))
+            bills.append(bill_of(run.usage, replayed, restarts=run.restarts, name=run.name))
     if source is None:
         return None
     return FileAnalysis(path, source, figures, streamed, tuple(bills))

@@ -15,6 +15,13 @@ and are estimated from the record:
 - the **cache state at the start**: a session's first request often reads a prefix an
   earlier session cached; the model reads what the record read there.
 
+A compaction restarts the prompt: a call after one is billed for the summary and what
+follows (``restarts``), and the first call after it bounds the context Claude Code puts
+back beside the summary, as the first call bounds the prefix. Where the transcript shows
+the cache could not hold (a compaction, a model change, a gap beyond the cache's lifetime,
+a command that changed the prefix) the model reads what the record read, as at the start;
+only the breaks it shows no reason for are left between the two bills (``break_cost``).
+
 Each run is priced with the cache it used: the 1-hour cache when most of its writes went
 there, else the 5-minute one. Breaks are found and classified on the record
 (:func:`~slimtools.instrumentation.is_break`, :func:`~slimtools.instrumentation.cause_of`).
@@ -24,13 +31,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from itertools import accumulate
 from typing import Any, Literal
 
-from slimtools.clearing import view
+from slimtools.clearing import detect_format
 from slimtools.clearing.pricing import CachePricing
 from slimtools.instrumentation import TTL_1H, TTL_5M, CacheBreak, cause_of, is_break
-from slimtools.ledger._replay import _Reader
+from slimtools.ledger.stream import NO_CLEARING, RunFigures, RunReplay
 from slimtools.tokens import TokenCounter, count_tokens
 from slimtools.transcripts import RecordedRequest
 
@@ -129,8 +135,9 @@ class RunBill:
         cache: the cache preset the run is priced with (``anthropic`` or ``anthropic-1h``).
         calibration: the run's fitted calibration.
         breaks: the recorded cache breaks, classified.
-        break_cost: what the breaks cost the record over a warm cache (each shortfall
-            written again instead of read): the named part of a gap between the two bills.
+        break_cost: what the unexplained breaks cost the record over a warm cache (each
+            shortfall written again instead of read): the part of a gap between the two
+            bills the model leaves out (the other breaks are in the model).
         commands: per break, the local commands run just before it (``/mcp`` reconnects
             servers and so changes the tool definitions in the prefix).
         unmatched: model calls on one side without a counterpart on the other.
@@ -157,7 +164,7 @@ class RunBill:
 
     @property
     def explained_ratio(self) -> float:
-        """Modelled cost with the recorded breaks' cost added, over recorded cost."""
+        """Modelled cost with the unexplained breaks' cost added, over recorded cost."""
         if not self.recorded_cost:
             return 1.0
         return (self.modelled_cost + self.break_cost) / self.recorded_cost
@@ -196,41 +203,53 @@ def bill_run(
     messages: Sequence[Any],
     requests: Sequence[RecordedRequest],
     *,
+    restarts: Sequence[int] = (),
     format: str | None = None,
     counter: TokenCounter = count_tokens,
     name: str = "",
 ) -> RunBill:
-    """Compare a run's recorded usage with the ledger's model of it without clearing."""
-    seen = view(list(messages), format=format)
-    tokens = [b.tokens for b in _Reader(seen.format, counter).bills(seen)]
-    before = [0, *accumulate(tokens)]
-    starts = seen.turn_starts
-    return bill_of(requests, [before[s] for s in starts], starts, name=name)
+    """Compare a run's recorded usage with the ledger's model of it without clearing.
+
+    ``restarts`` are the messages where the model's context restarted after a compaction
+    (:attr:`~slimtools.transcripts.Transcript.restarts`)."""
+    replay = RunReplay(format or detect_format(messages), counter=counter)
+    return bill_of(requests, replay.add_all(messages).finish(), restarts=restarts, name=name)
 
 
 def bill_of(
     requests: Sequence[RecordedRequest],
-    counted: Sequence[int],
-    starts: Sequence[int],
+    replayed: RunFigures,
     *,
+    restarts: Sequence[int] = (),
     name: str = "",
 ) -> RunBill:
-    """The bill from the counted tokens and messages of each model call's prompt (what a
-    streamed replay keeps: :attr:`~slimtools.ledger.stream.RunFigures.call_starts` and the
-    no-clearing ledger's ``input_tokens``), against ``requests`` matched in order."""
+    """The bill from a replay of the run without clearing (its per-call prompts:
+    :attr:`~slimtools.ledger.stream.RunFigures.call_starts` and the no-clearing ledger's
+    ``input_tokens``), against ``requests`` matched in order.
+
+    ``restarts`` are the messages where the model's context restarted after a compaction:
+    a call after one is billed for the summary and what follows, not the history before.
+    """
+    offsets, starts = replayed.offsets, replayed.call_starts
+    marks = [(m, offsets[m]) for m in restarts if m < len(offsets)]
     n = min(len(starts), len(requests))
+    counted, begun = visible_prompts(
+        replayed.ledgers[NO_CLEARING].input_tokens[:n], starts[:n], marks
+    )
     # Claude Code logs some replies it made itself (model "<synthetic>": an API error, an
     # interruption) with zero usage: no request was billed, so neither side counts them.
     kept = [k for k in range(n) if requests[k].prompt and requests[k].model != "<synthetic>"]
     record = [requests[k] for k in kept]
-    counts, begins = [counted[k] for k in kept], [starts[k] for k in kept]
+    counts, begins = [counted[k] for k in kept], [begun[k] for k in kept]
     fitted = fit(counts, begins, record)
     hour = sum(r.write_1h for r in record) > sum(r.write_5m for r in record)
     pricing = _ONE_HOUR if hour else _FIVE_MINUTES
-    modelled = _modelled(counts, begins, record, fitted)
+    causes = ["unexplained", *(_cause(record, k) for k in range(1, len(record)))]
+    modelled = _modelled(counts, begins, record, causes, fitted)
     default = _with_prefix(DEFAULT_CALIBRATION, counts, begins, record)
-    offline = _modelled(counts, begins, record, default)
-    breaks = tuple(recorded_breaks(record))
+    offline = _modelled(counts, begins, record, causes, default)
+    breaks = tuple(_breaks(record, causes))
+    unmodelled = sum(b.shortfall for b in breaks if b.cause == "unexplained")
     return RunBill(
         name=name,
         requests=len(record),
@@ -246,10 +265,26 @@ def bill_of(
         cache=pricing.name,
         calibration=fitted,
         breaks=breaks,
-        break_cost=sum(b.shortfall for b in breaks) * (pricing.write - pricing.read),
+        break_cost=unmodelled * (pricing.write - pricing.read),
         commands=tuple(record[b.request - 1].commands for b in breaks),
         unmatched=abs(len(starts) - len(requests)),
     )
+
+
+def visible_prompts(
+    counted: Sequence[int], starts: Sequence[int], restarts: Sequence[tuple[int, int]]
+) -> tuple[list[int], list[int]]:
+    """Each call's counted tokens and messages as the model saw them: from the latest
+    restart at or before its turn (a compaction's summary), else from the first message."""
+    marks = sorted(restarts)
+    seen_counted, seen_starts = [], []
+    at, base = 0, (0, 0)
+    for c, s in zip(counted, starts, strict=True):
+        while at < len(marks) and marks[at][0] <= s:
+            base, at = marks[at], at + 1
+        seen_counted.append(c - base[1])
+        seen_starts.append(s - base[0])
+    return seen_counted, seen_starts
 
 
 def fit(counted: list[int], messages: list[int], record: list[RecordedRequest]) -> Calibration:
@@ -317,15 +352,24 @@ def _modelled(
     counted: list[int],
     messages: Sequence[int],
     record: list[RecordedRequest],
+    causes: Sequence[str],
     calibration: Calibration,
 ) -> UsageTotals:
     """The run's usage as the ledger models it: every call reads the previous prompt whole
-    (no clearing, a warm cache), the first what the record read."""
+    (no clearing, a warm cache), except where the transcript shows the cache did not hold
+    (the first call, a compaction, a model change, an expired cache, a changed prefix:
+    ``causes``), where it reads what the record read. A compaction starts the prompt
+    again: the first call after it bounds what Claude Code put before the summary (its
+    prefix, and context it adds back: hook output, files read again), as the first call
+    bounds the session's prefix."""
     read = write = 0
-    previous = None
+    previous, prefix = 0, calibration.prefix
     for k, (c, m) in enumerate(zip(counted, messages, strict=True)):
-        prompt = round(calibration.prefix + calibration.tokens(c, m))
-        got = min(record[k].cache_read, prompt) if previous is None else min(previous, prompt)
+        if k and record[k].compacted:
+            prefix = max(0, round(record[k].prompt - calibration.tokens(c, m)))
+        prompt = round(prefix + calibration.tokens(c, m))
+        held = record[k].cache_read if k == 0 or causes[k] != "unexplained" else previous
+        got = min(held, prompt)
         read, write, previous = read + got, write + prompt - got, prompt
     return UsageTotals(0, read, write)
 
@@ -344,30 +388,46 @@ def _model_changed(record: Sequence[RecordedRequest], k: int) -> bool:
     return bool(a and b and a != b)
 
 
-def recorded_breaks(record: Sequence[RecordedRequest]) -> list[CacheBreak]:
-    """The record's cache breaks, each with its cause (clearing is never seen in a record:
-    a recorder logs what the agent appended, not what it sent). A local command of
-    :data:`PREFIX_COMMANDS` run between the calls changed the prefix; ``/model`` shows as a
-    model change."""
+def _cause(record: Sequence[RecordedRequest], k: int) -> str:
+    """Why the transcript says the cache could not hold before request ``k``
+    (``"unexplained"``: it shows no reason). A local command of :data:`PREFIX_COMMANDS` run
+    between the calls changed the prefix; ``/model`` shows as a model change. Clearing is
+    never seen in a record: a recorder logs what the agent appended, not what it sent."""
+    prior, now = record[k - 1], record[k]
+    return cause_of(
+        compacted=now.compacted,
+        model_changed=_model_changed(record, k),
+        gap_seconds=_gap(prior, now),
+        ttl_seconds=TTL_1H if prior.write_1h else TTL_5M,
+        prefix_changed=any(c in PREFIX_COMMANDS for c in now.commands),
+    )
+
+
+def _gap(prior: RecordedRequest, now: RecordedRequest) -> float | None:
+    end = prior.ended or prior.at
+    return (now.at - end).total_seconds() if now.at and end else None
+
+
+def _breaks(record: Sequence[RecordedRequest], causes: Sequence[str]) -> list[CacheBreak]:
+    """The record's cache breaks, each with its cause."""
     found = []
     for k in range(1, len(record)):
         prior, now = record[k - 1], record[k]
-        if not is_break(prior.prompt, now.cache_read):
-            continue
-        end = prior.ended or prior.at
-        gap = (now.at - end).total_seconds() if now.at and end else None
-        cause = cause_of(
-            compacted=now.compacted,
-            model_changed=_model_changed(record, k),
-            gap_seconds=gap,
-            ttl_seconds=TTL_1H if prior.write_1h else TTL_5M,
-            prefix_changed=any(c in PREFIX_COMMANDS for c in now.commands),
-        )
-        at_ns = int(now.at.timestamp() * 1e9) if now.at else 0
-        shortfall = prior.prompt - now.cache_read
-        found.append(
-            CacheBreak(
-                None, k + 1, prior.prompt, now.cache_read, shortfall, cause, gap, now.model, at_ns
+        if is_break(prior.prompt, now.cache_read):
+            at_ns = int(now.at.timestamp() * 1e9) if now.at else 0
+            short = prior.prompt - now.cache_read
+            gap = _gap(prior, now)
+            found.append(
+                CacheBreak(
+                    None,
+                    k + 1,
+                    prior.prompt,
+                    now.cache_read,
+                    short,
+                    causes[k],
+                    gap,
+                    now.model,
+                    at_ns,
+                )
             )
-        )
     return found

@@ -60,6 +60,8 @@ class RunFigures:
         resident_by_tool: per strategy label, tool-result tokens per tool in the prompt
             of the last model call.
         call_starts: per model call, the messages its prompt holds (where its turn starts).
+        offsets: per message, the tokens of the messages before it (no clearing), one more
+            for the end of the run.
     """
 
     format: str
@@ -73,6 +75,7 @@ class RunFigures:
     resident_by_tool: Mapping[str, Mapping[str, int]]
     cache: CachePricing | None = DEFAULT_PRICING
     call_starts: array[int] = field(default_factory=lambda: array("q"))
+    offsets: array[int] = field(default_factory=lambda: array("q"))
 
     @property
     def tool_tokens(self) -> int:
@@ -115,7 +118,8 @@ class RunReplay:
         self._pricing = pricing_of(cache)
         self._standin_format = _standin.standin_format(format)
         # The engine's own ingestion: turns, tokens once per piece, calls paired with results
-        self._reading = Reading(offsets=array("q"))
+        self._offsets = array("q")
+        self._reading = Reading(offsets=self._offsets)
         self._results_so_far = 0
         self._messages = 0
         self._names: dict[str, str] = {}  # one string object per tool name
@@ -228,6 +232,7 @@ class RunReplay:
             resident_by_tool=resident,
             cache=self._pricing,
             call_starts=self._call_starts,
+            offsets=self._offsets,
         )
 
     def _account_call(self, end: int) -> None:

@@ -54,24 +54,38 @@ def claude_code_run(records: Iterable[tuple[int, Any]]) -> Run:
     entries = list(session_entries(records))
     messages: list[Message] = []
     origins: list[Origin] = []
-    for message, origin in session_messages(entries, index_session(entries)):
+    index = index_session(entries)
+    restarts = Restarts(index)
+    for message, origin in session_messages(entries, index):
+        restarts.note(len(messages), origin)
         messages.append(message)
         origins.append(origin)
-    return Run(messages, tuple(origins), "anthropic")
+    return Run(messages, tuple(origins), "anthropic", restarts=tuple(restarts.found))
 
 
 def session_entries(records: Iterable[tuple[int, Any]]) -> Iterator[Entry]:
     """The user and assistant lines, with only what the history needs.
 
+    A user line that opens the history after a compaction (the summary Claude Code flags
+    ``isCompactSummary``, or else the first user line after a ``compact_boundary`` system
+    line) is marked ``restart``.
+
     Raises:
         MalformedError: a line that is not a JSON object.
     """
+    boundary = False
     for number, record in records:
         if not isinstance(record, dict):
             raise MalformedError(f"a {type(record).__name__}, not a JSON object", line=number)
-        if record.get("type") in ("user", "assistant") and isinstance(record.get("message"), dict):
+        kind = record.get("type")
+        if kind == "system" and record.get("subtype") == "compact_boundary":
+            boundary = True
+        if kind in ("user", "assistant") and isinstance(record.get("message"), dict):
             # keep only what the history needs: a line's toolUseResult often doubles its size
-            yield number, {k: record.get(k) for k in ("type", "message", "isSidechain")}
+            kept = {k: record.get(k) for k in ("type", "message", "isSidechain")}
+            if kind == "user" and (boundary or record.get("isCompactSummary")):
+                kept["restart"], boundary = True, False
+            yield number, kept
 
 
 @dataclass
@@ -114,10 +128,12 @@ class SessionIndex:
     Attributes:
         has_main: whether any line is the main agent's (then sidechain lines are dropped).
         scan: the owners and completion lines of the lines that are kept.
+        restarts: the kept lines where the history restarts after a compaction.
     """
 
     has_main: bool
     scan: _Scan
+    restarts: frozenset[int] = frozenset()
 
 
 def index_session(entries: Iterable[Entry]) -> SessionIndex:
@@ -127,13 +143,33 @@ def index_session(entries: Iterable[Entry]) -> SessionIndex:
     # subagent's own transcript. Dropped at the first main line (it held a second entry for
     # each call and response of a session).
     every: _Scan | None = _Scan()
+    restarts: dict[bool, set[int]] = {False: set(), True: set()}  # by isSidechain
     for number, line in entries:
-        if not line.get("isSidechain"):
+        side = bool(line.get("isSidechain"))
+        if line.get("restart"):
+            restarts[side].add(number)
+        if not side:
             every = None
             main.add(number, line)
         elif every is not None:
             every.add(number, line)
-    return SessionIndex(every is None, main if every is None else every)
+    kept = restarts[every is not None]
+    return SessionIndex(every is None, main if every is None else every, frozenset(kept))
+
+
+class Restarts:
+    """The indexes of the messages where a session's history restarts (a compaction's
+    summary), noted as :func:`session_messages` emits them."""
+
+    def __init__(self, index: SessionIndex, found: list[int] | None = None) -> None:
+        self._lines = set(index.restarts)
+        self.found = [] if found is None else found
+
+    def note(self, position: int, origin: Origin) -> None:
+        """The message at ``position`` came from ``origin``: note it if it restarts."""
+        if self._lines and origin.at.line in self._lines:
+            self._lines.discard(origin.at.line)
+            self.found.append(position)
 
 
 @dataclass
@@ -276,18 +312,28 @@ def stream_session(path: Path, _forced: Source | None, report: Progress) -> RunS
     """A Claude Code session read twice: ids and line numbers first, then the messages."""
 
     usage: list[RecordedRequest] = []
+    restarts: list[int] = []
 
     def messages() -> Iterator[Any]:
         with reading(path):
             collector = UsageCollector()
             index = index_session(session_entries(_tapped(iter_jsonl(path), collector)))
             usage.extend(collector.requests())
+            noted = Restarts(index, restarts)
             lines = session_entries(iter_jsonl(path, progress=report))
-            for message, _ in session_messages(lines, index):
+            for position, (message, origin) in enumerate(session_messages(lines, index)):
+                noted.note(position, origin)
                 yield message
 
     return RunStream(
-        path.name, "claude_code", "anthropic", messages(), path, streamed=True, usage=usage
+        path.name,
+        "claude_code",
+        "anthropic",
+        messages(),
+        path,
+        streamed=True,
+        usage=usage,
+        restarts=restarts,
     )
 
 

@@ -145,6 +145,7 @@ def iter_file(path: str | Path, format: str | None = None) -> Iterator[Transcrip
                 path=path,
                 run=index,
                 origins=run.origins,
+                restarts=run.restarts,
             )
 
 

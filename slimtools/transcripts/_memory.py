@@ -16,7 +16,15 @@ _ROOT = Location(None, ())
 
 def _transcript(run: Run, name: str, source: Source, index: int = 0) -> Transcript:
     return Transcript(
-        name + run.label, source, run.format, run.messages, run.synthetic, None, index, run.origins
+        name + run.label,
+        source,
+        run.format,
+        run.messages,
+        run.synthetic,
+        None,
+        index,
+        run.origins,
+        run.restarts,
     )
 
 

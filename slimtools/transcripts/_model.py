@@ -89,6 +89,9 @@ class Transcript:
         run: the run's index in its file (0 for files holding one run).
         origins: per message, where it came from in the file (empty when built from data
             in memory).
+        restarts: the indexes of the messages where the model's context restarted: after
+            a compaction the model sees the summary and what follows, not the messages
+            before it (Claude Code sessions; empty for every other run).
     """
 
     name: str
@@ -99,6 +102,7 @@ class Transcript:
     path: Path | None = None
     run: int = 0
     origins: tuple[Origin, ...] = field(default=(), repr=False)
+    restarts: tuple[int, ...] = ()
 
 
 class Run(NamedTuple):
@@ -109,6 +113,7 @@ class Run(NamedTuple):
     format: HistoryFormat
     synthetic: bool = False
     label: str = ""  # appended to the file name for files that hold several runs
+    restarts: tuple[int, ...] = ()  # messages where the context restarted (a compaction)
 
 
 class MalformedError(ValueError):

@@ -41,6 +41,9 @@ class RunStream:
             (False: the run was loaded whole).
         usage: what each request of the run recorded it was billed, once ``messages`` has
             been read (Claude Code sessions; empty for every other run).
+        restarts: the indexes of the messages where the model's context restarted after a
+            compaction, once ``messages`` has been read (see
+            :attr:`~slimtools.transcripts.Transcript.restarts`).
     """
 
     name: str
@@ -52,6 +55,7 @@ class RunStream:
     synthetic: bool = False
     streamed: bool = False
     usage: list[RecordedRequest] = field(default_factory=list, repr=False)
+    restarts: list[int] = field(default_factory=list, repr=False)
 
 
 @dataclass(frozen=True)

@@ -73,6 +73,7 @@ def stream_file(
             path=path,
             run=t.run,
             synthetic=t.synthetic,
+            restarts=list(t.restarts),
         )
     report(_size(path))
 

@@ -20,6 +20,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from slimtools.instrumentation import usage_of
+
 _COMMAND = re.compile(r"<command-name>\s*(/[\w:-]+)\s*</command-name>")
 
 
@@ -140,34 +142,18 @@ def _note(line: dict[str, Any], pending: _Pending) -> None:
 
 def _request(line: dict[str, Any], before: _Pending, first: Any) -> RecordedRequest:
     message = line["message"]
-    usage = message["usage"]
-    split = usage.get("cache_creation")
-    written = _int(usage.get("cache_creation_input_tokens"))
-    if isinstance(split, dict):
-        five, hour = (
-            _int(split.get("ephemeral_5m_input_tokens")),
-            _int(split.get("ephemeral_1h_input_tokens")),
-        )
-        if five + hour != written:  # an inconsistent split: the total wins, as 5-minute
-            five, hour = max(0, written - hour), min(hour, written)
-    else:
-        five, hour = written, 0
+    usage = usage_of(message["usage"])  # the one reading of a usage record
     return RecordedRequest(
-        input=_int(usage.get("input_tokens")),
-        cache_read=_int(usage.get("cache_read_input_tokens")),
-        write_5m=five,
-        write_1h=hour,
+        input=usage.input,
+        cache_read=usage.cache_read,
+        write_5m=usage.write_5m,
+        write_1h=usage.write_1h,
         model=str(message.get("model") or ""),
         at=_time(first),
         ended=_time(line.get("timestamp")),
         compacted=before.compacted,
         commands=tuple(before.commands),
     )
-
-
-def _int(value: Any) -> int:
-    """A recorded count: a non-negative integer, anything else 0."""
-    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
 
 
 def _time(value: Any) -> datetime | None:

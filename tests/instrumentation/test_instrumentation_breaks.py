@@ -8,7 +8,14 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import slimtools
-from slimtools.instrumentation import CacheBreak, CacheWatch, ClearingPass, cause_of, is_break
+from slimtools.instrumentation import (
+    CacheBreak,
+    CacheWatch,
+    ClearingPass,
+    cause_of,
+    is_break,
+    usage_of,
+)
 
 
 def _usage(read: int, written: int, *, hour: bool = False) -> dict:
@@ -107,3 +114,34 @@ def test_causes_are_checked_in_order():
     assert cause_of(gap_seconds=10_000, prefix_changed=True) == "expired"
     assert cause_of(prefix_changed=True) == "prefix_changed"
     assert cause_of() == "unexplained"
+
+
+_count = st.one_of(st.integers(0, 200_000), st.none(), st.just(-5), st.just("12"), st.just(True))
+
+
+@given(_count, _count, _count, _count, _count)
+def test_usage_parts_add_up_to_the_prompt(plain, read, written, five, hour):
+    """However malformed its counts, a usage's plain input, reads and both writes add up to
+    its whole prompt, none negative."""
+    raw = {
+        "input_tokens": plain,
+        "cache_read_input_tokens": read,
+        "cache_creation_input_tokens": written,
+        "cache_creation": {"ephemeral_5m_input_tokens": five, "ephemeral_1h_input_tokens": hour},
+    }
+    usage = usage_of(raw)
+    parts = (usage.input, usage.cache_read, usage.write_5m, usage.write_1h)
+    assert min(parts) >= 0
+    assert sum(parts) == usage.prompt
+
+
+def test_usage_splits_anthropic_writes_by_lifetime():
+    """The 1-hour writes are the split's; the rest of the writes are 5-minute ones."""
+    raw = {
+        "input_tokens": 3,
+        "cache_read_input_tokens": 100,
+        "cache_creation_input_tokens": 50,
+        "cache_creation": {"ephemeral_5m_input_tokens": 20, "ephemeral_1h_input_tokens": 30},
+    }
+    usage = usage_of(raw)
+    assert (usage.input, usage.cache_read, usage.write_5m, usage.write_1h) == (3, 100, 20, 30)

@@ -7,7 +7,13 @@ from typing import Any
 
 from hypothesis import strategies as st
 
-from tests.lab.usage_sessions import prompts_of, session_lines, with_usage
+from tests.lab.usage_sessions import (
+    compacted_lines,
+    compacted_prompts,
+    prompts_of,
+    session_lines,
+    with_usage,
+)
 
 _code = st.sampled_from(
     [
@@ -38,3 +44,23 @@ def recorded_sessions(draw: st.DrawFn) -> tuple[list[dict[str, Any]], dict[str, 
     lines = session_lines(results)
     prompts = prompts_of(lines, **true)  # type: ignore[arg-type]
     return with_usage(lines, prompts, hour=draw(st.booleans())), true
+
+
+@st.composite
+def compacted_sessions(draw: st.DrawFn) -> list[dict[str, Any]]:
+    """Session lines compacted once, with usage: before the compaction each request reads
+    the previous prompt; after it the prompt is the prefix, ``added`` tokens of context put
+    back and the summary onward, and the first request after it reads only the prefix."""
+    before = draw(st.lists(_result, min_size=3, max_size=6))
+    after = draw(st.lists(_result, min_size=3, max_size=6))
+    true = {
+        "factor": draw(st.floats(1.0, 2.2)),
+        "per_message": float(draw(st.integers(0, 80))),
+        "prefix": draw(st.integers(2_000, 40_000)),
+    }
+    lines = compacted_lines(before, after)
+    added = draw(st.integers(0, 8_000))
+    prompts = compacted_prompts(lines, **true, added=added)  # type: ignore[arg-type]
+    reads = [0, *prompts[:-1]]
+    reads[len(before)] = int(true["prefix"])
+    return with_usage(lines, prompts, hour=draw(st.booleans()), reads=reads)

@@ -13,6 +13,7 @@ from slimtools.transcripts import (
     load_file,
     load_transcripts,
     mini_swe_agent_history,
+    stream_file,
     swe_agent_history,
 )
 from tests._shared import shared_data
@@ -107,6 +108,43 @@ def test_claude_code_drops_sidechain_lines():
     side["isSidechain"] = True
     lines = [{"type": "user", "message": {"role": "user", "content": "go"}}, side]
     assert claude_code_messages(lines) == [{"role": "user", "content": "go"}]
+
+
+def _compacted(summary_flag: bool, boundary: bool) -> list[dict]:
+    """A session compacted after its first response: a boundary line and/or a flagged
+    summary, then one more response."""
+    lines = [
+        {"type": "user", "message": {"role": "user", "content": "go"}, "uuid": "1"},
+        _cc_assistant("m1", {"type": "text", "text": "working"}),
+    ]
+    if boundary:
+        lines.append({"type": "system", "subtype": "compact_boundary", "uuid": "b"})
+    summary = {"type": "user", "message": {"role": "user", "content": "Summary: go."}}
+    lines += [summary | ({"isCompactSummary": True} if summary_flag else {})]
+    lines.append(_cc_assistant("m2", {"type": "text", "text": "done"}))
+    return lines
+
+
+@pytest.mark.parametrize(("flag", "boundary"), [(True, True), (True, False), (False, True)])
+def test_claude_code_history_restarts_at_a_compaction_summary(tmp_path, flag, boundary):
+    """The summary after a compaction (flagged, or the user line after the boundary) is
+    where the model's context restarts, read whole or streamed."""
+    path = tmp_path / "s.jsonl"
+    path.write_text("".join(json.dumps(line) + "\n" for line in _compacted(flag, boundary)))
+    (run,) = load_file(path)
+    assert run.restarts == (2,)
+    assert run.messages[2]["content"] == "Summary: go."
+    (streamed,) = stream_file(path)
+    assert list(streamed.messages) == run.messages
+    assert streamed.restarts == [2]
+
+
+def test_claude_code_history_without_compaction_never_restarts(tmp_path):
+    """A session that was not compacted restarts nowhere."""
+    path = tmp_path / "s.jsonl"
+    path.write_text("".join(json.dumps(line) + "\n" for line in _compacted(False, False)))
+    (run,) = load_file(path)
+    assert run.restarts == ()
 
 
 def test_tau_bench_gives_one_openai_history_per_run():

@@ -3,14 +3,12 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from datetime import datetime, timedelta, timezone
-from itertools import accumulate
 from pathlib import Path
 from typing import Any
 
-from slimtools.clearing import view
-from slimtools.ledger._replay import _Reader
-from slimtools.tokens import count_tokens
+from slimtools.ledger.stream import RunReplay
 from slimtools.transcripts import claude_code_messages
 
 START = datetime(2026, 2, 10, 21, 0, tzinfo=timezone.utc)
@@ -45,15 +43,56 @@ def session_lines(results: list[str], *, gaps: list[float] | None = None) -> lis
     return lines
 
 
+def _replayed(messages: list[Any]) -> tuple[Sequence[int], Sequence[int]]:
+    """The tokens before each message (no clearing, ``count_tokens``) and each call's start."""
+    figures = RunReplay("anthropic").add_all(messages).finish()
+    return figures.offsets, figures.call_starts
+
+
 def prompts_of(
     lines: list[dict[str, Any]], *, factor: float, per_message: float, prefix: int
 ) -> list[int]:
     """Each request's whole prompt under a tokenizer ``factor`` times ``count_tokens`` plus
     ``per_message`` a message, after a ``prefix`` of system prompt and tools."""
+    tokens, starts = _replayed(claude_code_messages(lines))
+    return [round(prefix + factor * tokens[s] + per_message * s) for s in starts]
+
+
+SUMMARY = (
+    "This session is being continued from a previous conversation that ran out of context. "
+    "The summary below covers the earlier portion of the conversation: the failing test in "
+    "app.py was traced to the handler; six files were read.\n"
+) * 8
+
+
+def compacted_lines(before: list[str], after: list[str]) -> list[dict[str, Any]]:
+    """A session of one Read call per result, compacted after the calls of ``before``: a
+    ``compact_boundary`` system line, then the summary (a user line flagged
+    ``isCompactSummary``), then the calls of ``after``."""
+    lines = session_lines(before + after)
+    at = 2 * len(before) + 1  # the first call after the compaction
+    stamp = lines[at]["timestamp"]
+    boundary = {"type": "system", "subtype": "compact_boundary", "uuid": "b", "sessionId": "s"}
+    summary = _line("user", {"role": "user", "content": SUMMARY}, 900, START)
+    lines[at:at] = [boundary | {"timestamp": stamp}, summary | {"isCompactSummary": True}]
+    return lines
+
+
+def compacted_prompts(
+    lines: list[dict[str, Any]], *, factor: float, per_message: float, prefix: int, added: int
+) -> list[int]:
+    """Each request's whole prompt, the model seeing after the compaction only the summary
+    and what follows, with ``added`` tokens of context Claude Code puts back beside it."""
     messages = claude_code_messages(lines)
-    seen = view(messages, format="anthropic")
-    tokens = [0, *accumulate(b.tokens for b in _Reader("anthropic", count_tokens).bills(seen))]
-    return [round(prefix + factor * tokens[s] + per_message * s) for s in seen.turn_starts]
+    tokens, starts = _replayed(messages)
+    restart = next(i for i, m in enumerate(messages) if m["content"] == SUMMARY)
+    out = []
+    for s in starts:
+        base, extra = (restart, added) if s > restart else (0, 0)
+        out.append(
+            round(prefix + extra + factor * (tokens[s] - tokens[base]) + per_message * (s - base))
+        )
+    return out
 
 
 def with_usage(
