@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from slimtools._core.keys import args_digest, snapshot_key
-from slimtools.projection import DenyTree, Projection, denied_names, strip
+from slimtools.projection import DenyTree, Projection, denied_names
 from slimtools.tokens import TokenCounter, count_tokens
 
 FORMATS = ("concise", "detailed")
@@ -92,7 +92,8 @@ class SlimConfig:
     """Whether the tool has an allowlist or a deny list, so shows only what it can project
     (``slimtools.projection._readable``); derived when the config is made."""
     denied_names: frozenset[str] = field(init=False, default=frozenset())
-    """The keys ``deny`` removes whole, masked in exception messages (``projection._scrub``)."""
+    """The keys ``deny`` removes whole (folded), masked in exception messages
+    (``projection._scrub``)."""
     allowed_names: frozenset[str] | None = field(init=False, default=None)
     """The names the allowlists show or read; in an exception message, a quoted or keyword
     pair under any other key is masked (``None``: no allowlist)."""
@@ -119,10 +120,11 @@ class SlimConfig:
         return key or "id"
 
     def keep(self, record: Any) -> Any:
-        """What a handle keeps of ``record``: its detail view, else the record minus deny."""
+        """What a handle keeps of ``record`` (already without what ``deny`` removes): its
+        detail view, else the record."""
         if self.detail is not None:
             return self.detail.project(record)
-        return strip(record, self.deny)
+        return record
 
 
 @dataclass(slots=True)

@@ -28,9 +28,7 @@ from typing import Any
 from slimtools._core.config import HandleSpec
 from slimtools._core.drive import Engine, Load
 from slimtools._core.keys import make_handle, normalize_handle, record_key
-from slimtools._core.withhold import masked
 from slimtools._json import dumps
-from slimtools.projection import Secrets
 
 
 def stored_ids(
@@ -57,16 +55,14 @@ def stored_ids(
     return found
 
 
-def _differs(stored: Any, record: Any, secrets: Secrets | None) -> bool:
+def _differs(stored: Any, record: Any) -> bool:
     """True when ``stored`` (a store's form of an earlier record) is not ``record`` as kept.
 
-    Compared as JSON, since a serialising store hands back the JSON form, and with the call's
-    denied values masked, as the store would keep them.
+    Compared as JSON, since a serialising store hands back the JSON form.
     """
     if stored is record:
         return False
-    held = dumps(stored)
-    return held != dumps(record) and held != dumps(masked(secrets, {"": record})[""])
+    return dumps(stored) != dumps(record)
 
 
 def attach_handles(
@@ -76,7 +72,6 @@ def attach_handles(
     saves: dict[str, Any],
     *,
     taken: Mapping[str, Any],
-    secrets: Secrets | None,
 ) -> tuple[Any, str] | None:
     """Give every brief a handle, queue what the handle keeps, return the first one.
 
@@ -113,7 +108,7 @@ def attach_handles(
         shown: Any = brief.get(key) if key and isinstance(brief, dict) else None
         # An int id (the usual key) is its decimal text, inline: one call less per record.
         handle = str(shown) if type(shown) is int else normalize_handle(shown)
-        if handle is not None and keep and _claimed(prefix + handle, record, saves, taken, secrets):
+        if handle is not None and keep and _claimed(prefix + handle, record, saves, taken):
             handle = None  # this key is another record's handle already
         if handle is None:
             handle = make_handle(record)
@@ -136,9 +131,8 @@ def _claimed(
     record: Any,
     saves: Mapping[str, Any],
     taken: Mapping[str, Any],
-    secrets: Secrets | None,
 ) -> bool:
     """True when ``full_key`` already keeps another record: on this page, or in the store."""
     if full_key in saves:
         return saves[full_key] is not record
-    return full_key in taken and _differs(taken[full_key], record, secrets)
+    return full_key in taken and _differs(taken[full_key], record)

@@ -24,7 +24,7 @@ from slimtools._core.textpages import describe, text_pages
 from slimtools._json import dumps_str
 from slimtools._text import line_count
 from slimtools.envelope import make_envelope
-from slimtools.projection import strip
+from slimtools.projection import apply_deny
 from slimtools.tokens import count_tokens
 
 _MAX_HANDLE = 256
@@ -99,7 +99,8 @@ def get_record(sources: Sources, raw: Any, source: Any, page: Any) -> Engine[Ans
                 errors[tool] = sources.describe(tool, exc)
                 continue
             if value is not None:
-                found.append((tool, False, cfg.keep(value) if cfg.reduces else value))
+                kept = cfg.keep(apply_deny(value, cfg.deny)[0]) if cfg.reduces else value
+                found.append((tool, False, kept))
     return _answer(
         sources,
         handle,
@@ -163,7 +164,8 @@ def _answer(
         # covers records a store kept from before deny= was added. (A detail view is in
         # output names, where source paths do not apply.)
         clean = not is_text and cfg is not None and cfg.detail is None
-        by_tool.setdefault(tool, (is_text, strip(stored, cfg.deny) if clean and cfg else stored))
+        kept = apply_deny(stored, cfg.deny)[0] if clean and cfg else stored
+        by_tool.setdefault(tool, (is_text, kept))
     if len({dumps_str(v) for _, v in by_tool.values()}) > 1:
         names = sorted(by_tool)
         choices = " or ".join(f'{sources.companion}({shown}, source="{t}")' for t in names)

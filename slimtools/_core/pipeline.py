@@ -28,13 +28,12 @@ from slimtools._core.paging import (
     tool_call,
 )
 from slimtools._core.texts import multipage, show_text
-from slimtools._core.withhold import mask_out, masked, unreadable
+from slimtools._core.withhold import unreadable
 from slimtools._json import dumps_str, to_jsonable
 from slimtools.envelope import Envelope
 from slimtools.projection import (
-    Secrets,
     Unreadable,
-    denied_values,
+    apply_deny,
     read,
     record_to_plain,
     records_by_id,
@@ -117,9 +116,8 @@ def run(cfg: SlimConfig, call: Call) -> Step:
             kind, data = _from_snapshot(cfg, found[snap])
         missed = kind is None
     fresh = kind is None
-    secrets: Secrets | None = None
     if fresh:
-        kind, data, secrets = yield from _invoke(cfg, call, notes)
+        kind, data = yield from _invoke(cfg, call, notes)
     if kind == "envelope":
         return data  # type: ignore[no-any-return]
     if kind == "other" and cfg.projection is not None and _has_attributes(data):
@@ -139,7 +137,7 @@ def run(cfg: SlimConfig, call: Call) -> Step:
         if missed and longer:  # only a result longer than a page has pages to miss
             notes.append(_missed(cfg, call, req, store_down=found is UNAVAILABLE))
     if kind in ("records", "views"):
-        store = (saves, secrets, found is UNAVAILABLE)
+        store = (saves, found is UNAVAILABLE)
         out, tail, down = yield from _records(
             cfg, call, (kind, data), req, store, detailed=detailed
         )
@@ -147,7 +145,6 @@ def run(cfg: SlimConfig, call: Call) -> Step:
     else:
         out, tail = show_text(cfg, call, data, req, saves)
     out.notes[:0] = notes
-    mask_out(secrets, out, tail)
     env, resumes = fit(cfg, call, out, tail, req)
     if resumes and fresh and snapshot is None:
         # The budget cut this page and the hint resumes after it: that call must read the
@@ -157,17 +154,15 @@ def run(cfg: SlimConfig, call: Call) -> Step:
     if saves:
         # After a failed read the store is not tried again in this call: one timeout per
         # call at worst when the store hangs.
-        refused = UNAVAILABLE if found is UNAVAILABLE else (yield Save(masked(secrets, saves)))
+        refused = UNAVAILABLE if found is UNAVAILABLE else (yield Save(saves))
         if refused and note_unkept(call, out, tail, None if refused is UNAVAILABLE else refused):
             env, _ = fit(cfg, call, out, tail, req)
     return env
 
 
-def _invoke(
-    cfg: SlimConfig, call: Call, notes: list[str]
-) -> Engine[tuple[str, Any, Secrets | None]]:
-    """Run the tool and sort its result (read first when the tool is guarded), with the
-    denied values its records carry.
+def _invoke(cfg: SlimConfig, call: Call, notes: list[str]) -> Engine[tuple[str, Any]]:
+    """Run the tool and sort its result (read first when the tool is guarded); records lose
+    what ``deny`` removes and masks (``projection.apply_deny``) before anything else.
 
     A guarded tool's exception loses its denied ``key: value`` pairs (and, under an
     allowlist, the values of quoted pairs it does not name) before it propagates, also
@@ -189,10 +184,11 @@ def _invoke(
         scrub_exception(exc, cfg.denied_names, cfg.allowed_names)
         raise
     if kind == "unreadable":
-        return (*unreadable(cfg, call, data), None)
+        return unreadable(cfg, call, data)
     if cfg.deny is not None and kind == "records":
-        return kind, data, denied_values(data, cfg.deny) or None
-    return kind, data, None
+        key = cfg.handles.key if cfg.handles is not None else None
+        return kind, apply_deny(data, cfg.deny, key=key)[0]
+    return kind, data
 
 
 def _missed(cfg: SlimConfig, call: Call, req: Req, *, store_down: bool) -> str:
@@ -297,16 +293,16 @@ def _records(
     call: Call,
     source: tuple[str, Sequence[Any]],
     req: Req,
-    store: tuple[dict[str, Any], Secrets | None, bool],
+    store: tuple[dict[str, Any], bool],
     *,
     detailed: bool,
 ) -> Engine[tuple[Out, list[str], bool]]:
     """A page of records as briefs with handles, and whether the store is down.
 
-    ``store`` is the call's saves, its denied values and whether the store already failed.
+    ``store`` is the call's saves and whether the store already failed.
     """
     kind, records = source
-    saves, secrets, down = store
+    saves, down = store
     page, limit, page_ok = req.page, req.limit, req.ok
     total = len(records)
     out = Out(total=total)
@@ -341,7 +337,6 @@ def _records(
             (kept, out.briefs),
             saves,
             taken={} if down else taken,
-            secrets=secrets,
         )
         if first is not None:
             tail.append(f"full record: {handle_call(call.companion, first[0])}")

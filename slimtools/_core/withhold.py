@@ -1,10 +1,8 @@
-"""What a guarded call shows of what it cannot project: a withheld verdict, masked values.
+"""What a guarded call shows of what it cannot project: a withheld verdict.
 
-The pipeline (``slimtools._core.pipeline``) calls these for a tool with an allowlist or a
+The pipeline (``slimtools._core.pipeline``) calls this for a tool with an allowlist or a
 deny: a result the reader (``slimtools.projection._readable``) cannot read as records becomes an
-envelope that says so (logged once per tool), or its text under the explicit opt-in; the
-denied values a call's records carry (``slimtools.projection._scrub``) are masked in the
-envelope and in what the store keeps.
+envelope that says so (logged once per tool), or its text under the explicit opt-in.
 """
 
 from __future__ import annotations
@@ -14,7 +12,7 @@ from typing import Any
 
 from slimtools._core.config import Call, SlimConfig
 from slimtools._core.fit import Out
-from slimtools.projection import Secrets, Unreadable, scrub_pairs
+from slimtools.projection import Unreadable, scrub_pairs
 
 log = logging.getLogger("slimtools")
 _WARNED: set[str] = set()  # tools whose withheld results were logged (once per tool)
@@ -37,27 +35,3 @@ def unreadable(cfg: SlimConfig, call: Call, found: Unreadable) -> tuple[str, Any
             found.reason,
         )
     return "envelope", Out(total=0, notes=[found.describe()]).build()
-
-
-def mask_out(secrets: Secrets | None, out: Out, tail: list[str]) -> None:
-    """Mask the call's denied values in everything the envelope shows."""
-    if secrets is None:
-        return
-    masker = secrets.found_in([out.briefs, out.text, out.notes, tail])
-    if masker is None:  # the usual call: no denied value anywhere else
-        return
-    out.briefs = masker.data(out.briefs)
-    if out.text is not None:
-        out.text = masker.text(out.text)
-    out.notes[:] = [masker.text(n) for n in out.notes]
-    tail[:] = [masker.text(t) for t in tail]
-
-
-def masked(secrets: Secrets | None, saves: dict[str, Any]) -> dict[str, Any]:
-    """What the store keeps, the call's denied values masked in it."""
-    if secrets is None:
-        return saves
-    masker = secrets.found_in(saves)
-    if masker is None:
-        return saves
-    return {key: masker.data(value) for key, value in saves.items()}

@@ -87,6 +87,7 @@ class Plan:
                 options.deny_tree,
                 on_unreadable=options.on_unreadable,
                 items=options.items,
+                key=options.key,
             )
         else:
             data = extract(raw.texts, raw.structured)

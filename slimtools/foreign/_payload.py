@@ -23,8 +23,8 @@ from slimtools.projection import (
     UNPARSED,
     DenyTree,
     Unreadable,
+    apply_deny,
     denied_names,
-    deny_anywhere,
     read,
     read_text,
     scrub_pairs,
@@ -69,23 +69,30 @@ def guard(
     *,
     on_unreadable: str = "withhold",
     items: str | None = None,
+    key: str | None = None,
 ) -> Any:
     """The data of a text result of a tool with an allowlist or a deny (:func:`guard_value`)."""
-    return guard_value(extract(texts, structured), deny, on_unreadable=on_unreadable, items=items)
+    data = extract(texts, structured)
+    return guard_value(data, deny, on_unreadable=on_unreadable, items=items, key=key)
 
 
 def guard_value(
-    value: Any, deny: DenyTree | None, *, on_unreadable: str = "withhold", items: str | None = None
+    value: Any,
+    deny: DenyTree | None,
+    *,
+    on_unreadable: str = "withhold",
+    items: str | None = None,
+    key: str | None = None,
 ) -> Any:
     """A foreign tool's result as plain data for a tool with an allowlist or a deny.
 
     What cannot be read as data is an ``Unreadable`` verdict, which the slimming pipeline
     withholds, unless ``on_unreadable="text"`` opts in to showing its text (denied
-    ``key: value`` pairs masked). Data loses its denied paths at every depth, and denied
-    values seen there are masked in every other string. A ``ToolResult`` (a forwarder's
-    final answer) passes as it is; an ``Envelope`` the tool relays is read like any result.
-    Text at ``items`` (the records' path) is read too: JSON there is the records, prose
-    there is an ``Unreadable`` verdict like prose anywhere.
+    ``key: value`` pairs masked). Data goes through ``projection.apply_deny``, as the
+    decorators' records do (``key``, the handle key, keeps its values). A ``ToolResult``
+    (a forwarder's final answer) passes as it is; an ``Envelope`` the tool relays is read
+    like any result. Text at ``items`` (the records' path) is read too: JSON there is the
+    records, prose there is an ``Unreadable`` verdict like prose anywhere.
     """
     if value is None or isinstance(value, ToolResult):
         return value
@@ -98,7 +105,7 @@ def guard_value(
         return found
     if isinstance(found, Iterator):
         found = list(found)
-    return deny_anywhere(to_jsonable(found), deny) if deny else found
+    return apply_deny(to_jsonable(found), deny, key=key)[0] if deny else found
 
 
 def _read_at(data: Any, path: str) -> Any:

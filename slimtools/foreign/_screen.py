@@ -27,10 +27,11 @@ from slimtools.projection import (
     DenyTree,
     Projection,
     Secrets,
+    all_names,
+    apply_deny,
     denied_names,
     scrub_pairs,
-    secrets_anywhere,
-    strip_anywhere,
+    spelled,
 )
 
 __all__ = ["Screen", "withheld"]
@@ -39,16 +40,6 @@ __all__ = ["Screen", "withheld"]
 def withheld(text: str, reason: str) -> str:
     """The note sent instead of a text block that cannot be shown: its size and why."""
     return f"[withheld by slimtools: a text block of {len(text)} characters {reason}]"
-
-
-def _leaves(tree: DenyTree) -> set[str]:
-    """Every key the deny tree names, at any depth (the names a free text may quote)."""
-    names: set[str] = set()
-    for key, sub in tree.items():
-        names.add(key)
-        if sub:
-            names |= _leaves(sub)
-    return names
 
 
 @dataclass(frozen=True)
@@ -82,7 +73,7 @@ class Screen:
         if self.deny is None:
             return self
         values = [found for t in texts if (found := parse_json(t)) is not UNPARSED]
-        found = secrets_anywhere([*values, structured], self.deny)
+        found = apply_deny([*values, structured], self.deny)[1]
         return dataclasses.replace(self, secrets=found) if found else self
 
     def data(self, value: Any) -> Any:
@@ -90,8 +81,8 @@ class Screen:
         its strings lose the denied values and pairs they quote."""
         if value is None or not self.active:
             return value
-        secrets = self.secrets or secrets_anywhere(value, self.deny)
-        value = strip_anywhere(value, self.deny)
+        known = self.secrets.values if self.secrets else ()
+        value, secrets = apply_deny(value, self.deny, known)
         if self.allowlist is None:
             return self._scrubbed(value, secrets, None)
         projection = Projection.from_spec(self.allowlist, deny=self.deny)
@@ -146,8 +137,9 @@ class Screen:
     def _denied_key_in(self, text: str) -> str | None:
         if self.deny is None:
             return None
-        for name in sorted(_leaves(self.deny)):
-            if re.search(rf"(?<![\w-])(?:\\?[\"'])?{re.escape(name)}(?:\\?[\"'])?\s*[:=]", text):
+        for name in sorted(all_names(self.deny)):
+            pattern = rf"(?<![\w-])(?:\\?[\"'])?{spelled(name)}(?:\\?[\"'])?\s*[:=]"
+            if re.search(pattern, text, re.IGNORECASE):
                 return name
         return None
 

@@ -12,28 +12,20 @@ not fit its field's declared shape (a container under ``str``, records under ``l
 string where a nested model is declared) is omitted too, so nested secrets never ride out
 whole under an allowlisted name; the shape rule is ``slimtools.projection._shapes``.
 
-The package also owns what projection withholds: ``deny=`` paths (``DenyTree``,
-``compile_deny``, ``strip``), the reader that decides what a result reads as records
-(``read``; what it cannot read is ``Unreadable`` and withheld; ``records_by_id`` for a
-mapping of ids to records), and the masking of denied
-values in text (``scrub_pairs``, ``scrub_exception``). The slimming core, ``wrap()`` and the
-proxy use these public names.
+The package also owns what projection withholds: ``deny=`` (``compile_deny`` states what a
+denied name matches; ``apply_deny`` is the one function every surface calls on data), the
+reader that decides what a result reads as records (``read``; what it cannot read is
+``Unreadable`` and withheld; ``records_by_id`` for a mapping of ids to records), and the
+masking of denied values in text (``scrub_pairs``, ``scrub_exception``). The slimming core,
+``wrap()`` and the proxy use these public names.
 """
 
 from slimtools.clip import Clip, clip_text
-from slimtools.projection._deny import DenyTree, compile_deny, strip, strip_anywhere
+from slimtools.projection._clean import apply_deny
+from slimtools.projection._deny import DenyTree, all_names, compile_deny, denied_names, spelled
 from slimtools.projection._projection import Projection, record_to_plain
 from slimtools.projection._readable import UNPARSED, Unreadable, read, read_text, records_by_id
-from slimtools.projection._scrub import (
-    DENIED_ATTR,
-    Secrets,
-    denied_names,
-    denied_values,
-    deny_anywhere,
-    scrub_exception,
-    scrub_pairs,
-    secrets_anywhere,
-)
+from slimtools.projection._scrub import DENIED_ATTR, Secrets, scrub_exception, scrub_pairs
 
 __all__ = [
     "DENIED_ATTR",
@@ -43,18 +35,16 @@ __all__ = [
     "Projection",
     "Secrets",
     "Unreadable",
+    "all_names",
+    "apply_deny",
     "clip_text",
     "compile_deny",
     "denied_names",
-    "denied_values",
-    "deny_anywhere",
     "read",
     "read_text",
     "record_to_plain",
     "records_by_id",
     "scrub_exception",
     "scrub_pairs",
-    "secrets_anywhere",
-    "strip",
-    "strip_anywhere",
+    "spelled",
 ]

@@ -18,7 +18,7 @@ from slimtools._json import to_jsonable
 from slimtools.clip import Clip, clip_text
 from slimtools.errors import ConfigurationError
 from slimtools.projection._compiled import compile_flat
-from slimtools.projection._deny import DenyTree, allowed_paths, denying
+from slimtools.projection._deny import DenyTree, path_denied
 from slimtools.projection._shapes import MISSING as _MISSING
 from slimtools.projection._shapes import PLAIN as _PLAIN
 from slimtools.projection._shapes import Fit, compile_fit, fit_records
@@ -153,7 +153,10 @@ class Projection:
 
         Args:
             spec: the allowlist.
-            deny: compiled ``deny=`` paths (``projection._deny``); they win over the allowlist.
+            deny: compiled ``deny=`` paths (``projection._deny``); they win over the allowlist:
+                a field that reads a denied path is left out (even with a default). What
+                denied keys a shown value holds inside is ``apply_deny``'s, which every
+                surface runs on the data before projecting it.
         """
         if isinstance(spec, Projection):
             return spec
@@ -296,7 +299,7 @@ def _output_name(name: str, info: FieldInfo) -> str:
 
 def _model_field(name: str, info: FieldInfo, deny: DenyTree | None) -> _Field | None:
     """The compiled field, or ``None`` when deny removes every source it reads."""
-    paths, rest = allowed_paths(_alias_paths(name, info), deny)
+    paths = tuple(p for p in _alias_paths(name, info) if not path_denied(deny, p))
     if not paths:
         return None
     clips = [m for m in info.metadata if isinstance(m, Clip)] or _optional_clips(info.annotation)
@@ -305,7 +308,7 @@ def _model_field(name: str, info: FieldInfo, deny: DenyTree | None) -> _Field | 
 
     def project_nested(model: type[BaseModel]) -> Any:
         if model not in compiled:
-            compiled[model] = Projection.from_spec(model)
+            compiled[model] = Projection.from_spec(model, deny)
         return compiled[model].project
 
     fit, scalars_ok = compile_fit(info.annotation, project_nested)
@@ -319,10 +322,10 @@ def _model_field(name: str, info: FieldInfo, deny: DenyTree | None) -> _Field | 
         out=_output_name(name, info),
         paths=paths,
         clip=clips[-1] if clips else None,
-        sub=compiled.get(nested) or Projection.from_spec(nested) if nested is not None else None,
+        sub=(compiled.get(nested) or Projection.from_spec(nested, deny)) if nested else None,
         default=default,
         annotation=info.annotation,
-        fit=denying(fit, rest),
+        fit=fit,
         scalars_ok=scalars_ok,
     )
 
@@ -331,19 +334,18 @@ def _from_names(names: Sequence[str], deny: DenyTree | None = None) -> Projectio
     """Group dotted names by their first segment: ``["user.login"]`` keeps ``user.login`` only."""
     groups: dict[str, list[str]] = {}
     for name in names:
+        if path_denied(deny, name.strip(".").split(".")):
+            continue
         head, _, rest = name.strip(".").partition(".")
         groups.setdefault(head, []).append(rest)
     fields = []
     for head, rests in groups.items():
-        paths, inside = allowed_paths(((head,),), deny)
-        if not paths:
-            continue
         if "" in rests:  # the name itself is allowlisted: its value is shown as it is
-            fields.append(_Field(out=head, paths=paths, fit=denying(None, inside)))
+            fields.append(_Field(out=head, paths=((head,),)))
             continue
-        sub = _from_names(rests)
-        fit = denying(fit_records(sub.project), inside)
-        fields.append(_Field(out=head, paths=paths, sub=sub, fit=fit, scalars_ok=False))
+        sub = _from_names(rests, deny)
+        fit = fit_records(sub.project)
+        fields.append(_Field(out=head, paths=((head,),), sub=sub, fit=fit, scalars_ok=False))
     return Projection(fields)
 
 

@@ -16,15 +16,12 @@ the allowlist shows (``"note": "ssn is 123-45-6789"``) or in an exception's mess
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import re
-from collections.abc import Collection, Iterable, Mapping
+from collections.abc import Collection
 from typing import Any
 
-from pydantic import BaseModel
-
 from slimtools._json import dumps_str
-from slimtools.projection._deny import DenyTree, strip_anywhere
+from slimtools.projection._deny import fold
 from slimtools.redaction import MASK
 
 MIN_CHARS = 5
@@ -41,83 +38,16 @@ _WORD = re.compile(r"[\w@+\-]+(?:\.[\w@+\-]+)*")
 e-mail address, a decimal, ``123-45-6789``), so ``"SSN 123-45-6789."`` holds ``123-45-6789``."""
 
 
-def denied_values(records: Iterable[Any], tree: DenyTree | None) -> Secrets:
-    """The specific values found at the denied paths of ``records``."""
-    found: set[str] = set()
-    if tree:
-        leaves = [key for key, sub in tree.items() if sub is None]
-        flat = len(leaves) == len(tree)
-        for record in records:
-            if flat and type(record) is dict:  # the usual record: its denied keys, read at once
-                for key in leaves:
-                    value = record.get(key)
-                    if type(value) is str:
-                        if len(value) >= MIN_CHARS and len(value.strip()) >= MIN_CHARS:
-                            found.add(value.strip())
-                    elif value is not None:
-                        _collect(value, None, found)
-            else:
-                _collect(record, tree, found)
-    return Secrets(found)
-
-
-def _collect(value: Any, tree: DenyTree | None, found: set[str]) -> None:
-    """Add the values below ``value``'s denied paths (all of it when ``tree`` is None).
-
-    A walk with its own stack, each container visited once per subtree: a value that holds
-    itself, or one nested deeper than the interpreter's stack, is read to its leaves like
-    any other (a recursive walk would stop at a ``RecursionError`` and mask nothing).
-    """
-    stack: list[tuple[Any, DenyTree | None]] = [(value, tree)]
-    seen: set[tuple[int, int]] = set()
-    while stack:
-        value, tree = stack.pop()
-        if isinstance(value, (str, int, float)) and not isinstance(value, bool):
-            if tree is None:
-                text = value if isinstance(value, str) else repr(value)
-                if len(text.strip()) >= MIN_CHARS:
-                    found.add(text.strip() if isinstance(value, str) else text)
-            continue
-        items = isinstance(value, (list, tuple, set, frozenset))
-        if not items and not (isinstance(value, (Mapping, BaseModel)) or _is_object(value)):
-            continue
-        visit = (id(value), id(tree))
-        if visit in seen:
-            continue
-        seen.add(visit)
-        if items:
-            stack.extend((item, tree) for item in value)
-        elif tree is None:
-            stack.extend((item, None) for item in _as_mapping(value).values())
-        else:
-            mapping = _as_mapping(value)
-            stack.extend((mapping[key], sub) for key, sub in tree.items() if key in mapping)
-
-
-def _is_object(value: Any) -> bool:
-    if isinstance(value, (str, bytes, type)):
-        return False
-    return dataclasses.is_dataclass(value) or isinstance(getattr(value, "__dict__", None), dict)
-
-
-def _as_mapping(value: Any) -> Mapping[Any, Any]:
-    if isinstance(value, Mapping):
-        return value
-    if isinstance(value, BaseModel):
-        return {k: getattr(value, k, None) for k in type(value).model_fields}
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return {f.name: getattr(value, f.name, None) for f in dataclasses.fields(value)}
-    return {k: v for k, v in vars(value).items() if not k.startswith("_")}
-
-
 class Secrets:
-    """Denied values to mask wherever they appear in a call's text.
+    """Denied values to mask wherever they appear in a call's text, in their common forms.
 
-    Up to :data:`EXACT_MAX` values are looked for as substrings (one fast ``in`` per value);
-    more (a long result's) are looked up by words: the text's words meet the values in a set
-    intersection, one scan whatever their number, so there a value is found where it stands
-    as a word (:data:`_WORD`; a value of several words when all its words are there and it
-    is too). Only the values found are then replaced (:class:`Masker`).
+    A value is found in any case (an e-mail address written ``Ann@X.org``), and, where the
+    text holds encodings, URL-encoded (``%40``), JSON-escaped (``\\u0040``) or as HTML
+    entities (``&#64;``, ``&#x40;``, ``&commat;``). Up to :data:`EXACT_MAX` values are looked
+    for so; more (a long result's) are looked up by words, in any case: the text's words
+    meet the values in a set intersection, one scan whatever their number, so there a value
+    is found where it stands as a word (:data:`_WORD`; a value of several words when all its
+    words are there and it is too). Only the values found are then replaced (:class:`Masker`).
     """
 
     __slots__ = ("_singles", "_values")
@@ -129,25 +59,42 @@ class Secrets:
     def __bool__(self) -> bool:
         return bool(self._values)
 
+    @property
+    def values(self) -> frozenset[str]:
+        """The values masked."""
+        return self._values
+
     def found_in(self, value: Any) -> Masker | None:
         """A masker of the secrets ``value`` (text or plain data) holds, ``None`` if none."""
         blob = value if isinstance(value, str) else dumps_str(value)
-        if len(self._values) <= EXACT_MAX:
-            hits = {v for v in self._values if v in blob or (_odd(v) and _escaped(v) in blob)}
-        else:
-            hits = self._by_words(blob)
+        hits = self.hits(blob, blob.lower())
         return Masker(hits) if hits else None
 
-    def _by_words(self, blob: str) -> set[str]:
-        words = set(_WORD.findall(blob))
+    def hits(self, blob: str, lower: str) -> set[str]:
+        """The secrets ``blob`` holds (``lower`` is ``blob.lower()``, given when known)."""
+        if len(self._values) > EXACT_MAX:
+            return self._by_words(lower)
+        encoded = ("%" in blob or "\\u" in blob or "&" in blob) and bool(_ENCODED.search(blob))
+        return {
+            v
+            for v in self._values
+            if v.lower() in lower
+            or (_odd(v) and _escaped(v).lower() in lower)
+            or (encoded and _any_form(v).search(blob) is not None)
+        }
+
+    def _by_words(self, lower: str) -> set[str]:
+        words = set(_WORD.findall(lower))
         singles = self._singles
         if singles is None:  # one scan of the values, on the first lookup of this call
-            singles = self._singles = self._values & set(_WORD.findall("\n".join(self._values)))
-        hits = set(singles & words)
+            single = set(_WORD.findall("\n".join(self._values).lower()))
+            singles = self._singles = frozenset(v for v in self._values if v.lower() in single)
+        hits = {v for v in singles if v.lower() in words}
         for phrase in self._values - singles:
-            parts = _WORD.findall(phrase)
+            low = phrase.lower()
+            parts = _WORD.findall(low)
             if all(p in words for p in parts) and (
-                phrase in blob or (_odd(phrase) and _escaped(phrase) in blob)
+                low in lower or (_odd(phrase) and _escaped(phrase).lower() in lower)
             ):
                 hits.add(phrase)
         return hits
@@ -157,10 +104,61 @@ class Secrets:
         masker = self.found_in(text)
         return masker.text(text) if masker is not None else text
 
-    def data(self, value: Any) -> Any:
-        """Plain data with every secret it holds masked (the same object when none)."""
-        masker = self.found_in(value)
-        return masker.data(value) if masker is not None else value
+
+_ENCODED = re.compile(r"%[0-9A-Fa-f]{2}|\\u[0-9A-Fa-f]{4}|&#|&[A-Za-z]+;")
+"""Whether a text holds encoded characters at all (then values are looked for encoded too)."""
+
+_ENTITIES = {
+    "@": ("commat",),
+    "&": ("amp",),
+    ".": ("period",),
+    "-": ("hyphen", "dash"),
+    "_": ("lowbar",),
+    "+": ("plus",),
+    ":": ("colon",),
+    "/": ("sol",),
+    "<": ("lt",),
+    ">": ("gt",),
+    '"': ("quot",),
+    "'": ("apos",),
+    " ": ("nbsp",),
+}
+"""HTML's named entities for the characters secrets hold besides letters and digits."""
+
+
+def _char_forms(ch: str) -> str:
+    """A regex for ``ch`` written plainly or encoded (URL, JSON escape, HTML entity)."""
+    if ch.isalnum() and ch.isascii():
+        return re.escape(ch)
+    code = ord(ch)
+    forms = [re.escape(ch)]
+    forms.append("".join(f"%{b:02x}" for b in ch.encode("utf-8")))
+    if code <= 0xFFFF:
+        forms.append(rf"\\{{1,2}}u{code:04x}")
+    forms += [f"&#0*{code};", f"&#x0*{code:x};"]
+    forms += [f"&{name};" for name in _ENTITIES.get(ch, ())]
+    if ch == " ":
+        forms.append(r"\+")
+    elif ch in '"\\':
+        forms.append(re.escape("\\" + ch))
+    return "(?:" + "|".join(forms) + ")"
+
+
+def _any_form(value: str) -> re.Pattern[str]:
+    """``value`` in any case, each character plain or encoded (:func:`_char_forms`)."""
+    return _compiled("".join(_char_forms(ch) for ch in value))
+
+
+_PATTERNS: dict[str, re.Pattern[str]] = {}
+
+
+def _compiled(source: str) -> re.Pattern[str]:
+    found = _PATTERNS.get(source)
+    if found is None:
+        if len(_PATTERNS) >= 4096:
+            _PATTERNS.clear()
+        found = _PATTERNS[source] = re.compile(source, re.IGNORECASE)
+    return found
 
 
 def _odd(value: str) -> bool:
@@ -174,34 +172,23 @@ def _escaped(value: str) -> str:
 
 
 class Masker:
-    """Replaces given values by the mask: anywhere for words, as whole numbers for numbers."""
+    """Replaces given values by the mask, in any case and encoding (:class:`Secrets`):
+    anywhere for words, as whole numbers for numbers."""
 
     __slots__ = ("_pattern",)
 
     def __init__(self, values: Collection[str]) -> None:
         ordered = sorted(values, key=len, reverse=True)
-        words = [re.escape(v) for v in ordered if not _is_number(v)]
+        words = [_any_form(v).pattern for v in ordered if not _is_number(v)]
         numbers = [re.escape(v) for v in ordered if _is_number(v)]
         parts = ["|".join(words)] if words else []
         if numbers:
             parts.append(rf"(?<![0-9.])(?:{'|'.join(numbers)})(?![0-9])")
-        self._pattern = re.compile("|".join(parts))
+        self._pattern = re.compile("|".join(parts), re.IGNORECASE)
 
     def text(self, text: str) -> str:
         """``text`` with every value replaced by the mask."""
         return self._pattern.sub(MASK, text)
-
-    def data(self, value: Any) -> Any:
-        """Plain data (as briefs and stored views are) with every string masked."""
-        if isinstance(value, str):
-            return self.text(value)
-        if isinstance(value, dict):
-            return {
-                (self.text(k) if isinstance(k, str) else k): self.data(v) for k, v in value.items()
-            }
-        if isinstance(value, (list, tuple)):
-            return [self.data(v) for v in value]
-        return value
 
 
 def _is_number(text: str) -> bool:
@@ -220,7 +207,8 @@ _BARE = re.compile(r"[^\s,;&}\])]+")
 
 
 def scrub_pairs(text: str, denied: Collection[str], allowed: Collection[str] | None = None) -> str:
-    """``text`` with the value of every pair whose key is in ``denied`` masked.
+    """``text`` with the value of every pair whose key, folded (``projection._deny.fold``),
+    is in ``denied`` masked.
 
     Pairs are ``key: value``, ``key=value`` and their quoted-key forms (JSON, dict reprs);
     a value is a quoted string, a bracketed structure or a bare token. Given ``allowed``
@@ -229,8 +217,17 @@ def scrub_pairs(text: str, denied: Collection[str], allowed: Collection[str] | N
     ``timeout: 30s`` is left alone. A masked value that is specific (:data:`MIN_CHARS`) is
     masked wherever else it appears in ``text`` too.
     """
+    masked, seen = pairs_masked(text, denied, allowed)
+    return Masker(seen).text(masked) if seen else masked
+
+
+def pairs_masked(
+    text: str, denied: Collection[str], allowed: Collection[str] | None = None
+) -> tuple[str, set[str]]:
+    """``text`` with the denied (and unlisted) pairs' values masked, and the specific values
+    masked so, to be masked wherever else they appear (:func:`scrub_pairs`)."""
     if not denied and allowed is None:
-        return text
+        return text, set()
     out: list[str] = []
     seen: set[str] = set()
     pos = 0
@@ -250,10 +247,9 @@ def scrub_pairs(text: str, denied: Collection[str], allowed: Collection[str] | N
         out.append(f"{quote}{MASK}{quote}" if quoted else MASK)
         pos = end
     if not out:
-        return text
+        return text, seen
     out.append(text[pos:])
-    masked = "".join(out)
-    return Masker(seen).text(masked) if seen else masked
+    return "".join(out), seen
 
 
 def _masks(
@@ -261,7 +257,7 @@ def _masks(
 ) -> bool:
     """Whether the pair ``match`` found in ``text`` has its value masked."""
     key = match["key"]
-    if key in denied:
+    if denied and fold(key) in denied:
         return True
     if allowed is None or key in allowed:
         return False
@@ -272,20 +268,6 @@ def _masks(
     before = text[: match.start()].rstrip(" \t")[-1:]
     # Row(key=v), and key='v' as pydantic's str() writes fields: id=1 name='a'
     return before in ("(", ",") or text[match.end() : match.end() + 1] in ("'", '"')
-
-
-def denied_names(tree: DenyTree | None) -> frozenset[str]:
-    """The keys ``tree`` denies whole, at any depth: what :func:`scrub_pairs` masks."""
-    names: set[str] = set()
-    stack = [tree] if tree else []
-    while stack:
-        node = stack.pop()
-        for key, sub in node.items():
-            if sub is None:
-                names.add(key)
-            else:
-                stack.append(sub)
-    return frozenset(names)
 
 
 DENIED_ATTR = "_slimtools_denied"
@@ -373,42 +355,3 @@ def _value_end(text: str, i: int) -> int:
         return len(text)
     match = _BARE.match(text, i)
     return match.end() if match else i
-
-
-def deny_anywhere(data: Any, tree: DenyTree | None) -> Any:
-    """Plain ``data`` without denied paths matched at every depth, and with the values found
-    there masked wherever else they appear (for results whose records sit at no known path)."""
-    if not tree:
-        return data
-    found = secrets_anywhere(data, tree)
-    clean = strip_anywhere(data, tree)
-    return found.data(clean) if found else clean
-
-
-def secrets_anywhere(data: Any, tree: DenyTree | None) -> Secrets:
-    """The specific values of ``tree``'s paths matched at every depth of plain ``data``."""
-    found: set[str] = set()
-    if tree:
-        _collect_anywhere(data, tree, found)
-    return Secrets(found)
-
-
-def _collect_anywhere(value: Any, tree: DenyTree, found: set[str]) -> None:
-    """Add the values of ``tree``'s paths matched at every depth of ``value``, each container
-    read once (a walk with its own stack: cycles and deep nesting are read to the end)."""
-    stack: list[Any] = [value]
-    seen: set[int] = set()
-    while stack:
-        value = stack.pop()
-        if isinstance(value, Mapping):
-            children: Iterable[Any] = value.values()
-        elif isinstance(value, (list, tuple)):
-            children = value
-        else:
-            continue
-        if id(value) in seen:
-            continue
-        seen.add(id(value))
-        if isinstance(value, Mapping):
-            _collect(value, tree, found)
-        stack.extend(children)

@@ -198,3 +198,63 @@ def raising(records: list[dict[str, Any]]) -> Callable[[], Any]:
 def leaks(text: str) -> list[str]:
     """The sentinel words found in ``text`` (none for a text that is safe to send)."""
     return [word for word in SENTINELS if word in text]
+
+
+_SPELLINGS = st.sampled_from(["ssn", "SSN", "Ssn", "s_s_n", "S-S-N"])
+"""How a backend may spell the denied ``ssn`` key (``deny`` matches keys folded)."""
+
+
+def _encoded(value: str, form: str) -> str:
+    """``value`` as a backend's free text may quote it: as is, in another case, or encoded."""
+    if form == "lower":
+        return value.lower()
+    if form == "url":
+        return value.replace("@", "%40")
+    if form == "html":
+        return value.replace("@", "&#64;")
+    if form == "json escape":
+        return value.replace("@", "\\u0040")
+    return value
+
+
+@st.composite
+def denied_results(draw: st.DrawFn) -> tuple[list[dict[str, Any]], list[str], list[str]]:
+    """A result, an allowlist and a deny list for the conformance of the surfaces.
+
+    Records hold denied keys at every depth and in several spellings, a denied pair quoted
+    in a string field, and notes quoting denied values in another case or encoding. Every
+    denied value starts with ``DENIED`` (so ``denied`` in any case must never be shown);
+    the e-mail is one only when ``deny`` names it.
+    """
+    email = draw(st.sampled_from([None, "email", "profile.email"]))
+    deny = ["ssn", *([email] if email else []), *draw(st.sampled_from([[], ["token"]]))]
+    profile = draw(st.sampled_from([[], ["profile"], ["profile.city"]]))
+    extra = draw(st.sets(st.sampled_from(["name", "note", "contacts"])))
+    fields = ["id", *sorted(extra), *profile]
+    records: list[dict[str, Any]] = []
+    secrets: list[str] = []
+    for i in range(draw(st.integers(1, 5))):
+        token = draw(_tokens)
+        ssn = f"DENIED{i}S{token}"
+        record: dict[str, Any] = {"id": i, draw(_SPELLINGS): ssn}
+        secrets.append(ssn)
+        if draw(st.booleans()):
+            quoted = json.dumps({draw(_SPELLINGS): f"DENIED{i}J{token}", "city": draw(_plain)})
+            record["name"] = quoted
+        else:
+            record["name"] = draw(_plain)
+        if draw(st.booleans()):
+            mail = f"DENIED{i}E{token}@example.com" if email else f"user{i}@example.com"
+            record["profile"] = {"city": draw(_plain), "email": mail, "zz": draw(_plain)}
+            if email:
+                secrets.append(mail)
+        if draw(st.booleans()):
+            record["contacts"] = [{draw(_SPELLINGS): f"DENIED{i}C{token}", "phone": "555"}]
+        records.append(record)
+    for record in records:
+        if draw(st.booleans()):
+            form = draw(st.sampled_from(["plain", "lower", "url", "html", "json escape"]))
+            record["note"] = f"see {_encoded(draw(st.sampled_from(secrets)), form)} now"
+        else:
+            record["note"] = draw(_plain)
+    return records, fields, deny

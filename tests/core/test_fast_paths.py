@@ -254,7 +254,7 @@ def test_cut_text_is_clip_text_for_a_long_text(text, limit, marker):
         assert cut_text(text, limit, marker) == clip_text(text, limit, marker)
 
 
-NOTHING_KEPT: dict[str, Any] = {"taken": {}, "secrets": None}  # an empty store, no denied values
+NOTHING_KEPT: dict[str, Any] = {"taken": {}}  # an empty store
 
 
 def _general_attach(records, briefs, key):

@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from slimtools import ConfigurationError
-from slimtools.projection import Projection, compile_deny, strip_anywhere
+from slimtools.projection import Projection, apply_deny, compile_deny
 from slimtools.proxy import DEFAULT_MAX_TOKENS, load_config, parse_config
 from slimtools.proxy.config import tool_options
 from tests._profile import examples
@@ -139,8 +139,8 @@ records = st.recursive(
 @settings(max_examples=examples(100), deadline=None)
 @given(data=records)
 def test_denied_paths_are_gone_at_every_depth(data):
-    """After ``strip_anywhere`` no ``email`` key and no ``user.token`` remains anywhere."""
-    stripped = strip_anywhere(data, compile_deny(["email", "user.token"]))
+    """After ``apply_deny`` no ``email`` key and no ``user.token`` remains anywhere."""
+    stripped = apply_deny(data, compile_deny(["email", "user.token"]))[0]
     text = repr(stripped)
     assert "'email'" not in text
 
@@ -161,7 +161,7 @@ def test_denied_paths_are_gone_at_every_depth(data):
 def test_stripping_denied_paths_never_changes_the_input(data):
     """The caller's payload is left as it was: stripping copies where it removes."""
     before = copy.deepcopy(data)
-    strip_anywhere(data, compile_deny(["email", "user.token"]))
+    apply_deny(data, compile_deny(["email", "user.token"]))
     assert data == before
 
 
