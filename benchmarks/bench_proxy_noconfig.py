@@ -11,7 +11,10 @@ skipped when node or the packages are missing (``npm install --prefix .cache/npm
 ``SLIMTOOLS_BENCH_GIT_REPO``, with ``SLIMTOOLS_BENCH_GIT_TARGET`` for ``git_diff`` and
 ``SLIMTOOLS_BENCH_GIT_REVISION`` for ``git_show``: a clone of a big public project) and
 ``mcp-server-sqlite`` (its own venv, ``.cache/sqlite-venv``) on a 5,000-row table whose
-``read_query`` is a 2,000,000-character Python repr.
+``read_query`` is a 2,000,000-character Python repr, then a second table (400 orders of
+short columns: another shape through the same tool).
+For record results it also reports the share of each record's short scalar fields (numbers,
+booleans, strings of 40 characters or fewer) that its automatic brief shows.
 Goal: page 1 at least 5x smaller than raw, everything reachable.
 """
 
@@ -90,20 +93,41 @@ async def _read_all(kit: Any, tool: str, args: dict[str, Any]) -> dict[str, Any]
         envs.append(json.loads(result.text))
     briefs = [b for e in envs for b in e.get("briefs", [])]
     fetched = 0
+    shares: list[float] = []
     for brief in briefs:
         handle = brief.get("handle") if isinstance(brief, dict) else None
-        for key in ("sha", "id", "number", "name"):
-            if handle is None and isinstance(brief, dict) and key in brief:
-                handle = brief[key]
         if handle is not None:
             answer = await kit.acall("get_record", {"handle": handle})
             fetched += not answer.is_error
+            if not answer.is_error:
+                shares.append(_short_share(brief, answer.text))
     return {
         "page1": first.text,
         "pages": len(pages),
         "records": (len(briefs), envs[0]["total"], fetched),
         "text": "".join(e.get("text") or "" for e in envs),
+        "short": sum(shares) / len(shares) if shares else None,
     }
+
+
+def _short_scalars(record: dict[str, Any]) -> set[str]:
+    """A record's short scalar fields: numbers, booleans and strings of 40 characters or
+    fewer (ids, names, states, levels, timestamps, prices)."""
+    return {
+        key
+        for key, value in record.items()
+        if isinstance(value, (int, float, bool)) or (isinstance(value, str) and len(value) <= 40)
+    }
+
+
+def _short_share(brief: dict[str, Any], record_text: str) -> float:
+    """The share of the record's short scalar fields that its brief shows."""
+    try:
+        record = json.loads(record_text)
+    except ValueError:
+        return 0.0
+    short = _short_scalars(record) if isinstance(record, dict) else set()
+    return len(short & set(brief)) / len(short) if short else 1.0
 
 
 def _same(joined: str, raw: str, *, exact: bool) -> bool:
@@ -118,9 +142,12 @@ def _same(joined: str, raw: str, *, exact: bool) -> bool:
 
 def _row(name: str, raw: str, seen: dict[str, Any], original: str | None) -> str:
     raw_t, page_t = count_tokens(raw), count_tokens(seen["page1"])
+    short = seen.get("short")
     if seen["records"] is not None and seen["records"][1] and not seen["text"]:
         shown, total, fetched = seen["records"]
         reach = f"records {shown}/{total} shown, {fetched} by get_record"
+        if short is not None:
+            reach += f"; short fields shown {short:.0%}"
         ok = shown == total == fetched
     else:
         ok = seen["pages"] == 1 or _same(seen["text"], raw, exact=original is not None)
@@ -139,6 +166,7 @@ def _row(name: str, raw: str, seen: dict[str, Any], original: str | None) -> str
         page1_tokens=page_t,
         pages=seen["pages"],
         reached=float(ok),
+        short_fields_shown=short if short is not None else -1.0,
     )
     return (
         f"  {name:<34} raw {raw_t:>8,} -> page 1 {page_t:>6,} tokens ({ratio:5.1f}x), "
@@ -232,7 +260,8 @@ async def _server_rows(label: str, command: tuple[str, ...], calls: list[Any]) -
             raw = await upstream.call(tool, args)
             raw_text = "\n".join(b.text for b in raw.content if b.type == "text")
             seen = await _read_all(proxy.kit, tool, args)
-            rows.append(_row(f"{label}/{tool}", raw_text, seen, raw_text if exact else None))
+            what = tool if len({c[0] for c in calls}) == len(calls) else f"{tool} {args}"
+            rows.append(_row(f"{label}/{what}", raw_text, seen, raw_text if exact else None))
     return rows
 
 
@@ -263,9 +292,41 @@ async def _sqlite_rows() -> list[str]:
         return [f"  mcp-server-sqlite: skipped (not installed at {SQLITE_SERVER})"]
     with tempfile.TemporaryDirectory() as tmp:
         database = str(notes_database(Path(tmp) / "notes.db"))
+        _orders(database)
         server = (str(SQLITE_SERVER), "--db-path", database)
-        query = {"query": "SELECT * FROM notes"}
-        return await _server_rows("sqlite", server, [("read_query", query, False)])
+        calls = [
+            ("read_query", {"query": "SELECT * FROM notes"}, False),
+            ("read_query", {"query": "SELECT * FROM orders"}, False),
+        ]
+        return await _server_rows("sqlite", server, calls)
+
+
+def _orders(database: str, rows: int = 400) -> None:
+    """A second table of short columns and one long note (another shape for ``read_query``)."""
+    import sqlite3
+
+    con = sqlite3.connect(database)
+    con.execute(
+        "create table orders (order_id integer primary key, sku text, price real, "
+        "stock integer, status text, placed_at text, note text)"
+    )
+    con.executemany(
+        "insert into orders values (?, ?, ?, ?, ?, ?, ?)",
+        (
+            (
+                i,
+                f"SKU-{i:05d}",
+                9.5 + i,
+                i % 13,
+                ("open", "paid", "sent")[i % 3],
+                f"2024-02-{1 + i % 28:02d}T12:00:00",
+                "handle with care, " * 12,
+            )
+            for i in range(1, rows + 1)
+        ),
+    )
+    con.commit()
+    con.close()
 
 
 def main() -> None:

@@ -177,6 +177,12 @@ def load_config(path: str | Path | None) -> ProxyConfig:
         text = Path(path).read_text(encoding="utf-8")
     except OSError as exc:
         raise ConfigurationError(f"{source}: cannot read the config: {exc.strerror}") from exc
+    except UnicodeDecodeError as exc:
+        byte = exc.object[exc.start]
+        raise ConfigurationError(
+            f"{source}: not UTF-8 text: byte 0x{byte:02x} at offset {exc.start} "
+            "(TOML configs are UTF-8; save the file as UTF-8)"
+        ) from None
     return parse_config(text, source)
 
 

@@ -76,6 +76,9 @@ class Supervisor:
         self.current: Upstream | None = None
         self.restarts = 0
         self.next_attempt = 0.0
+        self._pause: float | None = None  # the pause before the last restart (None: none yet)
+        self._began = time.monotonic()  # when the current connection was made
+        self._planned = False  # the next restart's time is set (once per loss)
         self._lost = anyio.Event()
         self._first: Upstream | None = None
 
@@ -144,17 +147,33 @@ class Supervisor:
     def _mark_lost(self, upstream: Upstream) -> None:
         if self.current is upstream:
             self.current = None
+            self._plan_restart()
             log.warning("slimtools proxy: the upstream %r exited", self.spec.describe())
             self._lost.set()
+
+    def _plan_restart(self) -> None:
+        """Set when the next restart is due, once per loss: the first call to find the
+        upstream gone already says the real wait (the backoff doubles, from ``backoff[0]``
+        again after a connection that stayed up ``_STABLE`` seconds)."""
+        if self._planned:
+            return
+        now = time.monotonic()
+        if self._pause is None or now - self._began > _STABLE:
+            self._pause = self.backoff[0]
+        else:
+            self._pause = min(self._pause * 2, self.backoff[1])
+        self.next_attempt = now + self._pause
+        self._planned = True
 
     def _down(self, name: str) -> CallToolResult:
         return _error(self._down_text(name))
 
     def _down_text(self, what: str) -> str:
-        wait = max(0.0, self.next_attempt - time.monotonic())
+        wait = self.next_attempt - time.monotonic()
+        when = f"due in {wait:.1f} s" if wait >= 0.05 else "under way"
         return (
             f"{what} failed: the upstream {self.spec.describe()!r} exited and is being "
-            f"restarted (restart {self.restarts + 1}, due in {wait:.1f} s); call again shortly"
+            f"restarted (restart {self.restarts + 1}, {when}); call again shortly"
         )
 
     async def run(self, *, task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
@@ -163,6 +182,7 @@ class Supervisor:
         try:
             async with connect(self.spec, self.callbacks) as upstream:
                 self._first = upstream
+                self._began = time.monotonic()
                 started = True
                 task_status.started()
                 await self._hold(upstream)
@@ -170,20 +190,18 @@ class Supervisor:
             if not started:
                 raise
             log.warning("slimtools proxy: the upstream's connection ended: %s", _one_line(exc))
-        pause = self.backoff[0]
         while True:
-            self.next_attempt = time.monotonic() + pause
-            await anyio.sleep(pause)
+            self._plan_restart()
+            await anyio.sleep(max(0.0, self.next_attempt - time.monotonic()))
+            self._planned = False
             self.restarts += 1
-            began = time.monotonic()
+            self._began = time.monotonic()
             try:
                 async with connect(self.spec, self.callbacks) as upstream:
                     log.warning("slimtools proxy: restarted the upstream %r", self.spec.describe())
                     await self._hold(upstream)
             except Exception as exc:  # UpstreamError, or the connection ending badly
                 log.warning("slimtools proxy: restart failed: %s", _one_line(exc))
-            stable = time.monotonic() - began > _STABLE
-            pause = self.backoff[0] if stable else min(pause * 2, self.backoff[1])
 
     async def _hold(self, upstream: Upstream) -> None:
         """Serve calls on ``upstream`` until one finds it lost."""

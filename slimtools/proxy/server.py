@@ -40,6 +40,7 @@ except ImportError as exc:  # pragma: no cover - exercised only without the extr
 
 from slimtools.adapters.mcp import to_mcp_server
 from slimtools.adapters.mcp_emit import EmitPolicy
+from slimtools.categories import repeatable_by_name
 from slimtools.errors import ConfigurationError
 from slimtools.foreign import Plan, Raw, Screen, can_page, items_warning, slim
 from slimtools.projection import denied_names, scrub_exception, scrub_pairs
@@ -116,7 +117,8 @@ def _register(proxy: Proxy, config: ProxyConfig, tool: Tool, call: Caller) -> No
     if warning:
         log.warning(warning)
     fetch, forward = _forwarder(proxy, name, options, call)
-    fn = slim(forward, plan, name=name, paged=can_page(tool.input_schema))
+    paged = can_page(tool.input_schema) and (options is not None or pages_unconfigured(tool))
+    fn = slim(forward, plan, name=name, paged=paged)
     category, read_only = _category(tool, options, plan)
     described = (options.description if options else None) or tool.description or name
     main = proxy.kit.bind(
@@ -153,8 +155,9 @@ def _register(proxy: Proxy, config: ProxyConfig, tool: Tool, call: Caller) -> No
             fetch=fetch,
             plan=lambda: proxy.plans[name],
             briefs=proxy.briefs,
-            paged=can_page(tool.input_schema),
+            paged=paged,
             parameters=tool.input_schema,
+            schema=tool.output_schema,
         )
     else:
         proxy.kit.tool(
@@ -285,6 +288,17 @@ def _response_format(
 
     choose.__name__ = name
     return kit.bind(choose, name=name, parameters=params)
+
+
+def pages_unconfigured(tool: Tool) -> bool:
+    """Whether zero config adds ``page`` and ``limit`` to ``tool``: not to a tool that writes,
+    as its annotations say (``readOnlyHint``), else as its name's verbs do (the rule that
+    decides whether a clearing placeholder may offer a call again). A large result of a
+    write tool is summarised (head and handles) instead."""
+    hint = tool.annotations.read_only_hint if tool.annotations else None
+    if hint is not None:
+        return hint
+    return repeatable_by_name(tool.name) is not False
 
 
 def _read_only(tool: Tool, configured: bool | None) -> bool:

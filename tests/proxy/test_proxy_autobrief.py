@@ -131,7 +131,7 @@ async def test_every_record_of_an_auto_briefed_result_is_reachable():
         first = envelope(await client.call_tool("list_commits", {}))
         pages = await _follow(client, "list_commits", first)
         shas = [b["sha"] for page in pages for b in page["briefs"]]
-        full = await client.call_tool("get_record", {"handle": shas[-1]})
+        full = await client.call_tool("get_record", {"handle": pages[-1]["briefs"][-1]["handle"]})
     assert shas == [_commit(i)["sha"] for i in range(150)]
     assert json.loads(text_of(full)) == _commit(149)
 

@@ -264,3 +264,24 @@ def test_a_bad_call_timeout_names_the_line_and_says_what_it_takes(value):
     """A negative, infinite or non-number timeout is refused at start."""
     message = _error(f'name = "p"\ncall_timeout = {value}\n')
     assert message.startswith("slim.toml:2: call_timeout: must be a positive number"), message
+
+
+def test_a_config_that_is_not_utf8_names_the_file_and_the_reason(tmp_path):
+    """A Latin-1 config is a configuration error naming the file and the offending byte."""
+    path = tmp_path / "slim.toml"
+    path.write_bytes('name = "caf\xe9"\n'.encode("latin-1"))
+    with pytest.raises(ConfigurationError, match=r"slim\.toml: not UTF-8 text: byte 0xe9"):
+        load_config(path)
+
+
+def test_the_proxy_exits_2_on_a_config_that_is_not_utf8(tmp_path):
+    """``slimtools proxy --config`` on a Latin-1 file: exit 2, one line naming the file."""
+    from tests._ports import run, slimtools
+
+    path = tmp_path / "slim.toml"
+    path.write_bytes('name = "caf\xe9"\n'.encode("latin-1"))
+    done = run(slimtools("proxy", "--config", str(path), "--", "true"))
+    assert done.returncode == 2, done.stderr
+    assert str(path) in done.stderr
+    assert "not UTF-8" in done.stderr
+    assert "Traceback" not in done.stderr

@@ -196,3 +196,18 @@ async def test_the_cursor_parameter_is_listed_to_session_less_clients_only(
         tools = {t.name: t for t in (await alice.list_tools()).tools}
     assert ("cursor" in tools["list_issues"].input_schema["properties"]) is listed
     assert "cursor" not in tools["get_record"].input_schema["properties"]
+
+
+async def test_a_session_less_client_opens_every_automatic_brief_handle(env, tmp_path):
+    """No config over ``--http``: the automatic briefs' handles are sealed, and all resolve."""
+    empty = tmp_path / "empty.toml"
+    empty.write_text("")
+    async with two_clients(env, str(empty), "auto") as (alice, _):
+        briefs = envelope(await alice.call_tool("list_commits", {"repo": "a/b"}))["briefs"]
+        answers = [
+            await alice.call_tool("get_record", {"handle": brief["handle"]}) for brief in briefs
+        ]
+    assert len(briefs) >= 3
+    assert all("~" in brief["handle"] for brief in briefs)
+    assert not any(answer.is_error for answer in answers)
+    assert [json.loads(text_of(a))["sha"] for a in answers] == [b["sha"] for b in briefs]

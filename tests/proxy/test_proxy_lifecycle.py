@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -182,3 +183,48 @@ async def test_an_answer_that_is_not_utf8_is_read_with_replacement_characters(tm
             after = await client.call_tool("echo", {"text": "still here"})
     assert text_of(answer) == "caf\ufffd"
     assert text_of(after) == "still here"
+
+
+SECRETS = (
+    "postgresql://user:hunter2@db.example/prod",
+    "--api-key",
+    "sk-live-0123456789",
+    "--token=tok-abcdef123456",
+)
+
+
+async def _calls_through(tmp_path: Path, tools: list[str], *flags: str) -> list[str]:
+    """The texts of calling ``tools`` in turn through the proxy over the mortal upstream,
+    started with secrets on its command line."""
+    command = proxy(*flags, "--", sys.executable, MORTAL, *SECRETS)
+    params = StdioServerParameters(
+        command=command[0], args=command[1:], env=environment(tmp_path), cwd=str(ROOT)
+    )
+    with anyio.fail_after(TIMEOUT):
+        async with Client(params) as client:
+            return [text_of(await client.call_tool(tool, {})) for tool in tools]
+
+
+async def test_a_restarting_upstream_is_named_without_its_arguments(tmp_path):
+    """While the upstream restarts, error results name its executable, none of its arguments."""
+    texts = await _calls_through(tmp_path, ["crash", "pid"])
+    assert "restarted" in texts[0]
+    for text in texts:
+        assert not any(part in text for part in ("hunter2", "sk-live", "tok-abcdef", "--api-key"))
+        assert "proxy_mortal_upstream" not in text
+
+
+async def test_a_timed_out_call_names_the_upstream_without_its_arguments(tmp_path):
+    """A call abandoned on timeout names the upstream's executable, never its arguments."""
+    [text] = await _calls_through(tmp_path, ["hang"], "--call-timeout", "1")
+    assert "gave no answer" in text
+    assert Path(sys.executable).name in text
+    assert not any(part in text for part in ("hunter2", "sk-live", "tok-abcdef", "--api-key"))
+
+
+async def test_the_first_error_of_a_restart_says_when_it_is_due(tmp_path):
+    """The call that finds the upstream gone says a positive wait, not "due in 0.0 s"."""
+    [text] = await _calls_through(tmp_path, ["crash"])
+    due = re.search(r"due in (\d+\.\d) s", text)
+    assert due is not None, text
+    assert float(due.group(1)) > 0

@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import ast
 import json
+import sqlite3
 
 import pytest
 
 from slimtools.tokens import count_tokens
-from tests.proxy.proxy_fixtures import text_of
+from tests.proxy.proxy_fixtures import envelope, text_of
 from tests.proxy.real_servers import SQLITE_SERVER, connected, follow, notes_database, require
 
 pytestmark = pytest.mark.subprocess
@@ -47,7 +48,7 @@ async def test_a_huge_repr_becomes_briefs_and_every_row_is_reachable(database):
         briefs = [b for page in pages for b in page["briefs"]]
         sample = briefs[:: len(briefs) // 25]
         fetched = [
-            json.loads(text_of(await client.call_tool("get_record", {"handle": b["id"]})))
+            json.loads(text_of(await client.call_tool("get_record", {"handle": b["handle"]})))
             for b in sample
         ]
     assert len(raw) > 2_000_000
@@ -81,3 +82,44 @@ async def test_a_deny_only_config_keeps_every_other_column(database, tmp_path):
     briefs = [b for page in first for b in page["briefs"]]
     assert len(briefs) == 5_000
     assert {k for k in briefs[0] if k != "handle"} == {"id", "title", "body"}
+
+
+@pytest.fixture(scope="module")
+def two_tables(tmp_path_factory) -> str:
+    """The notes table and a 400-row ``orders`` table of short columns."""
+    require(SQLITE_SERVER.exists(), f"mcp-server-sqlite is not installed at {SQLITE_SERVER}")
+    path = notes_database(tmp_path_factory.mktemp("sqlite2") / "shop.db", rows=300)
+    con = sqlite3.connect(path)
+    con.execute(
+        "create table orders (order_id integer primary key, sku text, price real, "
+        "stock integer, status text, placed_at text, note text)"
+    )
+    con.executemany(
+        "insert into orders values (?, ?, ?, ?, ?, ?, ?)",
+        (
+            (
+                i,
+                f"SKU-{i:05d}",
+                9.5 + i,
+                i % 13,
+                ["open", "paid", "sent"][i % 3],
+                f"2024-02-{1 + i % 28:02d}T12:00:00",
+                "handle with care, " * 12,
+            )
+            for i in range(1, 401)
+        ),
+    )
+    con.commit()
+    con.close()
+    return str(path)
+
+
+async def test_the_second_tables_rows_show_their_own_columns(two_tables):
+    """No config, on the real server: after a query over notes, one over orders shows the
+    orders' short columns (never bare handles), and only the head of their long note."""
+    async with connected(_server(two_tables)) as client:
+        await client.call_tool("read_query", QUERY)
+        orders = await client.call_tool("read_query", {"query": "SELECT * FROM orders"})
+    env = envelope(orders)
+    assert {"order_id", "sku", "price", "stock", "status", "placed_at"} <= set(env["briefs"][0])
+    assert len(env["briefs"][0]["note"]) <= 81

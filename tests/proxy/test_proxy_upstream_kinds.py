@@ -62,11 +62,11 @@ def test_two_kinds_at_once_are_refused_with_the_same_message():
 
 
 def test_a_command_after_dashes_is_a_stdio_upstream():
-    """``-- COMMAND ARGS`` is the stdio row, named by its command line."""
+    """``-- COMMAND ARGS`` is the stdio row, named by its executable alone."""
     spec = _spec("proxy", EXAMPLES["stdio"])
     assert isinstance(spec.kind, StdioUpstream)
     assert spec.kind is UPSTREAMS["stdio"]
-    assert spec.describe() == "python server.py"
+    assert spec.describe() == "python"
 
 
 def test_an_upstream_url_is_a_streamable_http_upstream():

@@ -49,7 +49,8 @@ class UpstreamKind(Protocol):
         """True when ``given`` names an upstream of this kind."""
 
     def describe(self, given: Given) -> str:
-        """The upstream as a person would name it (for messages; secrets redacted)."""
+        """The upstream as a person would name it, for messages the model may see: no
+        argument, environment or secret of how it is reached."""
 
     def client(self, given: Given, stack: AsyncExitStack, options: dict[str, Any]) -> Client:
         """An ``mcp.Client`` for the upstream (``options``: its keyword arguments); whatever

@@ -34,8 +34,9 @@ class StdioUpstream:
         return bool(given.command)
 
     def describe(self, given: Given) -> str:
-        """The command line."""
-        return " ".join(given.command)
+        """The executable's name: never its arguments, which may hold a connection string,
+        an API key or a token (``npx server-postgres postgresql://user:password@host/db``)."""
+        return os.path.basename(given.command[0]) or given.command[0]
 
     def client(self, given: Given, stack: AsyncExitStack, options: dict[str, Any]) -> Client:
         """A client that starts the command (``FileNotFoundError`` when there is none)."""
