@@ -59,6 +59,38 @@ def add_commands(sub: Any) -> None:
         metavar="N",
         help="conversations kept in memory, least recently used dropped first (default: 1000)",
     )
+    limits = parser.add_argument_group("limits")
+    limits.add_argument(
+        "--max-body",
+        type=count(1),
+        default=32,
+        metavar="MB",
+        help="largest request body accepted, in MiB; larger ones get 413 (default: 32, "
+        "the model APIs' own limit)",
+    )
+    limits.add_argument(
+        "--connect-timeout",
+        type=seconds,
+        default=10.0,
+        metavar="S",
+        help="seconds to open an upstream connection, or to wait for a free one (default: 10)",
+    )
+    limits.add_argument(
+        "--read-timeout",
+        type=seconds,
+        default=600.0,
+        metavar="S",
+        help="seconds the upstream may stay silent before the request gets 504 "
+        "(default: 600, as the SDKs wait)",
+    )
+    limits.add_argument(
+        "--max-upstream-connections",
+        type=count(1),
+        default=100,
+        metavar="N",
+        help="upstream connections open at once; past it a request waits --connect-timeout, "
+        "then gets 503 'pool exhausted' (default: 100)",
+    )
     add_policy_options(parser)
     parser.set_defaults(run=run_gateway_command)
 
@@ -79,6 +111,29 @@ def listen_address(text: str) -> tuple[str, int]:
     return host, int(port)
 
 
+def seconds(text: str) -> float:
+    """An argparse type: a positive number of seconds."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}") from None
+    if not value > 0 or value == float("inf"):
+        raise argparse.ArgumentTypeError(f"must be a positive number of seconds, got {text!r}")
+    return value
+
+
+def gateway_limits(args: argparse.Namespace) -> Any:
+    """The :class:`~slimtools.gateway.app.Limits` the options name."""
+    from slimtools.gateway.app import Limits
+
+    return Limits(
+        max_body=args.max_body * 1024 * 1024,
+        connect_timeout=args.connect_timeout,
+        read_timeout=args.read_timeout,
+        max_connections=args.max_upstream_connections,
+    )
+
+
 def gateway_policy(args: argparse.Namespace) -> ClearingPolicy | None:
     """The policy the options name (None for ``none``: a pass-through, for comparisons)."""
     return build_policy(args.policy, cache=args.cache, **options_of(args))
@@ -96,7 +151,11 @@ def run_gateway_command(args: argparse.Namespace) -> int:
         ) from None
     policy = gateway_policy(args)
     app = create_app(
-        args.upstream, policy, clear=policy is not None, max_conversations=args.max_conversations
+        args.upstream,
+        policy,
+        clear=policy is not None,
+        max_conversations=args.max_conversations,
+        limits=gateway_limits(args),
     )
     host, port = args.listen
     uvicorn.run(app, host=host, port=port, log_level="warning")

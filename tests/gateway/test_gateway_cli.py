@@ -12,7 +12,7 @@ import pytest
 
 from slimtools.clearing import ClearingPolicy
 from slimtools.cli import parser
-from slimtools.cli.gateway import gateway_policy, listen_address
+from slimtools.cli.gateway import gateway_policy, listen_address, seconds
 
 
 def test_gateway_takes_the_shared_policy_options() -> None:
@@ -69,3 +69,32 @@ def test_the_gateway_core_and_cli_import_no_http_stack() -> None:
         cwd=Path(__file__).resolve().parents[2],
     )  # fmt: skip
     assert set(json.loads(out.stdout)).isdisjoint({"starlette", "uvicorn", "httpx", "litellm"})
+
+
+def test_limits_options_reach_the_app() -> None:
+    """``--max-body``, the timeouts and the pool size become the app's ``Limits``."""
+    pytest.importorskip("httpx")
+    from slimtools.cli.gateway import gateway_limits
+    from slimtools.gateway.app import Limits
+
+    args = parser().parse_args(
+        ["gateway", "--upstream", "http://u", "--max-body", "2", "--connect-timeout", "1.5",
+         "--read-timeout", "30", "--max-upstream-connections", "7"]
+    )  # fmt: skip
+    assert gateway_limits(args) == Limits(2 * 1024 * 1024, 1.5, 30.0, 7)
+
+
+def test_limits_default_to_the_documented_values() -> None:
+    """Without options: 32 MiB, 10 s to connect, 600 s of silence, 100 connections."""
+    pytest.importorskip("httpx")
+    from slimtools.cli.gateway import gateway_limits
+    from slimtools.gateway.app import Limits
+
+    assert gateway_limits(parser().parse_args(["gateway", "--upstream", "http://u"])) == Limits()
+
+
+@pytest.mark.parametrize("text", ["0", "-1", "nan", "inf", "soon"])
+def test_a_timeout_must_be_positive_seconds(text: str) -> None:
+    """A timeout of zero, negative, NaN or not a number is a usage error."""
+    with pytest.raises(argparse.ArgumentTypeError):
+        seconds(text)
