@@ -59,6 +59,14 @@ def add_commands(sub: Any) -> None:
         metavar="N",
         help="conversations kept in memory, least recently used dropped first (default: 1000)",
     )
+    parser.add_argument(
+        "--max-state-mb",
+        type=count(1),
+        default=256,
+        metavar="MB",
+        help="memory the conversations may hold together, in MiB, least recently used "
+        "dropped first (default: 256)",
+    )
     limits = parser.add_argument_group("limits")
     limits.add_argument(
         "--max-body",
@@ -155,6 +163,7 @@ def run_gateway_command(args: argparse.Namespace) -> int:
         policy,
         clear=policy is not None,
         max_conversations=args.max_conversations,
+        max_state_bytes=args.max_state_mb * 1024 * 1024,
         limits=gateway_limits(args),
     )
     host, port = args.listen

@@ -44,7 +44,7 @@ from slimtools.gateway._request import (
     target_path,
 )
 from slimtools.gateway._rewrite import Outgoing, rewrite
-from slimtools.gateway._state import ConversationCache
+from slimtools.gateway._state import MAX_BYTES, ConversationCache
 from slimtools.gateway._tap import UsageTap
 from slimtools.gateway._wire import ENDPOINTS, Endpoint
 from slimtools.gateway.stats import GatewayStats
@@ -117,6 +117,7 @@ def create_app(
     *,
     clear: bool = True,
     max_conversations: int = 1000,
+    max_state_bytes: int = MAX_BYTES,
     limits: Limits | None = None,
 ) -> Starlette:
     """The gateway app forwarding to ``upstream`` (``https://api.anthropic.com``).
@@ -127,12 +128,13 @@ def create_app(
         clear: False makes a pass-through of the same stack (every request forwarded as
             it came, nothing read): the baseline to compare against.
         max_conversations: conversations kept in memory (least recently used go first).
+        max_state_bytes: bytes they may hold together (see :class:`ConversationCache`).
         limits: the bounds in bytes and time (defaults to ``Limits()``).
     """
     policy = policy if policy is not None else ClearingPolicy()
     gateway = Gateway(
         upstream.rstrip("/"),
-        ConversationCache(policy, max_conversations=max_conversations),
+        ConversationCache(policy, max_conversations=max_conversations, max_bytes=max_state_bytes),
         GatewayStats(pricing_of(policy.cache), max_conversations=max_conversations),
         clearing=clear,
         limits=limits if limits is not None else Limits(),
