@@ -4,16 +4,22 @@
 the Anthropic Messages, Chat Completions and Responses routes, clears each request under
 the policy options every command shares, and forwards everything else unchanged. Point the
 agent at it (``ANTHROPIC_BASE_URL=http://127.0.0.1:8787``, ``OPENAI_BASE_URL=.../v1``);
-``GET /slimtools/stats`` reports what it cleared and what the upstream billed.
+``GET /slimtools/stats`` reports what it cleared and what the upstream billed, to a client
+on a loopback name that sends the token the startup line gives (``$SLIMTOOLS_GATEWAY_TOKEN``
+sets it).
 """
 
 from __future__ import annotations
 
 import argparse
+import ipaddress
+import os
+import secrets
+import sys
 from typing import Any
 
 from slimtools.clearing import ClearingPolicy
-from slimtools.cli._policy import add_policy_options, build_policy, count, options_of
+from slimtools.cli._policy import add_policy_options, build_policy, count, describe, options_of
 from slimtools.errors import ConfigurationError
 
 __all__ = ["add_commands"]
@@ -25,7 +31,8 @@ example:
   slimtools gateway --upstream https://api.openai.com --cache openai --listen 127.0.0.1:9000
   OPENAI_BASE_URL=http://127.0.0.1:9000/v1 your-agent
 
-exit status: 0 served until stopped, 2 bad usage (or the extra is not installed)
+exit status: 0 stopped by SIGTERM or Ctrl-C (after draining), 1 could not listen
+(address in use, permission), 2 bad usage (or the extra is not installed)
 """
 
 
@@ -50,7 +57,17 @@ def add_commands(sub: Any) -> None:
         type=listen_address,
         default=("127.0.0.1", 8787),
         metavar="HOST:PORT",
-        help="where to serve (default: 127.0.0.1:8787)",
+        help="where to serve; [::1]:PORT for IPv6 (default: 127.0.0.1:8787); an address "
+        "other than loopback is warned about: anyone who reaches it can use the upstream "
+        "with their own key",
+    )
+    parser.add_argument(
+        "--shutdown-timeout",
+        type=seconds,
+        default=10.0,
+        metavar="S",
+        help="on SIGTERM or Ctrl-C, seconds requests in flight may take to finish before "
+        "they are closed (default: 10)",
     )
     parser.add_argument(
         "--max-conversations",
@@ -112,11 +129,30 @@ def upstream_url(text: str) -> str:
 
 
 def listen_address(text: str) -> tuple[str, int]:
-    """An argparse type: ``HOST:PORT``."""
+    """An argparse type: ``HOST:PORT`` or ``[IPV6]:PORT`` (the host without brackets)."""
     host, sep, port = text.rpartition(":")
+    if host.startswith("[") and host.endswith("]"):
+        host = host[1:-1]
+    elif ":" in host:
+        raise argparse.ArgumentTypeError(f"write an IPv6 address in brackets: [{host}]:{port}")
     if not sep or not host or not port.isdigit() or not 0 < int(port) < 65536:
         raise argparse.ArgumentTypeError(f"expected HOST:PORT, got {text!r}")
     return host, int(port)
+
+
+def is_loopback(host: str) -> bool:
+    """Whether only this machine can reach ``host`` (``localhost``, 127.0.0.0/8, ``::1``)."""
+    if host.lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def url_of(host: str, port: int) -> str:
+    """The base URL of a listen address."""
+    return f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
 
 
 def seconds(text: str) -> float:
@@ -150,14 +186,14 @@ def gateway_policy(args: argparse.Namespace) -> ClearingPolicy | None:
 def run_gateway_command(args: argparse.Namespace) -> int:
     """Serve until interrupted."""
     try:
-        import uvicorn
-
-        from slimtools.gateway.app import create_app
+        from slimtools.gateway.app import create_app, run
     except ImportError as exc:
         raise ConfigurationError(
             f"{exc}; install the extra: pip install 'slimtools[gateway]'"
         ) from None
     policy = gateway_policy(args)
+    host, port = args.listen
+    token = os.environ.get("SLIMTOOLS_GATEWAY_TOKEN") or secrets.token_urlsafe(24)
     app = create_app(
         args.upstream,
         policy,
@@ -165,7 +201,26 @@ def run_gateway_command(args: argparse.Namespace) -> int:
         max_conversations=args.max_conversations,
         max_state_bytes=args.max_state_mb * 1024 * 1024,
         limits=gateway_limits(args),
+        stats_token=token,
+        stats_hosts=[host],
     )
-    host, port = args.listen
-    uvicorn.run(app, host=host, port=port, log_level="warning")
-    return 0
+    if not is_loopback(host):
+        print(
+            f"slimtools gateway: warning: listening on {host}, not a loopback address: "
+            "anyone who can reach it can send requests upstream with their own key",
+            file=sys.stderr,
+        )
+    shown = "$SLIMTOOLS_GATEWAY_TOKEN" if os.environ.get("SLIMTOOLS_GATEWAY_TOKEN") else token
+    where = url_of(host, port)
+    named = describe(args.policy, args) if policy is not None else "none (pass-through)"
+
+    def announce() -> None:
+        print(
+            f"slimtools gateway: listening on {where}, forwarding to {args.upstream}, "
+            f"policy {named}; stats: curl -H 'Authorization: Bearer {shown}' "
+            f"{where}/slimtools/stats",
+            file=sys.stderr,
+            flush=True,
+        )
+
+    return run(app, host, port, shutdown_timeout=args.shutdown_timeout, announce=announce)

@@ -16,10 +16,20 @@ a keep-alive connection dropped without notice).
 from __future__ import annotations
 
 import contextlib
+import hmac
 import logging
+import secrets
+import signal
 import socket
 import ssl
-from collections.abc import AsyncIterator, Awaitable, Callable, MutableMapping
+from collections.abc import (
+    AsyncIterator,
+    Awaitable,
+    Callable,
+    Collection,
+    Iterator,
+    MutableMapping,
+)
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -96,6 +106,8 @@ class Gateway:
     stats: GatewayStats
     clearing: bool = True
     limits: Limits = field(default_factory=Limits)
+    stats_token: str = ""
+    stats_hosts: frozenset[str] = frozenset()
     client: httpx.AsyncClient | None = None
     warned_doubled_v1: bool = False
 
@@ -119,6 +131,8 @@ def create_app(
     max_conversations: int = 1000,
     max_state_bytes: int = MAX_BYTES,
     limits: Limits | None = None,
+    stats_token: str | None = None,
+    stats_hosts: Collection[str] = (),
 ) -> Starlette:
     """The gateway app forwarding to ``upstream`` (``https://api.anthropic.com``).
 
@@ -130,6 +144,11 @@ def create_app(
         max_conversations: conversations kept in memory (least recently used go first).
         max_state_bytes: bytes they may hold together (see :class:`ConversationCache`).
         limits: the bounds in bytes and time (defaults to ``Limits()``).
+        stats_token: the bearer token ``/slimtools/stats`` asks for (a random one per app
+            when None: read it with ``gateway_of(app).stats_token``).
+        stats_hosts: the ``Host`` names ``/slimtools/stats`` answers to besides the loopback
+            ones (``localhost``, ``127.0.0.1``, ``::1``): a page on another site that
+            rebinds its own name to this address is refused.
     """
     policy = policy if policy is not None else ClearingPolicy()
     gateway = Gateway(
@@ -138,6 +157,8 @@ def create_app(
         GatewayStats(pricing_of(policy.cache), max_conversations=max_conversations),
         clearing=clear,
         limits=limits if limits is not None else Limits(),
+        stats_token=stats_token or secrets.token_urlsafe(24),
+        stats_hosts=frozenset(h.lower().strip("[]") for h in stats_hosts) | _LOOPBACK_NAMES,
     )
 
     @contextlib.asynccontextmanager
@@ -149,6 +170,17 @@ def create_app(
             await gateway.client.aclose()
 
     async def stats(request: Request) -> Response:
+        refused = _stats_refusal(gateway, request)
+        if refused is not None:
+            logger.warning("slimtools gateway: GET %s %s", STATS_PATH, refused)
+            return JSONResponse(
+                {
+                    "type": "error",
+                    "error": {"type": _KIND[refused.status], "message": refused.message},
+                },
+                status_code=refused.status,
+                headers={"www-authenticate": "Bearer"} if refused.status == 401 else None,
+            )
         return JSONResponse(gateway.stats.as_dict())
 
     app = Starlette(routes=[Route(STATS_PATH, stats, methods=["GET"])], lifespan=lifespan)
@@ -168,6 +200,24 @@ class _Forwarder:
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http":
             await _forward(self.gateway, scope, receive, send)
+
+
+_LOOPBACK_NAMES = frozenset({"localhost", "127.0.0.1", "::1"})
+_KIND = {400: "invalid_request_error", 401: "authentication_error", 403: "permission_error"}
+
+
+def _stats_refusal(gateway: Gateway, request: Request) -> RefusedError | None:
+    """Why ``/slimtools/stats`` is refused to this request (None: it is not)."""
+    host = request.headers.get("host", "")
+    name = host.rpartition("]")[0].lstrip("[") if host.startswith("[") else host.partition(":")[0]
+    if name.lower() not in gateway.stats_hosts:
+        return RefusedError(403, f"Host {host[:100]!r} is not one the stats answer to")
+    scheme, _, token = request.headers.get("authorization", "").partition(" ")
+    if scheme.lower() != "bearer" or not hmac.compare_digest(
+        token.strip().encode(), gateway.stats_token.encode()
+    ):
+        return RefusedError(401, "the stats need the gateway's token: Authorization: Bearer …")
+    return None
 
 
 def _client(limits: Limits) -> httpx.AsyncClient:
@@ -416,7 +466,7 @@ def _connect_cause(root: BaseException) -> str:
 async def _error(send: Send, status: int, message: str) -> None:
     """Answer with the gateway's own error (Anthropic's error shape, which the OpenAI SDKs
     read too) and close the connection after it."""
-    kind = "invalid_request_error" if status < 500 else "api_error"
+    kind = _KIND.get(status, "invalid_request_error" if status < 500 else "api_error")
     body = JSONResponse({"type": "error", "error": {"type": kind, "message": message}}).body
     headers = [
         (b"content-type", b"application/json"),
@@ -425,6 +475,57 @@ async def _error(send: Send, status: int, message: str) -> None:
     ]
     await send({"type": "http.response.start", "status": status, "headers": headers})
     await send({"type": "http.response.body", "body": body, "more_body": False})
+
+
+def run(
+    app: Starlette,
+    host: str,
+    port: int,
+    *,
+    shutdown_timeout: float,
+    announce: Callable[[], None] = lambda: None,
+) -> int:
+    """Serve ``app`` until SIGTERM or Ctrl-C; the exit status (0, or 1 when it could not
+    listen: uvicorn has logged why).
+
+    On a signal it stops accepting, lets requests in flight finish for at most
+    ``shutdown_timeout`` seconds, then closes what is left, and returns 0. ``announce`` is
+    called once it listens.
+    """
+    import uvicorn
+
+    class Server(uvicorn.Server):
+        @contextlib.contextmanager
+        def capture_signals(self) -> Iterator[None]:
+            # uvicorn raises the signal again once it has shut down, so the process would
+            # die of it (143); a gateway that drained as asked exits 0 instead.
+            handled = (signal.SIGINT, signal.SIGTERM)
+            previous = {sig: signal.signal(sig, self.handle_exit) for sig in handled}
+            try:
+                yield
+            finally:
+                for sig, handler in previous.items():
+                    signal.signal(sig, handler)
+
+        async def startup(self, sockets: list[socket.socket] | None = None) -> None:
+            await super().startup(sockets)
+            if self.started:
+                announce()
+
+    config = uvicorn.Config(
+        app,
+        host=host,
+        port=port,
+        log_level="warning",
+        lifespan="on",
+        # Typed int, but handed to asyncio.timeout, which takes fractions of a second.
+        timeout_graceful_shutdown=shutdown_timeout,  # type: ignore[arg-type]
+    )
+    try:
+        Server(config).run()
+    except SystemExit as exc:  # uvicorn exits when it cannot bind (and says why)
+        return 0 if exc.code in (0, None) else 1
+    return 0
 
 
 def gateway_of(app: Any) -> Gateway:
