@@ -231,8 +231,9 @@ def test_a_cleared_search_result_gives_its_real_size() -> None:
     """An Anthropic ``search_result`` block is text: its placeholder counts its characters
     and shows its head (it said "returned 0 chars" for 8.4 KB of text)."""
     text = "result text " * 700
+    inner = [{"type": "text", "text": text}]
     block = {"type": "search_result", "source": "https://example.com/doc", "title": "Doc",
-             "content": [{"type": "text", "text": text}], "citations": {"enabled": True}}  # fmt: skip
+             "content": inner, "citations": {"enabled": True}}  # fmt: skip
     history: list[Any] = [{"role": "user", "content": "go"}]
     for n in range(3):
         history.append(
