@@ -84,6 +84,14 @@ def add_commands(sub: Any) -> None:
         help="memory the conversations may hold together, in MiB, least recently used "
         "dropped first (default: 256)",
     )
+    parser.add_argument(
+        "--cache-diagnostics",
+        action="store_true",
+        help="ask the provider to compare each request with the conversation's previous "
+        "response (Anthropic diagnostics.previous_message_id, OpenAI Responses "
+        "prompt_cache_options.comparison_response_id) and report the cache misses it "
+        "measures in the stats, beside the modelled cost",
+    )
     limits = parser.add_argument_group("limits")
     limits.add_argument(
         "--max-body",
@@ -203,6 +211,7 @@ def run_gateway_command(args: argparse.Namespace) -> int:
         limits=gateway_limits(args),
         stats_token=token,
         stats_hosts=[host],
+        cache_diagnostics=args.cache_diagnostics,
     )
     if not is_loopback(host):
         print(

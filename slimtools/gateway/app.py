@@ -108,6 +108,7 @@ class Gateway:
     limits: Limits = field(default_factory=Limits)
     stats_token: str = ""
     stats_hosts: frozenset[str] = frozenset()
+    diagnostics: bool = False
     client: httpx.AsyncClient | None = None
     warned_doubled_v1: bool = False
 
@@ -133,6 +134,7 @@ def create_app(
     limits: Limits | None = None,
     stats_token: str | None = None,
     stats_hosts: Collection[str] = (),
+    cache_diagnostics: bool = False,
 ) -> Starlette:
     """The gateway app forwarding to ``upstream`` (``https://api.anthropic.com``).
 
@@ -149,6 +151,9 @@ def create_app(
         stats_hosts: the ``Host`` names ``/slimtools/stats`` answers to besides the loopback
             ones (``localhost``, ``127.0.0.1``, ``::1``): a page on another site that
             rebinds its own name to this address is refused.
+        cache_diagnostics: ask the provider, with each cleared request, to compare it with
+            the conversation's previous response, and report the cache misses it measures
+            (see :func:`~slimtools.gateway._rewrite.diagnostics_fields`).
     """
     policy = policy if policy is not None else ClearingPolicy()
     gateway = Gateway(
@@ -159,6 +164,7 @@ def create_app(
         limits=limits if limits is not None else Limits(),
         stats_token=stats_token or secrets.token_urlsafe(24),
         stats_hosts=frozenset(h.lower().strip("[]") for h in stats_hosts) | _LOOPBACK_NAMES,
+        diagnostics=cache_diagnostics,
     )
 
     @contextlib.asynccontextmanager
@@ -253,7 +259,11 @@ async def _forward(gateway: Gateway, scope: Scope, receive: Receive, send: Send)
         # Clearing runs on the event loop, not in a thread: the conversation cache is not
         # thread-safe, and a request costs its new messages only once the state is warm.
         outgoing = (
-            None if endpoint is None else rewrite(raw, endpoint, gateway.cache, gateway.stats)
+            None
+            if endpoint is None
+            else rewrite(
+                raw, endpoint, gateway.cache, gateway.stats, diagnostics=gateway.diagnostics
+            )
         )
         if outgoing is None:
             gateway.stats.forwarded += 1
@@ -414,6 +424,8 @@ async def _relay(
             usage = tap.close()
             if complete and usage is not None and answer.status_code < 400:
                 outgoing.stats.billed.add(usage)
+            if complete and answer.status_code < 400:
+                outgoing.stats.diagnosed(tap.diagnosis, cleared=outgoing.cleared > 0)
 
 
 def upstream_failure(exc: httpx.HTTPError, upstream: str, limits: Limits) -> tuple[int, str]:

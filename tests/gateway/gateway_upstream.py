@@ -61,6 +61,7 @@ class FakeUpstream:
         default_factory=lambda: {"input": 0, "cache_read": 0, "cache_write": 0, "output": 0}
     )
     cancelled: int = 0
+    missed: list[int] = field(default_factory=list)
     _previous: dict[str, list[bytes]] = field(default_factory=dict)
 
     def model_requests(self, path: str) -> list[Received]:
@@ -76,6 +77,8 @@ class FakeUpstream:
         while shared < min(len(before), len(pieces)) and before[shared] == pieces[shared]:
             shared += 1
         self._previous[key] = pieces
+        # What the cache held of the previous request and this one could not read.
+        self.missed.append(sum(len(p) // 4 for p in before[shared:]))
         read = sum(len(p) // 4 for p in pieces[:shared])
         write = sum(len(p) // 4 for p in pieces[shared:])
         return 0, read, write
@@ -214,6 +217,11 @@ def _anthropic(fake: FakeUpstream, body: Any) -> Response:
         "stop_sequence": None,
         "usage": usage,
     }
+    asked = body.get("diagnostics")
+    if isinstance(asked, dict):  # compared with the previous request of the conversation
+        missed = fake.missed[-1] if asked.get("previous_message_id") else 0
+        reason = {"type": "messages_changed", "cache_missed_input_tokens": missed}
+        message["diagnostics"] = {"cache_miss_reason": reason if missed else None}
     if not body.get("stream"):
         return JSONResponse(message)
     return StreamingResponse(_anthropic_events(message), media_type="text/event-stream")
@@ -348,6 +356,8 @@ def _responses(fake: FakeUpstream, body: Any) -> Response:
         "tools": body.get("tools", []),
         "usage": usage,
     }
+    if isinstance(body.get("prompt_cache_options"), dict):
+        response["prompt_cache_diagnostics"] = {"cache_missed_tokens": fake.missed[-1]}
     if not body.get("stream"):
         return JSONResponse(response)
 
