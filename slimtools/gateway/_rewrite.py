@@ -18,6 +18,7 @@ from slimtools._json import dumps, loads, may_hold_long_integer
 from slimtools._session import session
 from slimtools.gateway._state import Cleared, ConversationCache, conversation_name
 from slimtools.gateway._wire import (
+    ANTHROPIC,
     OPENAI_RESPONSES,
     Endpoint,
     UnreadableError,
@@ -40,18 +41,28 @@ class Outgoing:
         streaming: whether the request asked for a streamed response.
         note: why the body went unchanged, if it did for a reason (``"server-clearing"``,
             ``"previous-response"``, ``"unreadable"``).
+        cleared: results this request newly cleared.
     """
 
     body: bytes
     stats: ConversationStats | None
     streaming: bool
     note: str = ""
+    cleared: int = 0
 
 
 def rewrite(
-    raw: bytes, endpoint: Endpoint, cache: ConversationCache, stats: GatewayStats
+    raw: bytes,
+    endpoint: Endpoint,
+    cache: ConversationCache,
+    stats: GatewayStats,
+    *,
+    diagnostics: bool = False,
 ) -> Outgoing:
-    """The body to send upstream for ``raw``; never raises (unreadable goes unchanged)."""
+    """The body to send upstream for ``raw``; never raises (unreadable goes unchanged).
+
+    ``diagnostics`` asks the provider for its cache diagnostics (:func:`diagnostics_fields`).
+    """
     try:
         # An integer beyond 64 bits (orjson would read a float) is read exactly; anything
         # else orjson refuses (NaN, lone surrogates) stays unreadable, so it goes unchanged.
@@ -63,9 +74,31 @@ def rewrite(
         cleared, conversation, note = clear_body(body, endpoint, cache, stats)
     except UnreadableError as exc:
         return _unreadable(raw, stats, exc)
+    newly = conversation.last_cleared if not note else 0
+    extra = diagnostics_fields(body, endpoint, conversation) if diagnostics and not note else {}
+    if extra:
+        cleared = {**(cleared if cleared is not None else body), **extra}
     if cleared is None:
-        return Outgoing(raw, conversation, streaming, note)
-    return Outgoing(dumps(cleared), conversation, streaming, note)
+        return Outgoing(raw, conversation, streaming, note, newly)
+    return Outgoing(dumps(cleared), conversation, streaming, note, newly)
+
+
+def diagnostics_fields(
+    body: Any, endpoint: Endpoint, conversation: ConversationStats
+) -> dict[str, Any]:
+    """The fields asking the provider to compare this request with the conversation's
+    previous response: Anthropic's ``diagnostics.previous_message_id`` (null on a first
+    turn, which opts in), OpenAI Responses' ``prompt_cache_options.comparison_response_id``
+    (once a previous response is known). None where the agent set them itself, and none on
+    Chat Completions (no documented field) or ``count_tokens``."""
+    if endpoint.counts_tokens:
+        return {}
+    previous = conversation.previous_response
+    if endpoint.format == ANTHROPIC and "diagnostics" not in body:
+        return {"diagnostics": {"previous_message_id": previous}}
+    if endpoint.format == OPENAI_RESPONSES and previous and "prompt_cache_options" not in body:
+        return {"prompt_cache_options": {"comparison_response_id": previous}}
+    return {}
 
 
 def clear_body(

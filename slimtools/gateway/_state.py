@@ -11,6 +11,17 @@ reads only the new messages; a history that does not extend a
 known one (an edited or branched conversation, another instance served the rounds between)
 is replayed from its start.
 
+Parallel workers of one agent often share their first message (the system prompt), so a
+first message names a bucket of candidates, not a conversation: each candidate is checked
+against the request (its last message read first, then the whole prefix) and any number
+of them are kept, each with its own name in the stats. What is retained is bounded in
+bytes (each conversation is charged :data:`FOOTPRINT` times the JSON size of the history
+it read) and in count; the least recently used conversation goes first, and costs one
+cold replay if it comes back.
+
+Names are digests salted per process: the stats never let one user confirm a guess of
+another's prompt by hashing it.
+
 The rejected simpler designs: a conversation id header (agents do not send one) and one
 clearer per conversation fed whatever arrives (its decisions would then depend on which
 requests this instance happened to see, and two instances would disagree).
@@ -19,6 +30,8 @@ requests this instance happened to see, and two instances would disagree).
 from __future__ import annotations
 
 import hashlib
+import itertools
+import os
 from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -26,24 +39,34 @@ from typing import Any
 
 import orjson
 
+from slimtools._json import dumps
 from slimtools.clearing import Clearer, ClearingPolicy, ClearingReport
 from slimtools.clearing.formats.base import starts_turn
 from slimtools.clearing.formats.view import get_codec
 from slimtools.gateway._wire import merge_back, normalize
 
-_PER_FIRST = 8
-"""Conversations kept per first message (branches of one conversation, retries)."""
+FOOTPRINT = 2
+"""Bytes a conversation is charged per byte of its history's JSON: the parsed messages and
+the clearer's copy (measured at 1.4x by ``bench_gateway``), with room to spare."""
+
+MAX_BYTES = 256 * 1024 * 1024
+"""The default bound on retained state (``--max-state-mb``)."""
+
+_SALT = os.urandom(16)
+"""Per process: a name in the stats cannot be matched against a guessed prompt's digest."""
 
 
 def digest(message: Any) -> bytes:
-    """A 16-byte digest of one normalized message (keys sorted, so field order is moot)."""
+    """A 16-byte digest of one normalized message (keys sorted, so field order is moot),
+    salted per process."""
     return hashlib.blake2b(
-        orjson.dumps(message, option=orjson.OPT_SORT_KEYS), digest_size=16
+        orjson.dumps(message, option=orjson.OPT_SORT_KEYS), digest_size=16, key=_SALT
     ).digest()
 
 
 def conversation_name(history: Sequence[dict[str, Any]], format: str) -> str:
-    """A conversation's name in the stats: its first normalized message's digest, in hex."""
+    """The stats name of a request that is not cleared (its first message's salted digest,
+    in hex); a cleared conversation's own name is :attr:`Conversation.id`."""
     return digest(normalize(history[0], format)).hex()[:16] if history else "empty"
 
 
@@ -52,7 +75,8 @@ class Conversation:
     """One conversation's clearer and what it has read and written.
 
     Attributes:
-        id: a stable name for the stats (the digest of its first message, hex).
+        id: its name in the stats (its first message's salted digest, a dash, and a serial
+            number telling apart the conversations that share that first message).
         clearer: the clearer, called at every model call of the history so far.
         seen: the normalized messages the clearer read, in order.
         work: the clearer's own list (``clear_in_place``): ``seen`` with clears applied.
@@ -68,12 +92,15 @@ class Conversation:
     saved: int = 0
     cleared_ids: list[str] = field(default_factory=list)
     last: ClearingReport = field(default_factory=ClearingReport)
+    size: int = 0
 
     def call(self, messages: Sequence[Any], end: int) -> ClearingReport:
         """Read ``messages[len(seen):end]`` and clear as before a model call at ``end``."""
         start = len(self.seen)
-        self.seen.extend(messages[start:end])
-        self.work.extend(messages[start:end])
+        new = messages[start:end]
+        self.seen.extend(new)
+        self.work.extend(new)
+        self.size += FOOTPRINT * sum(len(dumps(m)) for m in new)
         report = self.clearer.clear_in_place(self.work)
         self.saved += report.cleared_input_tokens
         self.cleared_ids.extend(report.cleared_call_ids)
@@ -113,25 +140,37 @@ class Cleared:
 
 
 class ConversationCache:
-    """Conversations by the digest of the history they have read; least recent goes first.
+    """Conversations by the history they have read; the least recently used go first.
 
     Args:
         policy: the clearing policy of every conversation.
-        max_conversations: how many to keep (each holds about one copy of its history).
+        max_conversations: how many to keep.
+        max_bytes: how many bytes they may hold together, each charged :data:`FOOTPRINT`
+            times its history's JSON size (the most recent one is kept whatever its size).
     """
 
-    def __init__(self, policy: ClearingPolicy, *, max_conversations: int = 1000) -> None:
+    def __init__(
+        self, policy: ClearingPolicy, *, max_conversations: int = 1000, max_bytes: int = MAX_BYTES
+    ) -> None:
         if max_conversations < 1:
             raise ValueError(f"max_conversations must be >= 1, got {max_conversations}")
+        if max_bytes < 1:
+            raise ValueError(f"max_bytes must be >= 1, got {max_bytes}")
         self.policy = policy
         self.max_conversations = max_conversations
-        # First message's digest -> the conversations that start with it. A request is
-        # matched by comparing its messages with what a candidate read (a C-level list
-        # comparison, cheaper than digesting the whole history again on every request).
-        self._by_first: OrderedDict[bytes, list[Conversation]] = OrderedDict()
+        self.max_bytes = max_bytes
+        # First message's digest -> the conversations that start with it, any number of
+        # them (parallel workers share a system prompt). A request is matched by comparing
+        # its messages with what a candidate read (a C-level list comparison, cheaper than
+        # digesting the whole history again on every request).
+        self._by_first: dict[bytes, list[Conversation]] = {}
+        # Every conversation, least recently used first, with the size it was charged.
+        self._recent: OrderedDict[int, tuple[bytes, Conversation, int]] = OrderedDict()
+        self._serial = itertools.count(1)
+        self.size = 0
 
     def __len__(self) -> int:
-        return sum(len(found) for found in self._by_first.values())
+        return len(self._recent)
 
     def clear(
         self, history: Sequence[dict[str, Any]], format: str, *, keep: bool = True
@@ -142,9 +181,10 @@ class ConversationCache:
         """
         normalized = [normalize(m, format) for m in history]
         if not normalized:  # nothing to clear, nothing worth remembering
-            empty = self._fresh(normalized, format)
+            empty = self._fresh(b"", format, "empty")
             return Cleared([], False, empty, ClearingReport(), 0, 0)
-        key = format.encode() + digest(normalized[0])
+        first = digest(normalized[0])
+        key = format.encode() + first
         found = self._find(key, normalized, format)
         length = len(found.seen) if found is not None else 0
         if found is not None and length == len(normalized):
@@ -152,15 +192,15 @@ class ConversationCache:
             return Cleared(messages, changed, found, found.last, 0, 0)
         conversation = found if found is not None and keep else None
         if conversation is None:
-            conversation = self._fresh(normalized, format)
+            conversation = self._fresh(first, format, found.id if found is not None else "")
             length = 0
-            if keep:
-                self._remember(key, conversation)
         replayed = 0
         for start in _starts_after(normalized, format, len(conversation.seen)):
             conversation.call(normalized, start)
             replayed += 1
         report = conversation.call(normalized, len(normalized))
+        if keep:
+            self._remember(key, conversation)
         messages, changed = _outgoing(history, normalized, conversation, format)
         return Cleared(messages, changed, conversation, report, replayed, len(normalized) - length)
 
@@ -170,16 +210,20 @@ class ConversationCache:
         candidates = self._by_first.get(key)
         if not candidates:
             return None
-        self._by_first.move_to_end(key)
         best: Conversation | None = None
         for candidate in candidates:
             length = len(candidate.seen)
             if length > len(normalized) or (best is not None and length <= len(best.seen)):
                 continue
+            # The last message read tells most candidates apart in one comparison (the
+            # workers sharing a first message differ by their latest result).
+            if candidate.seen[-1] != normalized[length - 1]:
+                continue
             if candidate.seen == normalized[:length]:
                 best = candidate
         if best is None:
             return None
+        self._recent.move_to_end(id(best))
         length = len(best.seen)
         if length < len(normalized) and not _call_at(get_codec(format), normalized, length):
             # The state was made for a request this history does not record as a model
@@ -187,22 +231,29 @@ class ConversationCache:
             return None
         return best
 
-    def _fresh(self, normalized: list[Any], format: str) -> Conversation:
-        name = digest(normalized[0]).hex()[:16] if normalized else "empty"
-        clearer = Clearer(self.policy, format=format)
-        return Conversation(name, clearer)
+    def _fresh(self, first: bytes, format: str, name: str = "") -> Conversation:
+        name = name or f"{first.hex()[:12]}-{next(self._serial)}"
+        return Conversation(name, Clearer(self.policy, format=format))
 
     def _remember(self, key: bytes, conversation: Conversation) -> None:
-        found = self._by_first.setdefault(key, [])
-        found.append(conversation)
-        if len(found) > _PER_FIRST:
-            del found[0]
-        self._by_first.move_to_end(key)
-        while len(self) > self.max_conversations:
-            oldest = next(iter(self._by_first))
-            self._by_first[oldest].pop(0)
-            if not self._by_first[oldest]:
-                del self._by_first[oldest]
+        """Record a conversation's new size; evict the least recently used past a bound."""
+        held = self._recent.pop(id(conversation), None)
+        if held is None:
+            self._by_first.setdefault(key, []).append(conversation)
+        else:
+            self.size -= held[2]
+        self._recent[id(conversation)] = (key, conversation, conversation.size)
+        self.size += conversation.size
+        while len(self._recent) > 1 and (
+            self.size > self.max_bytes or len(self._recent) > self.max_conversations
+        ):
+            _, (old_key, old, charged) = self._recent.popitem(last=False)
+            self.size -= charged
+            bucket = [c for c in self._by_first[old_key] if c is not old]
+            if bucket:
+                self._by_first[old_key] = bucket
+            else:
+                del self._by_first[old_key]
 
 
 def _call_at(codec: Any, normalized: Sequence[Any], position: int) -> bool:

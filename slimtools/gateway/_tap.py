@@ -12,7 +12,7 @@ from typing import Any
 
 import orjson
 
-from slimtools.gateway.stats import Usage, raw_usage_in_event, usage_of
+from slimtools.gateway.stats import Diagnosis, Usage, diagnosis_of, raw_usage_in_event, usage_of
 
 MAX_JSON_BYTES = 8 * 1024 * 1024
 """A JSON response larger than this is relayed without reading its usage."""
@@ -26,6 +26,7 @@ class UsageTap:
     def __init__(self, content_type: str) -> None:
         self.streaming = content_type.startswith("text/event-stream")
         self.usage: Usage | None = None
+        self.diagnosis = Diagnosis()
         self._buffer = bytearray()
         self._overflow = False
         self._fields: dict[str, Any] = {}
@@ -54,7 +55,9 @@ class UsageTap:
                 self.usage = usage_of(self._fields)
         elif not self._overflow and self._buffer:
             try:
-                self.usage = usage_of(orjson.loads(self._buffer).get("usage"))
+                parsed = orjson.loads(self._buffer)
+                self.usage = usage_of(parsed.get("usage"))
+                self.diagnosis = diagnosis_of(parsed)
             except (orjson.JSONDecodeError, AttributeError):
                 logger.debug("response body is not a JSON object; usage unknown")
         self._buffer = bytearray()
@@ -62,9 +65,16 @@ class UsageTap:
 
     def _event(self, data: bytes) -> None:
         try:
-            found = raw_usage_in_event(orjson.loads(data))
+            event = orjson.loads(data)
         except orjson.JSONDecodeError:
             return
+        found = raw_usage_in_event(event)
+        seen = diagnosis_of(event)
+        self.diagnosis = Diagnosis(
+            self.diagnosis.response_id or seen.response_id,
+            seen.missed if seen.missed is not None else self.diagnosis.missed,
+            seen.reason or self.diagnosis.reason,
+        )
         if found is not None:
             # Anthropic's message_start has a stand-in output count that message_delta
             # replaces; its other figures repeat or refine earlier ones: the last one wins.

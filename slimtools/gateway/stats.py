@@ -84,6 +84,61 @@ def raw_usage_in_event(event: Any) -> Mapping[str, Any] | None:
     return found if isinstance(found, Mapping) else None
 
 
+@dataclass(frozen=True, slots=True)
+class Diagnosis:
+    """What one response says of itself for the provider's cache diagnostics.
+
+    Attributes:
+        response_id: the response's ``id`` (the next request compares against it).
+        missed: tokens the provider says missed the cache against the previous response
+            (None: the response gave no figure).
+        reason: the provider's reason for the miss (Anthropic's ``cache_miss_reason.type``).
+    """
+
+    response_id: str | None = None
+    missed: int | None = None
+    reason: str | None = None
+
+
+def diagnosis_of(message: Any) -> Diagnosis:
+    """Read a response object (or streamed event) for its id and cache diagnostics.
+
+    Fields read: Anthropic ``id`` and ``diagnostics.cache_miss_reason`` (``type``,
+    ``cache_missed_input_tokens``), at the top of a message or in ``message_start``'s
+    message; OpenAI Responses ``id`` and ``prompt_cache_diagnostics.cache_missed_tokens``
+    (at the top of a response, in ``response.completed``'s response, or in its ``usage``).
+    """
+    if not isinstance(message, Mapping):
+        return Diagnosis()
+    inner = message.get("message") or message.get("response")
+    if isinstance(inner, Mapping):
+        message = inner
+    found = message.get("id")
+    response_id = found if isinstance(found, str) else None
+    missed: int | None = None
+    reason: str | None = None
+    diagnostics = message.get("diagnostics")
+    if isinstance(diagnostics, Mapping):
+        miss = diagnostics.get("cache_miss_reason")
+        if isinstance(miss, Mapping):
+            kind = miss.get("type")
+            reason = kind if isinstance(kind, str) else None
+            missed = _int(miss.get("cache_missed_input_tokens"))
+        elif miss is None and "cache_miss_reason" in diagnostics:
+            missed = 0  # compared, and no divergence found
+    usage = message.get("usage")
+    openai = message.get("prompt_cache_diagnostics") or (
+        usage.get("prompt_cache_diagnostics") if isinstance(usage, Mapping) else None
+    )
+    if isinstance(openai, Mapping):
+        missed = _int(openai.get("cache_missed_tokens"))
+    return Diagnosis(response_id, missed, reason)
+
+
+_STATE = frozenset({"previous_response", "last_cleared"})
+"""Fields a conversation's figures keep for the next request, not shown in the stats."""
+
+
 @dataclass(slots=True)
 class ConversationStats:
     """One conversation's figures (:meth:`as_dict` is its JSON in ``/slimtools/stats``)."""
@@ -103,6 +158,12 @@ class ConversationStats:
     billed: Usage = field(default_factory=Usage)
     modelled_read: int = 0
     modelled_write: int = 0
+    provider_diagnosed: int = 0
+    provider_missed_tokens: int = 0
+    provider_missed_after_clearing: int = 0
+    provider_miss_reasons: dict[str, int] = field(default_factory=dict)
+    previous_response: str | None = field(default=None, repr=False)
+    last_cleared: int = field(default=0, repr=False)
     _previous_agent: int = 0
 
     def record(
@@ -110,6 +171,7 @@ class ConversationStats:
     ) -> None:
         """Add one cleared request (and the ledger's no-clearing model of it)."""
         self.requests += 1
+        self.last_cleared = cleared
         self.messages = messages
         self.cleared += cleared
         self.tokens_saved += saved
@@ -121,9 +183,24 @@ class ConversationStats:
         self.modelled_write += agent - read
         self._previous_agent = agent
 
+    def diagnosed(self, diagnosis: Diagnosis, *, cleared: bool) -> None:
+        """Add what a response says of its cache miss (``cleared``: its request newly
+        cleared results, so the miss is what that clearing batch cost, by the provider)."""
+        if diagnosis.response_id is not None:
+            self.previous_response = diagnosis.response_id
+        if diagnosis.missed is None:
+            return
+        self.provider_diagnosed += 1
+        self.provider_missed_tokens += diagnosis.missed
+        if cleared:
+            self.provider_missed_after_clearing += diagnosis.missed
+        if diagnosis.reason is not None:
+            reasons = self.provider_miss_reasons
+            reasons[diagnosis.reason] = reasons.get(diagnosis.reason, 0) + 1
+
     def as_dict(self, pricing: CachePricing | None) -> dict[str, Any]:
         """The JSON figures; costs are in plain-input-token equivalents under ``pricing``."""
-        out = {k: v for k, v in asdict(self).items() if not k.startswith("_")}
+        out = {k: v for k, v in asdict(self).items() if not k.startswith("_") and k not in _STATE}
         out["billed_cost"] = round(_cost(self.billed.input, self.billed, pricing), 1)
         modelled = Usage(cache_read=self.modelled_read, cache_write=self.modelled_write)
         out["modelled_cost_without_clearing"] = round(_cost(0, modelled, pricing), 1)

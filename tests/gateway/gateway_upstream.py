@@ -18,6 +18,7 @@ from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+import anyio
 import orjson
 import uvicorn
 from starlette.applications import Starlette
@@ -59,6 +60,8 @@ class FakeUpstream:
     billed: dict[str, int] = field(
         default_factory=lambda: {"input": 0, "cache_read": 0, "cache_write": 0, "output": 0}
     )
+    cancelled: int = 0
+    missed: list[int] = field(default_factory=list)
     _previous: dict[str, list[bytes]] = field(default_factory=dict)
 
     def model_requests(self, path: str) -> list[Received]:
@@ -74,6 +77,8 @@ class FakeUpstream:
         while shared < min(len(before), len(pieces)) and before[shared] == pieces[shared]:
             shared += 1
         self._previous[key] = pieces
+        # What the cache held of the previous request and this one could not read.
+        self.missed.append(sum(len(p) // 4 for p in before[shared:]))
         read = sum(len(p) // 4 for p in pieces[:shared])
         write = sum(len(p) // 4 for p in pieces[shared:])
         return 0, read, write
@@ -132,13 +137,38 @@ def create_upstream(fake: FakeUpstream) -> Starlette:
             headers={"x-upstream": "fake"},
         )
 
+    async def odd_header(request: Request) -> Response:
+        """A header value outside Latin-1, as UTF-8 bytes (what some proxies send)."""
+        await record(request, parse=False)
+        response = JSONResponse({"ok": True})
+        response.raw_headers.append((b"x-note", "café ☃".encode()))
+        return response
+
+    async def slow(request: Request) -> Response:
+        """Answers after ``?seconds=`` (default 30), unless the caller goes away first."""
+        await record(request, parse=False)
+        deadline = time.monotonic() + float(request.query_params.get("seconds", "30"))
+        while time.monotonic() < deadline:
+            if await request.is_disconnected():
+                fake.cancelled += 1
+                return Response(status_code=499)
+            await anyio.sleep(0.02)
+        return JSONResponse({"slow": True})
+
+    async def failing(request: Request) -> Response:
+        await record(request, parse=False)
+        return JSONResponse({"type": "error", "error": {"type": "overloaded_error"}}, 529)
+
     return Starlette(
         routes=[
+            Route("/fault/odd-header", odd_header, methods=["GET", "POST"]),
+            Route("/fault/slow", slow, methods=["GET", "POST"]),
+            Route("/fault/error", failing, methods=["GET", "POST"]),
             Route("/v1/messages", messages, methods=["POST"]),
             Route("/v1/messages/count_tokens", count_tokens, methods=["POST"]),
             Route("/v1/chat/completions", chat, methods=["POST"]),
             Route("/v1/responses", responses, methods=["POST"]),
-            Route("/{path:path}", other, methods=["GET", "POST", "PUT", "DELETE"]),
+            Route("/{path:path}", other, methods=["GET", "HEAD", "POST", "PUT", "DELETE"]),
         ]
     )
 
@@ -187,6 +217,11 @@ def _anthropic(fake: FakeUpstream, body: Any) -> Response:
         "stop_sequence": None,
         "usage": usage,
     }
+    asked = body.get("diagnostics")
+    if isinstance(asked, dict):  # compared with the previous request of the conversation
+        missed = fake.missed[-1] if asked.get("previous_message_id") else 0
+        reason = {"type": "messages_changed", "cache_missed_input_tokens": missed}
+        message["diagnostics"] = {"cache_miss_reason": reason if missed else None}
     if not body.get("stream"):
         return JSONResponse(message)
     return StreamingResponse(_anthropic_events(message), media_type="text/event-stream")
@@ -321,6 +356,8 @@ def _responses(fake: FakeUpstream, body: Any) -> Response:
         "tools": body.get("tools", []),
         "usage": usage,
     }
+    if isinstance(body.get("prompt_cache_options"), dict):
+        response["prompt_cache_diagnostics"] = {"cache_missed_tokens": fake.missed[-1]}
     if not body.get("stream"):
         return JSONResponse(response)
 

@@ -17,6 +17,7 @@ from slimtools.clearing import ClearingPolicy, is_placeholder
 from slimtools.gateway import create_app
 from tests.gateway.gateway_upstream import FakeUpstream, Script, create_upstream, serve
 
+TOKEN = "stats-token"
 POLICY = ClearingPolicy(cache=None, keep_turns=1, tool_retention={"read_log": 1})
 ANTHROPIC_TOOLS: list[Any] = [
     {
@@ -51,8 +52,14 @@ def fake() -> FakeUpstream:
 @pytest.fixture
 def gateway(fake: FakeUpstream) -> Iterator[str]:
     """The gateway's base URL, in front of the fake upstream."""
-    with serve(create_upstream(fake)) as upstream, serve(create_app(upstream, POLICY)) as url:
+    with serve(create_upstream(fake)) as upstream, \
+            serve(create_app(upstream, POLICY, stats_token=TOKEN)) as url:  # fmt: skip
         yield url
+
+
+def stats_of(url: str) -> Any:
+    """The gateway's ``/slimtools/stats``, asked with its token."""
+    return httpx.get(url + "/slimtools/stats", headers={"authorization": f"Bearer {TOKEN}"}).json()
 
 
 def anthropic_run(url: str, *, stream: bool) -> list[dict[str, Any]]:
@@ -212,7 +219,7 @@ def test_stats_billed_match_the_upstream_count(
     """The usage the gateway reports billed is what the upstream reported, field by field."""
     anthropic_run(gateway, stream=stream)
     openai_chat_run(gateway, stream=stream)
-    total = httpx.get(gateway + "/slimtools/stats").json()["total"]
+    total = stats_of(gateway)["total"]
     assert total["billed"] == fake.billed
     assert total["requests"] == 12
     assert total["cleared"] == 8
@@ -222,7 +229,7 @@ def test_stats_billed_match_the_upstream_count(
 def test_stats_model_the_cost_without_clearing(gateway: str) -> None:
     """Each conversation reports the ledger's no-clearing cost above what went upstream."""
     anthropic_run(gateway, stream=False)
-    (row,) = httpx.get(gateway + "/slimtools/stats").json()["conversations"]
+    (row,) = stats_of(gateway)["conversations"]
     assert row["format"] == "anthropic"
     assert row["requests"] == 6
     assert row["modelled_read"] + row["modelled_write"] == row["agent_tokens"]
@@ -269,7 +276,7 @@ def test_unreadable_request_is_forwarded_unchanged_with_one_warning(
         httpx.post(gateway + "/v1/chat/completions", content=b'{"messages": 3}')
     assert fake.received[-1].raw == b'{"messages": 3}'
     assert len([r for r in caplog.records if r.name == "slimtools.gateway"]) == 1
-    assert httpx.get(gateway + "/slimtools/stats").json()["unreadable"] == 1
+    assert stats_of(gateway)["unreadable"] == 1
 
 
 def test_server_side_clearing_is_left_to_the_server(gateway: str, fake: FakeUpstream) -> None:
@@ -284,7 +291,7 @@ def test_server_side_clearing_is_left_to_the_server(gateway: str, fake: FakeUpst
     raw = orjson.dumps(body)
     httpx.post(gateway + "/v1/messages", content=raw)
     assert fake.received[-1].raw == raw
-    rows = httpx.get(gateway + "/slimtools/stats").json()["conversations"]
+    rows = stats_of(gateway)["conversations"]
     assert sum(r["server_cleared"] for r in rows) == 1
 
 
@@ -295,7 +302,7 @@ def test_previous_response_id_is_forwarded_and_noted(gateway: str, fake: FakeUps
     raw = orjson.dumps(body)
     httpx.post(gateway + "/v1/responses", content=raw)
     assert fake.received[-1].raw == raw
-    (row,) = httpx.get(gateway + "/slimtools/stats").json()["conversations"]
+    (row,) = stats_of(gateway)["conversations"]
     assert row["continued"] == 1
     assert row["requests"] == 0
 

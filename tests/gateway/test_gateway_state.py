@@ -225,3 +225,30 @@ def test_a_recorded_session_keeps_its_prefix_between_rounds() -> None:
             assert placeholders(sent[i]) > placeholders(before[i]) or shortened(sent[i])
         before = sent
     assert breaks >= 1
+
+
+def test_a_cleared_search_result_gives_its_real_size() -> None:
+    """An Anthropic ``search_result`` block is text: its placeholder counts its characters
+    and shows its head (it said "returned 0 chars" for 8.4 KB of text)."""
+    text = "result text " * 700
+    inner = [{"type": "text", "text": text}]
+    block = {"type": "search_result", "source": "https://example.com/doc", "title": "Doc",
+             "content": inner, "citations": {"enabled": True}}  # fmt: skip
+    history: list[Any] = [{"role": "user", "content": "go"}]
+    for n in range(3):
+        history.append(
+            {
+                "role": "assistant",
+                "content": [
+                    {"type": "tool_use", "id": f"t{n}", "name": "search_docs", "input": {"q": n}}
+                ],
+            }
+        )
+        history.append({"role": "user", "content": [
+            {"type": "tool_result", "tool_use_id": f"t{n}", "content": [block]}]})  # fmt: skip
+    policy = ClearingPolicy(cache=None, keep_turns=1, tool_retention={"search_docs": 1})
+    placeholder = ConversationCache(policy).clear(history, "anthropic").messages[2]
+    sent = placeholder["content"][0]["content"]
+    assert is_placeholder(sent)
+    assert f"returned {len(text) + len('Doc https://example.com/doc') + 1:,} chars" in sent
+    assert "Head: Doc https://example.com/doc result text" in sent

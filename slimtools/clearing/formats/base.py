@@ -17,7 +17,7 @@ from pydantic import BaseModel
 
 from slimtools._json import dumps_str, loads
 from slimtools.clearing.formats._objects import get, with_changes
-from slimtools.clearing.formats.media import MEDIA_TOKENS, TEXT_BLOCK_TYPES, content_media
+from slimtools.clearing.formats.media import MEDIA_TOKENS, block_text, content_media
 from slimtools.clearing.marker import MARKER_PREFIX, is_placeholder
 
 Args = Mapping[str, Any]
@@ -196,12 +196,11 @@ def content_text(content: Any) -> tuple[str, bool]:
     parts: list[str] = []
     multimodal = False
     for block in content:
-        if isinstance(block, str):
-            parts.append(block)
-        elif get(block, "type") in TEXT_BLOCK_TYPES and isinstance(get(block, "text"), str):
-            parts.append(get(block, "text"))
-        else:
+        text = block_text(block)
+        if text is None:
             multimodal = True
+        else:
+            parts.append(text)
     return "\n".join(parts), multimodal
 
 

@@ -10,6 +10,23 @@ TEXT_BLOCK_TYPES = frozenset({"text", "input_text", "output_text"})
 """Block types whose ``text`` a model reads as plain text (Anthropic, OpenAI, LangChain)."""
 
 
+def block_text(block: Any) -> str | None:
+    """The text a model reads in one content block, or None for an image, a document, a
+    file. Anthropic's ``search_result`` is text: its title, source and inner text blocks."""
+    if isinstance(block, str):
+        return block
+    kind = get(block, "type")
+    if kind in TEXT_BLOCK_TYPES and isinstance(get(block, "text"), str):
+        return str(get(block, "text"))
+    if kind == "search_result":
+        inner = get(block, "content")
+        parts = [get(block, "title"), get(block, "source")]
+        if isinstance(inner, (list, tuple)):
+            parts += [block_text(b) for b in inner]
+        return "\n".join(p for p in parts if isinstance(p, str) and p)
+    return None
+
+
 MEDIA_TOKENS = 1_600
 """Tokens counted for each image, document or file block of a tool result: what a full-size
 image costs under Anthropic's pricing (about 1.15 megapixels at 750 pixels a token). Used to
@@ -79,9 +96,4 @@ def content_media(content: Any) -> tuple[str, ...]:
     """Descriptions of the non-text blocks of a content value (``()`` for plain text)."""
     if not isinstance(content, (list, tuple)):
         return ()
-    return tuple(
-        describe_media(block)
-        for block in content
-        if not isinstance(block, str)
-        and not (get(block, "type") in TEXT_BLOCK_TYPES and isinstance(get(block, "text"), str))
-    )
+    return tuple(describe_media(block) for block in content if block_text(block) is None)
