@@ -25,7 +25,13 @@ TTL_5M = 300.0
 TTL_1H = 3_600.0
 
 Cause = Literal[
-    "compaction", "clearing", "model_change", "expired", "prefix_changed", "unexplained"
+    "compaction",
+    "clearing",
+    "model_change",
+    "expired",
+    "prefix_changed",
+    "task_notification",
+    "unexplained",
 ]
 
 
@@ -43,10 +49,14 @@ def cause_of(
     gap_seconds: float | None = None,
     ttl_seconds: float = TTL_5M,
     prefix_changed: bool = False,
+    task_notification: bool = False,
 ) -> Cause:
     """The cause of a break, the first that holds: compaction, clearing, a model change,
     expiry (``gap_seconds`` beyond ``ttl_seconds``), a changed prefix (system prompt or
-    tool definitions, e.g. Claude Code's ``/mcp`` reconnecting servers), else unexplained."""
+    tool definitions, e.g. Claude Code's ``/mcp`` reconnecting servers), a turn a
+    background task's notification started (Claude Code's ``<task-notification>``: on the
+    sessions measured, every such call read only the system prompt and tools), else
+    unexplained."""
     if compacted:
         return "compaction"
     if cleared:
@@ -57,6 +67,8 @@ def cause_of(
         return "expired"
     if prefix_changed:
         return "prefix_changed"
+    if task_notification:
+        return "task_notification"
     return "unexplained"
 
 

@@ -195,7 +195,9 @@ class CacheBreak(NamedTuple):
             pass rewrote a message the previous call held), ``"model_change"`` (caches are
             per model), ``"expired"`` (longer since the previous call than the cache's
             lifetime), ``"prefix_changed"`` (the system prompt or tool definitions
-            changed) or ``"unexplained"``, checked in that order.
+            changed), ``"task_notification"`` (a background task's notification started
+            the turn; read from Claude Code transcripts) or ``"unexplained"``, checked in
+            that order.
         gap_seconds: time since the previous call (None when unknown).
         model: the model of this call ("" when unknown).
         at_ns: when it was noticed (``time.time_ns()``), or the recorded time.

@@ -19,8 +19,9 @@ A compaction restarts the prompt: a call after one is billed for the summary and
 follows (``restarts``), and the first call after it bounds the context Claude Code puts
 back beside the summary, as the first call bounds the prefix. Where the transcript shows
 the cache could not hold (a compaction, a model change, a gap beyond the cache's lifetime,
-a command that changed the prefix) the model reads what the record read, as at the start;
-only the breaks it shows no reason for are left between the two bills (``break_cost``).
+a command that changed the prefix, a turn a background task's notification started) the
+model reads what the record read, as at the start; only the breaks it shows no reason for
+are left between the two bills (``break_cost``).
 
 Each run is priced with the cache it used: the 1-hour cache when most of its writes went
 there, else the 5-minute one. Breaks are found and classified on the record
@@ -357,11 +358,11 @@ def _modelled(
 ) -> UsageTotals:
     """The run's usage as the ledger models it: every call reads the previous prompt whole
     (no clearing, a warm cache), except where the transcript shows the cache did not hold
-    (the first call, a compaction, a model change, an expired cache, a changed prefix:
-    ``causes``), where it reads what the record read. A compaction starts the prompt
-    again: the first call after it bounds what Claude Code put before the summary (its
-    prefix, and context it adds back: hook output, files read again), as the first call
-    bounds the session's prefix."""
+    (the first call, a compaction, a model change, an expired cache, a changed prefix, a
+    task's notification: ``causes``), where it reads what the record read. A compaction
+    starts the prompt again: the first call after it bounds what Claude Code put before the
+    summary (its prefix, and context it adds back: hook output, files read again), as the
+    first call bounds the session's prefix."""
     read = write = 0
     previous, prefix = 0, calibration.prefix
     for k, (c, m) in enumerate(zip(counted, messages, strict=True)):
@@ -391,8 +392,9 @@ def _model_changed(record: Sequence[RecordedRequest], k: int) -> bool:
 def _cause(record: Sequence[RecordedRequest], k: int) -> str:
     """Why the transcript says the cache could not hold before request ``k``
     (``"unexplained"``: it shows no reason). A local command of :data:`PREFIX_COMMANDS` run
-    between the calls changed the prefix; ``/model`` shows as a model change. Clearing is
-    never seen in a record: a recorder logs what the agent appended, not what it sent."""
+    between the calls changed the prefix; ``/model`` shows as a model change; a background
+    task's notification started the turn. Clearing is never seen in a record: a recorder
+    logs what the agent appended, not what it sent."""
     prior, now = record[k - 1], record[k]
     return cause_of(
         compacted=now.compacted,
@@ -400,6 +402,7 @@ def _cause(record: Sequence[RecordedRequest], k: int) -> str:
         gap_seconds=_gap(prior, now),
         ttl_seconds=TTL_1H if prior.write_1h else TTL_5M,
         prefix_changed=any(c in PREFIX_COMMANDS for c in now.commands),
+        task_notification=now.notified,
     )
 
 

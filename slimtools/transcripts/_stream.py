@@ -98,8 +98,9 @@ def _line_reader(path: Path, forced: Source | None) -> Reader | None:
 def read_usage(path: str | Path) -> list[RecordedRequest]:
     """The recorded usage of a Claude Code session file (empty for any other file).
 
-    Only lines that can matter are parsed (those naming ``usage``, a compaction or a local
-    command): a session's tool results, most of its bytes, are skipped unread.
+    Only lines that can matter are parsed (those naming ``usage``, a compaction, a local
+    command or a task's notification): a session's tool results, most of its bytes, are
+    skipped unread.
 
     Raises:
         TranscriptError: the file cannot be read or a line read is not JSON.
@@ -111,7 +112,7 @@ def read_usage(path: str | Path) -> list[RecordedRequest]:
         return recorded_requests(_lines_that_matter(target))
 
 
-_MATTERS = (b'"usage"', b"compact", b"<command-name>")
+_MATTERS = (b'"usage"', b"compact", b"<command-name>", b"<task-notification>")
 
 
 def _lines_that_matter(path: Path) -> Iterator[tuple[int, Any]]:

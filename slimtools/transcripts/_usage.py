@@ -8,8 +8,9 @@ carries the same input figures, so the response's last line is read. The respons
 as the history reader keeps them (main-agent lines, or a subagent file's own lines), in the
 order of their first line, so that request ``k`` here is the ``k``-th model call of the
 history. Between two requests the reader notes a compaction (a ``compact_boundary`` system
-line or a summary the user line flags ``isCompactSummary``) and the local commands run
-(``/mcp``, ``/model`` ...), which change what the next prompt holds outside the transcript.
+line or a summary the user line flags ``isCompactSummary``), the local commands run
+(``/mcp``, ``/model`` ...), which change what the next prompt holds outside the transcript,
+and a background task's ``<task-notification>`` starting a turn.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from typing import Any
 from slimtools.instrumentation import usage_of
 
 _COMMAND = re.compile(r"<command-name>\s*(/[\w:-]+)\s*</command-name>")
+_NOTIFICATION = "<task-notification>"
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,6 +42,8 @@ class RecordedRequest:
         ended: when its last line was logged (None when not recorded).
         compacted: a compaction happened since the previous request.
         commands: local commands (``/mcp``, ``/model`` ...) run since the previous request.
+        notified: a background task's ``<task-notification>`` came since the previous
+            request (Claude Code starts a turn with it when the task ends).
     """
 
     input: int
@@ -51,6 +55,7 @@ class RecordedRequest:
     ended: datetime | None = None
     compacted: bool = False
     commands: tuple[str, ...] = ()
+    notified: bool = False
 
     @property
     def cache_write(self) -> int:
@@ -65,10 +70,12 @@ class RecordedRequest:
 
 @dataclass
 class _Pending:
-    """What happened since the last response: a compaction, local commands."""
+    """What happened since the last response: a compaction, local commands, a task's
+    notification."""
 
     compacted: bool = False
     commands: list[str] = field(default_factory=list)
+    notified: bool = False
 
 
 def recorded_requests(records: Iterable[tuple[int, Any]]) -> list[RecordedRequest]:
@@ -127,7 +134,8 @@ class UsageCollector:
 
 
 def _note(line: dict[str, Any], pending: _Pending) -> None:
-    """Note a compaction or a local command on ``line`` in what the next request follows."""
+    """Note a compaction, a local command or a task's notification on ``line`` in what the
+    next request follows."""
     if line.get("type") == "system" and line.get("subtype") == "compact_boundary":
         pending.compacted = True
     if line.get("type") != "user":
@@ -138,6 +146,17 @@ def _note(line: dict[str, Any], pending: _Pending) -> None:
     content = message.get("content") if isinstance(message, dict) else None
     if isinstance(content, str):
         pending.commands += _COMMAND.findall(content)
+    pending.notified |= any(t.lstrip().startswith(_NOTIFICATION) for t in _texts(content))
+
+
+def _texts(content: Any) -> list[str]:
+    """A user message's text: the string, or its ``text`` blocks."""
+    if isinstance(content, str):
+        return [content]
+    if not isinstance(content, list):
+        return []
+    blocks = [b for b in content if isinstance(b, dict) and b.get("type") == "text"]
+    return [b["text"] for b in blocks if isinstance(b.get("text"), str)]
 
 
 def _request(line: dict[str, Any], before: _Pending, first: Any) -> RecordedRequest:
@@ -153,6 +172,7 @@ def _request(line: dict[str, Any], before: _Pending, first: Any) -> RecordedRequ
         ended=_time(line.get("timestamp")),
         compacted=before.compacted,
         commands=tuple(before.commands),
+        notified=before.notified,
     )
 
 

@@ -107,12 +107,13 @@ def test_watch_survives_usage_without_counts():
 
 
 def test_causes_are_checked_in_order():
-    """Compaction before clearing before a model change before expiry."""
+    """Compaction, clearing, a model change, expiry, a changed prefix, a task notification."""
     assert cause_of(compacted=True, cleared=True) == "compaction"
     assert cause_of(cleared=True, model_changed=True) == "clearing"
     assert cause_of(model_changed=True, gap_seconds=10_000) == "model_change"
     assert cause_of(gap_seconds=10_000, prefix_changed=True) == "expired"
-    assert cause_of(prefix_changed=True) == "prefix_changed"
+    assert cause_of(prefix_changed=True, task_notification=True) == "prefix_changed"
+    assert cause_of(task_notification=True) == "task_notification"
     assert cause_of() == "unexplained"
 
 

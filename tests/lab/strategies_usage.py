@@ -12,6 +12,7 @@ from tests.lab.usage_sessions import (
     compacted_prompts,
     prompts_of,
     session_lines,
+    with_notification,
     with_usage,
 )
 
@@ -63,4 +64,23 @@ def compacted_sessions(draw: st.DrawFn) -> list[dict[str, Any]]:
     prompts = compacted_prompts(lines, **true, added=added)  # type: ignore[arg-type]
     reads = [0, *prompts[:-1]]
     reads[len(before)] = int(true["prefix"])
+    return with_usage(lines, prompts, hour=draw(st.booleans()), reads=reads)
+
+
+@st.composite
+def notified_sessions(draw: st.DrawFn) -> list[dict[str, Any]]:
+    """Session lines with usage and a background task's notification before one call,
+    which reads only the prefix (the cache lost) or the whole previous prompt (kept)."""
+    results = draw(st.lists(_result, min_size=4, max_size=10))
+    true = {
+        "factor": draw(st.floats(1.0, 2.2)),
+        "per_message": float(draw(st.integers(0, 80))),
+        "prefix": draw(st.integers(2_000, 40_000)),
+    }
+    call = draw(st.integers(1, len(results)))
+    lines = with_notification(session_lines(results), call)
+    prompts = prompts_of(lines, **true)  # type: ignore[arg-type]
+    reads = [0, *prompts[:-1]]
+    if draw(st.booleans()):
+        reads[call] = int(true["prefix"])
     return with_usage(lines, prompts, hour=draw(st.booleans()), reads=reads)

@@ -78,6 +78,24 @@ def compacted_lines(before: list[str], after: list[str]) -> list[dict[str, Any]]
     return lines
 
 
+NOTIFICATION = (
+    "<task-notification>\n<task-id>b0be39e</task-id>\n"
+    "<output-file>/tmp/claude/tasks/b0be39e.output</output-file>\n<status>completed</status>\n"
+    '<summary>Background command "Run the tests" completed (exit code 0)</summary>\n'
+    "</task-notification>\nRead the output file to retrieve the result: "
+    "/tmp/claude/tasks/b0be39e.output"
+)
+"""A background task's notification as Claude Code logs it: the user line starting a turn."""
+
+
+def with_notification(lines: list[dict[str, Any]], call: int) -> list[dict[str, Any]]:
+    """``lines`` with a background task's ``<task-notification>`` user line just before
+    the ``call``-th model call (0-based), as Claude Code logs one when the task ends."""
+    at = 2 * call + 1
+    note = _line("user", {"role": "user", "content": NOTIFICATION}, 800, START)
+    return [*lines[:at], note | {"timestamp": lines[at]["timestamp"]}, *lines[at:]]
+
+
 def compacted_prompts(
     lines: list[dict[str, Any]], *, factor: float, per_message: float, prefix: int, added: int
 ) -> list[int]:
