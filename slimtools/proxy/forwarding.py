@@ -22,6 +22,7 @@ naming the request (never the upstream's unreadable content), and the proxy goes
 from __future__ import annotations
 
 import logging
+import time
 import weakref
 from collections.abc import Awaitable, Callable
 from contextvars import ContextVar
@@ -41,6 +42,13 @@ except ImportError as exc:  # pragma: no cover - exercised only without the extr
         "slimtools.proxy needs the MCP SDK (mcp>=2): pip install 'slimtools[proxy]'"
     ) from exc
 
+from slimtools.proxy._era import (
+    DISCOVER,
+    mark_handshake_only,
+    refuse_probe,
+    speaks_current_protocol,
+)
+
 __all__ = ["Relay", "forward_all"]
 
 log = logging.getLogger("slimtools.proxy")
@@ -49,15 +57,56 @@ _SERVING: ContextVar[ServerRequestContext[Any, Any] | None] = ContextVar(
     "slimtools_proxy_serving", default=None
 )
 _INTERNAL = -32603
+ROOTS_GRACE = 0.5
+"""Seconds a tool call waits after the upstream's roots request was answered."""
 _REQUEST_TIMEOUT = -32001  # the MCP SDK's code for a request that timed out
 
 
 @dataclass
 class Relay:
-    """The upstream's client-side callbacks, answered by the proxy's own client."""
+    """The upstream's client-side callbacks, answered by the proxy's own client.
+
+    An upstream asks for roots as soon as it is initialised, before the proxy has a client
+    (``server-filesystem`` then serves its command-line folders, wider than the client's
+    root). Such a request waits for the first client to finish its handshake (at most
+    ``wait_for_client`` seconds) and is asked of it; and a tool call waits while the
+    upstream's roots request is being answered, so no call reaches the upstream before it
+    knows the client's roots.
+    """
 
     seen: weakref.WeakSet[ServerSession] = field(default_factory=weakref.WeakSet)
     inflight: dict[int, ServerSession] = field(default_factory=dict)
+    wait_for_client: float = 30.0
+    _joined: anyio.Event | None = None
+    _roots_asked: int = 0
+    _roots_answered: anyio.Event | None = None
+    _roots_at: float = 0.0
+    _joiner: weakref.ref[ServerSession] | None = None
+
+    def join(self, session: ServerSession) -> None:
+        """A client finished its handshake: upstream requests may now be asked of it.
+
+        Only the event is set: the notification's session object is not the one the
+        client's requests carry, and noting both would make the client look like two."""
+        self._joiner = weakref.ref(session)
+        self._joined_event().set()
+
+    def _joined_event(self) -> anyio.Event:
+        if self._joined is None:
+            self._joined = anyio.Event()
+        return self._joined
+
+    async def roots_settled(self, timeout: float = 10.0) -> None:
+        """Wait (at most ``timeout`` seconds) while a roots request of the upstream is being
+        answered, then until ``ROOTS_GRACE`` seconds have passed since the answer: an
+        upstream applies roots asynchronously (``server-filesystem`` resolves each folder
+        first), and nothing on the wire says when it is done."""
+        with anyio.move_on_after(timeout):
+            while self._roots_asked and self._roots_answered is not None:
+                await self._roots_answered.wait()
+            wait = self._roots_at + ROOTS_GRACE - time.monotonic()
+            if wait > 0:
+                await anyio.sleep(wait)
 
     def _session(self) -> ServerSession | None:
         """The one client an upstream request can be for, or ``None`` when unsure."""
@@ -68,8 +117,11 @@ class Relay:
         return candidates.pop() if len(candidates) == 1 else None
 
     async def middleware(self, ctx: ServerRequestContext[Any, Any], call_next: Any) -> Any:
-        """Note the client of each request in flight, so upstream requests can reach it."""
+        """Note the client of each request in flight, so upstream requests can reach it;
+        a tool call first waits for the upstream to know the client's roots."""
         self.seen.add(ctx.session)
+        if getattr(ctx, "method", None) == "tools/call":
+            await self.roots_settled()
         token = _SERVING.set(ctx)
         self.inflight[id(ctx)] = ctx.session
         try:
@@ -99,6 +151,11 @@ class Relay:
 
     async def _ask(self, request: Any, result_type: type[Any]) -> Any:
         session = self._session()
+        if session is None and not self.seen:  # asked before any client: wait for one
+            with anyio.move_on_after(self.wait_for_client):
+                await self._joined_event().wait()
+            joiner = self._joiner() if self._joiner is not None else None
+            session = self._session() or joiner
         if session is None:
             return types.ErrorData(
                 code=_INTERNAL, message="no single client of the proxy to ask (none, or several)"
@@ -120,7 +177,16 @@ class Relay:
 
     async def list_roots(self, context: Any) -> Any:
         """``roots/list`` from the upstream: the client's roots, not the proxy's."""
-        return await self._ask(types.ListRootsRequest(), types.ListRootsResult)
+        if self._roots_asked == 0:
+            self._roots_answered = anyio.Event()
+        self._roots_asked += 1
+        try:
+            return await self._ask(types.ListRootsRequest(), types.ListRootsResult)
+        finally:
+            self._roots_asked -= 1
+            self._roots_at = time.monotonic()
+            if self._roots_asked == 0 and self._roots_answered is not None:
+                self._roots_answered.set()
 
     async def logging(self, params: types.LoggingMessageNotificationParams) -> None:
         """A log message from the upstream, passed to the client."""
@@ -164,6 +230,7 @@ def forward_all(
     *,
     record_prefix: str,
     timeout: float | None = None,
+    relay: Relay | None = None,
 ) -> None:
     """Register on ``server`` a forwarder for each request the upstream serves.
 
@@ -175,6 +242,7 @@ def forward_all(
         record_prefix: the ``slimtools://<toolkit>/`` prefix of the proxy's records.
         timeout: the seconds each forwarded request may wait for the upstream (None:
             unbounded).
+        relay: the relay of the upstream's own requests, told when a client has joined.
     """
     low = server._lowlevel_server
     ours_templates = low.get_request_handler("resources/templates/list")
@@ -214,8 +282,11 @@ def forward_all(
     # An upstream asks for roots once it is initialised, before any client has connected:
     # when one with roots connects, it is told they changed, so it asks again.
     low.add_notification_handler(
-        "notifications/initialized", types.NotificationParams, _joined(client)
+        "notifications/initialized", types.NotificationParams, _joined(client, relay)
     )
+    if not speaks_current_protocol(client):  # nor does the proxy (``slimtools.proxy._era``)
+        low.add_request_handler(DISCOVER, types.RequestParams, refuse_probe)
+        mark_handshake_only(server)
     _advertise(low, capabilities)
 
 
@@ -357,8 +428,10 @@ def _with_upstream_fields(tool: types.Tool, upstream: types.Tool | None) -> type
     return tool.model_copy(update=update)
 
 
-def _joined(client: Client) -> Callable[[Any, Any], Awaitable[None]]:
+def _joined(client: Client, relay: Relay | None) -> Callable[[Any, Any], Awaitable[None]]:
     async def handle(ctx: Any, params: Any) -> None:
+        if relay is not None:
+            relay.join(ctx.session)
         capabilities = ctx.session.client_capabilities
         if capabilities is not None and capabilities.roots is not None:
             await _quietly(client().send_roots_list_changed())

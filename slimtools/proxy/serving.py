@@ -79,6 +79,7 @@ async def _transparent_server(
         supervisor.capabilities,
         record_prefix=f"slimtools://{quote(proxy.kit.name, safe='')}/",
         timeout=config.call_timeout,
+        relay=relay,
     )
     return server
 

@@ -136,8 +136,8 @@ async def test_every_record_of_an_auto_briefed_result_is_reachable():
     assert json.loads(text_of(full)) == _commit(149)
 
 
-async def test_the_brief_fields_stay_fixed_after_the_first_large_result():
-    """A later result of the tool shows the same fields, so the prompt cache sees one shape."""
+async def test_a_later_result_of_the_same_shape_shows_the_same_fields():
+    """Results of one shape show the same fields, so the prompt cache sees one shape."""
     async with bare_proxy() as client:
         first = envelope(await client.call_tool("list_commits", {}))
         later = envelope(await client.call_tool("list_commits", {"n": 500}))

@@ -88,3 +88,49 @@ async def test_a_request_during_one_clients_call_goes_to_that_client():
     await served(relay, alice, lambda: outside(relay.list_roots(None)))
     assert len(alice.sent) == 1
     assert bob.sent == []
+
+
+async def test_a_request_before_any_client_waits_for_the_first_one():
+    """An upstream's roots request sent at its start is asked of the client that joins."""
+    relay, alice = Relay(), FakeSession()
+
+    async def join_later() -> None:
+        await asyncio.sleep(0.1)
+        relay.join(alice)  # type: ignore[arg-type]
+        relay.seen.add(alice)  # type: ignore[arg-type]  (its initialize request was seen)
+
+    asked = asyncio.create_task(outside(relay.list_roots(None)))
+    await join_later()
+    answer = await asked
+    assert isinstance(answer, types.ListRootsResult)
+    assert [type(m).__name__ for m in alice.sent] == ["ListRootsRequest"]
+
+
+async def test_a_tool_call_waits_while_the_upstream_asks_for_roots():
+    """A call made while roots are being asked reaches the upstream only after the answer."""
+    relay, alice = Relay(), FakeSession()
+    relay.join(alice)  # type: ignore[arg-type]
+    relay.seen.add(alice)  # type: ignore[arg-type]
+    order: list[str] = []
+    answered = asyncio.Event()
+
+    async def slow(request: Any, result_type: Any) -> Any:
+        await answered.wait()
+        order.append("roots answered")
+        return types.ListRootsResult(roots=[])
+
+    alice.send_request = slow  # type: ignore[method-assign]
+    asking = asyncio.create_task(outside(relay.list_roots(None)))
+    await asyncio.sleep(0.05)
+
+    class Call(FakeContext):
+        method = "tools/call"
+
+    async def call_next(ctx: Any) -> None:
+        order.append("call forwarded")
+
+    calling = asyncio.create_task(relay.middleware(Call(alice), call_next))  # type: ignore[arg-type]
+    await asyncio.sleep(0.05)
+    answered.set()
+    await asyncio.gather(asking, calling)
+    assert order == ["roots answered", "call forwarded"]

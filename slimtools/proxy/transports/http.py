@@ -41,10 +41,30 @@ class StreamableHTTP:
             ConfigurationError: the address cannot be served (the port is taken, the host is
                 not this machine's); uvicorn logged why on the line before.
         """
+        from slimtools.proxy._era import handshake_only
+
         try:
-            await server.run_streamable_http_async(host=self.host, port=self.port)
+            if handshake_only(server):
+                await self._serve_handshake_only(server)
+            else:
+                await server.run_streamable_http_async(host=self.host, port=self.port)
         except SystemExit:  # uvicorn's startup failure, which it has just logged
             address = f"{self.host}:{self.port}"
             raise ConfigurationError(
                 f"--http {address}: cannot serve there (the line above says why)"
             ) from None
+
+    async def _serve_handshake_only(self, server: MCPServer[Any]) -> None:
+        """``run_streamable_http_async``, its ``server/discover`` probes refused first."""
+        import uvicorn
+
+        from slimtools.proxy._era import refuse_discover
+
+        app = server.streamable_http_app(host=self.host)
+        config = uvicorn.Config(
+            refuse_discover(app),
+            host=self.host,
+            port=self.port,
+            log_level=server.settings.log_level.lower(),
+        )
+        await uvicorn.Server(config).serve()

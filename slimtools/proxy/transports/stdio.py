@@ -29,5 +29,15 @@ class Stdio:
         return cls()
 
     async def run(self, server: MCPServer[Any]) -> None:
-        """Serve ``server`` until the client closes stdin."""
-        await server.run_stdio_async()
+        """Serve ``server`` until the client closes stdin (in the handshake era only, when
+        the server is marked so: ``slimtools.proxy._era``)."""
+        from mcp.server.stdio import stdio_server
+
+        from slimtools.proxy._era import HandshakeOnly, handshake_only
+
+        if not handshake_only(server):
+            await server.run_stdio_async()
+            return
+        low = server._lowlevel_server
+        async with stdio_server() as (read, write):
+            await low.run(HandshakeOnly(read), write, low.create_initialization_options())
