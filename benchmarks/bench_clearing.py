@@ -20,7 +20,7 @@
     ``ContextEditingMiddleware`` does per call (deep copy, then apply) over 1,000 rounds.
 (c) Every source of ../shared/data/transcripts, every strategy of the published comparison (no clearing,
     LangChain's edit default and tuned, SWE-agent's last 5 observations, the Complexity Trap
-    masking, the Agents SDK trimmer, slimtools turn-end, batched and default): resident tool
+    masking, the Agents SDK trimmer, slimtools turn-end and default): resident tool
     tokens (peak, end), billed input without caching, the cached cost at Anthropic's 5-minute
     prices, cache breaks, and how many transcripts cost more than no clearing. Goals for the
     default: the lowest cached cost of all, at most 1.00x; at most 5% of transcripts dearer
@@ -31,8 +31,6 @@
     above 1.10x of no clearing, resident at most 0.6x where runs average 20+ calls.
 (f) Superseded results: what ``supersede=True`` alone frees and costs, and the default (which
     supersedes) against clearing by age alone. Goal: the default no dearer on any source.
-(g) Shortened write arguments: the default (``shorten_write_inputs=True``) against the same
-    policy with it off, per source: prompt tokens freed over the run and the cached cost.
 
 Times are CPU seconds of this process (``time.process_time``), best of several runs, each
 after ``gc.collect()`` and including the young collection it leaves due (see :func:`best`):
@@ -41,6 +39,7 @@ other processes on a shared machine then cost no time here.
 
 from __future__ import annotations
 
+import dataclasses
 import gc
 import time
 from collections.abc import Callable, Sequence
@@ -55,7 +54,9 @@ from benchmarks._floors import check_fused_floor, fused_floor, informative_floor
 from benchmarks._timing import SHARED_DATA
 from benchmarks.results import record
 from slimtools.clearing import Clearer, ClearingPolicy, clear_stale_results, view
-from slimtools.clearing.policy import DEFAULT_RETENTION
+from slimtools.clearing.clear import ClearFn
+from slimtools.clearing.placeholder import MAX_PLACEHOLDER_CHARS
+from slimtools.clearing.pricing import DEFAULT_PRICING, CachePricing
 from slimtools.clearing.replay import PlaceholderRenderer
 from slimtools.ledger.compare import Comparison, Strategy, compare, published_strategies
 from slimtools.ledger.peers import context_editing_step
@@ -139,7 +140,7 @@ def one_pass() -> None:
             return fused_floor(
                 messages,
                 keep=_KEPT,
-                max_chars=default.max_placeholder_chars,
+                max_chars=MAX_PLACEHOLDER_CHARS,
                 head=default.keep_head,
             )
 
@@ -344,17 +345,23 @@ def transcripts() -> Comparison | None:
 def hindsight(label: str = "expected_calls = true length") -> Strategy:
     """The default told each run's true length: the floor an estimate of it can reach."""
 
-    def prepare(history: Sequence[Any], fmt: str) -> tuple[Sequence[Any], ClearingPolicy]:
-        return history, ClearingPolicy(expected_calls=max(1, view(history, fmt).turns))
+    def prepare(history: Sequence[Any], fmt: str) -> tuple[Sequence[Any], ClearFn]:
+        calls = max(1, view(history, fmt).turns)
+        return history, Clearer(format=fmt, expected_calls=calls, observed=False).clear
 
     return Strategy(label, prepare)
+
+
+def _horizon(horizon: int | None) -> CachePricing:
+    """Anthropic's 5-minute prices with another payback horizon."""
+    return dataclasses.replace(DEFAULT_PRICING, horizon=horizon)
 
 
 def horizon_strategies() -> list[Strategy]:
     """The horizon comparison: no clearing, the peers, slimtools' ways, fixed horizons, hindsight."""
     return [
         *published_strategies(),
-        *(Strategy.policy(f"payback_horizon={h}", ClearingPolicy(payback_horizon=h))
+        *(Strategy.policy(f"payback_horizon={h}", ClearingPolicy(cache=_horizon(h)))
           for h in (6, 20, None)),
         hindsight(),
     ]  # fmt: skip
@@ -484,109 +491,12 @@ def supersession() -> None:
                 )
 
 
-def edit_arguments() -> None:
-    """What shortening the long arguments of cleared write calls frees, and its cost."""
-    folder = SHARED_DATA / "transcripts"
-    print(f"\n(g) shortened write arguments (shorten_write_inputs), {folder}")
-    if not folder.is_dir():
-        print("    shared data not found; skipped")
-        return
-    runs = load_transcripts(folder)
-    for retention in (None, 3):  # the default's 20 turns for writes, then a short one
-        _edit_arguments(runs, retention)
-
-
-def _edit_arguments(runs: Sequence[Any], write_turns: int | None) -> None:
-    """(g) for one write retention (None: the default's)."""
-    kept = {} if write_turns is None else {"retention": {**DEFAULT_RETENTION, "write": write_turns}}
-    print(f"    write retention: {write_turns or DEFAULT_RETENTION['write']} turns")
-    strategies = [
-        Strategy.policy("no clearing", None),
-        Strategy.policy(
-            "default, shortening off", ClearingPolicy(shorten_write_inputs=False, **kept)
-        ),
-        Strategy.policy("slimtools default (shortens)", ClearingPolicy(**kept)),
-    ]
-    result = compare(runs, strategies)
-    print(f"    {'source':<16} {'prompt tokens freed':>20} {'cost, off':>10} {'cost, on':>9}")
-    for group in [g for g in result.groups if g != "ALL"] + ["ALL"]:
-        rows = result.groups[group]
-        off, on = rows["default, shortening off"], rows["slimtools default (shortens)"]
-        freed = off.billed - on.billed
-        print(f"    {group:<16} {freed:>20,} {off.cost_ratio:>9.3f}x {on.cost_ratio:>8.3f}x")
-        record(
-            f"shortened write arguments, write retention {write_turns or 'default'}, {group}",
-            baseline=f"shortening off: {off.cost_ratio:.3f}x of no clearing",
-            measured=f"{on.cost_ratio:.3f}x, {freed:,} prompt tokens freed",
-            ratio=f"{on.cached / off.cached if off.cached else 1.0:.4f}x the cost",
-            freed_tokens=freed,
-            cost_off=off.cost_ratio,
-            cost_on=on.cost_ratio,
-            resident_off=off.resident_ratio,
-            resident_on=on.resident_ratio,
-        )
-
-
-RECOMMENDED_THIN = ((0, 200), (3, 80), (10, 0))
-
-
-def thinning(rounds: int = 10_000) -> None:
-    """What thinning costs in time, and what it changes on the real transcripts."""
-    print("\n(d) placeholders that thin with age, thin=[(0, 200), (3, 80), (10, 0)]")
-    final = history(rounds)
-
-    def replay(policy: ClearingPolicy) -> float:
-        clear = Clearer(policy).clear_in_place
-        growing: list[Any] = [final[0]]
-        gc.collect()
-        start = time.process_time()
-        for r in range(rounds):
-            growing.extend(final[1 + 2 * r : 3 + 2 * r])
-            clear(growing)
-        return time.process_time() - start
-
-    for label, base in (("cache=None", ClearingPolicy(cache=None)), ("default", ClearingPolicy())):
-        thin = base.replace(thin=RECOMMENDED_THIN)
-        t_fixed = best(lambda b=base: clear_stale_results(final, b), 3)
-        t_thin = best(lambda t=thin: clear_stale_results(final, t), 3)
-        r_fixed = min(replay(base) for _ in range(2))
-        r_thin = min(replay(thin) for _ in range(2))
-        print(
-            f"{label:>10}: one pass {t_thin / t_fixed:.2f}x a fixed head; a {rounds:,}-round run "
-            f"cleared in place {r_thin / r_fixed:.2f}x"
-        )
-    folder = SHARED_DATA / "transcripts"
-    if not folder.is_dir():
-        print("    shared data not found; the transcript figures are skipped")
-        return
-    runs = load_transcripts(folder)
-    for cache in (None, "anthropic"):
-        strategies = [
-            Strategy.policy("no clearing", None),
-            Strategy.policy("fixed head 200", ClearingPolicy(cache=cache)),
-            Strategy.policy("fixed head 80", ClearingPolicy(cache=cache, keep_head=80)),
-            Strategy.policy("thinning", ClearingPolicy(cache=cache, thin=RECOMMENDED_THIN)),
-        ]
-        result = compare(runs, strategies, cache=cache)
-        print(f"  cache={cache}: cost / resident at the end against no clearing")
-        for group in [g for g in result.groups if g != "ALL"] + ["ALL"]:
-            rows = result.groups[group]
-            cells = "  ".join(
-                f"{label} {t.cost_ratio:.3f}/{t.resident_ratio:.3f}"
-                for label, t in rows.items()
-                if label != "no clearing"
-            )
-            print(f"    {group:>15}: {cells}")
-
-
 def main() -> None:
     one_pass()
     whole_run()
     transcripts()
     horizons()
     supersession()
-    edit_arguments()
-    thinning()
 
 
 if __name__ == "__main__":

@@ -61,14 +61,6 @@ HEADLINES = (
         "{row[values][cost]:.3f}x the cost of no clearing;",
     ),
     (
-        "bench_clearing",
-        "shortened write arguments, write retention default, ALL",
-        "- shortening the long arguments of old write calls frees "
-        "**{row[values][freed_tokens]:,.0f} prompt tokens** under the default write retention "
-        "(cost {row[values][cost_on]:.3f} against {row[values][cost_off]:.3f} with it off; "
-        "per source, and at a 3-turn retention, on the benchmark page);",
-    ),
-    (
         "bench_bill",
         "modelled bill against the recorded one, no clearing, every session",
         "- the ledger's modelled bill of the recorded Claude Code sessions, without clearing, "

@@ -26,6 +26,7 @@ class Deciding:
     _placeholders: Placeholders
     _memory: Memory
     _untriggered: bool
+    expected_calls: int | None
 
     def _take_due(self, clock: int) -> None:
         """Move the results due by ``clock`` to the ripe list, in due order (then filing)."""
@@ -117,16 +118,11 @@ class Deciding:
         ready.clear()
         state.ready_saving = 0
         need = state.tokens - state.saved - limit if over and limit is not None else 0
-        plan, horizon = state.plan, policy.payback_horizon
-        if policy.expected_calls is None and horizon is not None and state.turns >= horizon >= 1:
+        plan, horizon, expected = state.plan, pricing.horizon, self.expected_calls
+        if expected is None and horizon is not None and state.turns >= horizon >= 1:
             calls = horizon  # what calls_ahead gives a run this old, shell or not
         else:
-            calls = calls_ahead(
-                state.turns,
-                policy.expected_calls,
-                horizon,
-                commands_only=self._commands_only(),
-            )
+            calls = calls_ahead(state.turns, expected, horizon, commands_only=self._commands_only())
         cut = plan.choose(
             state.turn_start,
             now,

@@ -6,9 +6,6 @@ message once (decode, count its tokens once, file its results by the turn at whi
 stale) and then, at each call, only looks at what became stale since the last call:
 
 - a result of turn ``t`` whose tool keeps ``k`` turns is *due* at turn ``t + k``;
-- with ``batch_turns = b`` the clock the policy sees is ``T - T % b``, so the cleared prefix
-  moves only when ``T`` crosses a multiple of ``b`` (per-request recomputation then gives
-  the same prefix for ``b`` turns in a row: the prompt cache survives);
 - a due result protected by ``keep`` waits (at most ``keep`` of them);
 - what is clearable waits in a ready batch with its running saving until the trigger has
   fired and the batch saves at least ``clear_at_least`` tokens, then goes all at once.
@@ -22,8 +19,8 @@ prompt cache warm across agent restarts; ``tests/clearing/test_clearing_determin
 across processes.
 
 The clearer is split by concept: ingestion in ``_ingest.py`` (shared with the ledger's
-replay), when ready results go in ``_deciding.py``, thinning in ``_thinning_steps.py``,
-the writing of a batch in ``_batch.py``; ``replay.py`` is its public replay mode.
+replay), when ready results go in ``_deciding.py``, the writing of a batch in ``_batch.py``;
+``replay.py`` is its public replay mode.
 
 The rejected simpler design, recomputing everything from scratch per call (as LangChain's
 ``ClearToolUsesEdit`` does, recounting the whole history after each cleared message), is
@@ -40,33 +37,26 @@ from itertools import islice
 from typing import Any
 
 from slimtools._gc import paused_collector
-from slimtools.clearing._batch import (
-    THINNING,
-    Forgetful,
-    Memory,
-    Pending,
-    State,
-    write_batch,
-)
+from slimtools.clearing._batch import Forgetful, Memory, Pending, State, write_batch
+from slimtools.clearing._checks import check_count
 from slimtools.clearing._deciding import Deciding
 from slimtools.clearing._ingest import SeenCall, read_messages, same_message
 from slimtools.clearing._observe import report_pass
 from slimtools.clearing._render import Placeholders
 from slimtools.clearing._supersede import Supersession
-from slimtools.clearing._thinning_steps import Thinning
 from slimtools.clearing.audit import Audit, check_audit
 from slimtools.clearing.formats.base import Codec, RawResult, new_tuple
 from slimtools.clearing.formats.view import _format_of, detect_format, get_codec, history_list
 from slimtools.clearing.policy import ClearingPolicy
 from slimtools.clearing.report import ClearingReport
-from slimtools.instrumentation import REGISTRY
+from slimtools.instrumentation import REGISTRY, Listener, check_listener
 
 logger = logging.getLogger("slimtools.clearing")
 
 _LONG_PASS = 512  # messages read in one call from which the collector is paused
 
 
-class Clearer(Deciding, Thinning):
+class Clearer(Deciding):
     """A stateful clearer for one growing history: call :meth:`clear` before each model call.
 
     It remembers how far it has read, so each call reads only the messages appended since
@@ -81,9 +71,15 @@ class Clearer(Deciding, Thinning):
         policy: the :class:`ClearingPolicy` (defaults: turn-end clearing, 2 turns kept).
         format: the history format; detected from the first message that tells.
         audit: a sink receiving each original before it is replaced.
-        observed: whether its passes are reported (``ClearingPolicy.on_event``,
-            ``slimtools.observe``); the ledger's what-if replays pass False, so a
-            process's live metrics count only the clearing its agents really did.
+        expected_calls: the model calls this run will make in all, if you know; a clear is
+            then weighed against what is left of them instead of the estimate from the
+            run's age (see :class:`ClearingPolicy`), so under a cache price no clear costs
+            more than it saves.
+        on_event: hears a :class:`~slimtools.instrumentation.ClearingPass` for each call of
+            this clearer (``slimtools.observe`` hears every clearer's).
+        observed: whether its passes are reported (``on_event``, ``slimtools.observe``);
+            the ledger's what-if replays pass False, so a process's live metrics count only
+            the clearing its agents really did.
     """
 
     def __init__(
@@ -92,6 +88,8 @@ class Clearer(Deciding, Thinning):
         *,
         format: str | None = None,
         audit: Audit | None = None,
+        expected_calls: int | None = None,
+        on_event: Listener | None = None,
         observed: bool = True,
     ) -> None:
         self.policy = policy if policy is not None else ClearingPolicy()
@@ -100,6 +98,11 @@ class Clearer(Deciding, Thinning):
         if audit is not None:
             check_audit(audit, "write")
         self.audit = audit
+        check_count(expected_calls, "expected_calls", optional=True, minimum=1)
+        self.expected_calls = expected_calls
+        if on_event is not None:
+            check_listener(on_event, "on_event")
+        self.on_event = on_event
         self._observed = observed
         self._codec: Codec | None = get_codec(format) if format is not None else None
         self._named = self._sure = format is not None
@@ -109,14 +112,11 @@ class Clearer(Deciding, Thinning):
         self._rereading = False
         self._state = self._new_state()
         self._placeholders = Placeholders(self.policy)
-        self._thin = self.policy.thin
-        self._clock = 0
         self._untriggered = self.policy.trigger_tokens is None and (
             self.policy.trigger_tool_uses is None
         )
-        self._inputs = self.policy.rewrites_inputs  # whether any arguments are rewritten
+        self._inputs = bool(self.policy.clear_tool_inputs)  # whether arguments are blanked
         self._supersede = self.policy.supersede
-        self._rewrite = self._placeholders.input_args
         self.last_report = ClearingReport()
 
     @classmethod
@@ -190,7 +190,7 @@ class Clearer(Deciding, Thinning):
 
     def _advance(self, history: Sequence[Any]) -> ClearingReport:
         """Read what was appended since the last call, clear what is due, report it."""
-        on_event = self.policy.on_event
+        on_event = self.on_event
         listening = self._observed and (on_event is not None or bool(REGISTRY.listeners))
         began = time.time_ns() if listening else 0
         if type(history) is not list:
@@ -292,10 +292,8 @@ class Clearer(Deciding, Thinning):
         if self._supersede:
             state.made.append(0)
         if not raw.clearable:  # empty or already cleared: counts toward keep, stays
-            if raw.cleared and self._thin is not None:
-                self._watch_cleared(raw, position, tokens, turn + keep_turns)
             return
-        info = (raw, tool, call, position, turn, tokens, eidx, "", 0, 0, position, None)
+        info = (raw, tool, call, position, turn, tokens, eidx, "", 0, 0, position)
         pending: Pending = new_tuple(Pending, info)
         if self._rereading and self._memory.knows(raw):
             state.forced.append(pending)  # cleared before the re-read: stays cleared
@@ -347,31 +345,15 @@ class Clearer(Deciding, Thinning):
         )
         return args_saving, first
 
-    def _rewrite_only(self, pending: Pending) -> None:
-        """File a result its placeholder would not shrink when rewriting its call's
-        arguments saves (a short "file written" after a long edit): the result stays as it
-        is (its own text stands for the placeholder) and only the arguments change."""
-        if not self._inputs or not self._placeholders.input_args(pending.tool, pending.call):
-            return  # blanking (clear_tool_inputs) goes with a cleared result only
-        args_saving, first = self._inputs_of(pending)
-        if not args_saving:
-            return
-        made = pending._replace(
-            placeholder=pending.raw.text, saving=0, input_saving=args_saving, first=first
-        )
-        self._state.ready.append(made)
-        self._state.ready_saving += args_saving
-
     # -- deciding (the rest in _deciding.py) -------------------------------------------------
 
     def _evaluate(self, codec: Codec) -> ClearingReport:
         state, policy = self._state, self.policy
-        clock = state.turns - state.turns % policy.batch_turns
+        clock = state.turns
         eligible, snapshot = state.eligible_turns, state.snapshot
         while snapshot < len(eligible) and eligible[snapshot] <= clock:
             snapshot += 1
         state.snapshot = snapshot
-        self._clock = clock
         self._take_due(clock)
         ripe = state.ripe
         if len(ripe) == 1:  # a per-round clearer's usual call
@@ -391,32 +373,10 @@ class Clearer(Deciding, Thinning):
                 else:
                     state.ripe.append(pending)
         forced = self._forced_now() if state.forced else []
-        if self._thin is not None and state.watches and state.watches[0][0] <= clock:
-            self._thin_due(clock)
         fresh = self._decide() if state.ready or state.plan.items else []
-        if self._thin is None:
-            if fresh and self.audit is not None and not self._audited(self.audit, codec, fresh):
-                fresh = []
-            return write_batch(codec, state, forced, fresh, self._memory, inputs=self._rewrite)
-        thins = [p for p in fresh if p.eidx == THINNING]
-        if thins:
-            fresh = [p for p in fresh if p.eidx != THINNING]
         if fresh and self.audit is not None and not self._audited(self.audit, codec, fresh):
-            self._refile(thins)  # nothing is written this call
-            fresh, thins = [], []
-        report = write_batch(
-            codec, state, forced, fresh, self._memory, thins=thins, inputs=self._rewrite
-        )
-        for pending in forced:
-            self._watch_cleared(
-                pending.raw,
-                pending.position,
-                pending.tokens - pending.saving,
-                pending.turn + (self._state.keeps.get(pending.tool) or 0),
-                text=pending.placeholder,
-                key=self._memory.key(pending.raw),
-            )
-        return report
+            fresh = []
+        return write_batch(codec, state, forced, fresh, self._memory)
 
     def _make_ready(self, pending: Pending) -> None:
         """Render the placeholder; a result it would not shrink is left alone for good."""
@@ -426,21 +386,17 @@ class Clearer(Deciding, Thinning):
             if made[pending.eidx]:
                 return  # superseded: cleared ahead of its age already
             made[pending.eidx] = 1
-        if self._thin is not None:
-            self._make_ready_thinning(pending)
-            return
         sized = self._placeholders.sized(pending)
         if sized is None:
             return
         text, size = sized
         raw, saving = pending.raw, pending.tokens - size
         if saving <= 0 or (len(text) >= len(raw.text) and not raw.media):
-            self._rewrite_only(pending)
             return
         if self._inputs and self._placeholders.may_rewrite(pending.tool):
             args_saving, first = self._inputs_of(pending)
         else:  # the arguments stay (most tools): nothing to ask
             args_saving, first = 0, pending.position
-        made_ready = pending[:7] + (text, saving, args_saving, first, None)  # noqa: RUF005
+        made_ready = pending[:7] + (text, saving, args_saving, first)  # noqa: RUF005
         state.ready.append(new_tuple(Pending, made_ready))
         state.ready_saving += saving + args_saving
