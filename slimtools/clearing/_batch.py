@@ -147,10 +147,12 @@ class State(Reading):
     ready_saving: int = 0
     plan: Candidates = field(default_factory=Candidates)  # cache-aware: ready, by position
     forced: list[Pending] = field(default_factory=list)
-    # Superseded results: per eidx, 1 once the result is made ready or cleared ahead of
-    # its age (too late to supersede, or skipped when it falls due); a byte a result.
+    # Per eidx, 1 once the result is made ready or cleared ahead of its age (too late for a
+    # rule to clear it ahead, or skipped when it falls due); a byte a result.
     made: bytearray = field(default_factory=bytearray)
-    supersession: Any = None  # the _supersede.Supersession of this pass, made on first use
+    # The _rules.Rule list of this pass (_rules.rules_for), made on first use; typed Any, as
+    # the rules' module names this one's Pending (no import cycle).
+    rules: list[Any] | None = None
     keeps: dict[str, int | None] = field(default_factory=dict)  # tool -> turns_to_keep
     # Whether every tool in ``keeps`` is a command (shell): evidence of a long run
     # (``pricing.calls_ahead``); checked again when ``keeps`` grows past ``shell_checked``.

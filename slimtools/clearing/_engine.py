@@ -18,9 +18,11 @@ taking over a persisted history continues it byte for byte). That is what keeps 
 prompt cache warm across agent restarts; ``tests/clearing/test_clearing_determinism.py`` checks it
 across processes.
 
-The clearer is split by concept: ingestion in ``_ingest.py`` (shared with the ledger's
-replay), when ready results go in ``_deciding.py``, the writing of a batch in ``_batch.py``;
-``replay.py`` is its public replay mode.
+The clearer is composed of parts, one per concept: ingestion in ``_ingest.py`` (shared with
+the ledger's replay); the rules that say why and from when a result may go in ``_rules/``
+(age, superseded results: a seam, one module and one table row per rule); placeholders in
+``_render.py``; when ready results go in ``_deciding.py`` (a :class:`Decider`); the writing
+of a batch in ``_batch.py``. ``replay.py`` is its public replay mode.
 
 The rejected simpler design, recomputing everything from scratch per call (as LangChain's
 ``ClearToolUsesEdit`` does, recounting the whole history after each cleared message), is
@@ -37,13 +39,20 @@ from itertools import islice
 from typing import Any
 
 from slimtools._gc import paused_collector
-from slimtools.clearing._batch import Forgetful, Memory, Pending, State, write_batch
+from slimtools.clearing._batch import (
+    Forgetful,
+    Memory,
+    Pending,
+    State,
+    audit_originals,
+    write_batch,
+)
 from slimtools.clearing._checks import check_count
-from slimtools.clearing._deciding import Deciding
+from slimtools.clearing._deciding import Decider
 from slimtools.clearing._ingest import SeenCall, read_messages, same_message
 from slimtools.clearing._observe import report_pass
 from slimtools.clearing._render import Placeholders
-from slimtools.clearing._supersede import Supersession
+from slimtools.clearing._rules import rules_for
 from slimtools.clearing.audit import Audit, check_audit
 from slimtools.clearing.formats.base import Codec, RawResult, new_tuple
 from slimtools.clearing.formats.view import _format_of, detect_format, get_codec, history_list
@@ -56,7 +65,7 @@ logger = logging.getLogger("slimtools.clearing")
 _LONG_PASS = 512  # messages read in one call from which the collector is paused
 
 
-class Clearer(Deciding):
+class Clearer:
     """A stateful clearer for one growing history: call :meth:`clear` before each model call.
 
     It remembers how far it has read, so each call reads only the messages appended since
@@ -112,11 +121,8 @@ class Clearer(Deciding):
         self._rereading = False
         self._state = self._new_state()
         self._placeholders = Placeholders(self.policy)
-        self._untriggered = self.policy.trigger_tokens is None and (
-            self.policy.trigger_tool_uses is None
-        )
+        self._decider = Decider(self.policy, self._placeholders, expected_calls)
         self._inputs = bool(self.policy.clear_tool_inputs)  # whether arguments are blanked
-        self._supersede = self.policy.supersede
         self.last_report = ClearingReport()
 
     @classmethod
@@ -289,8 +295,7 @@ class Clearer(Deciding):
             return  # excluded or never-clear: untouched, and not counted toward keep
         eidx = len(state.eligible_turns)
         state.eligible_turns.append(turn)
-        if self._supersede:
-            state.made.append(0)
+        state.made.append(0)
         if not raw.clearable:  # empty or already cleared: counts toward keep, stays
             return
         info = (raw, tool, call, position, turn, tokens, eidx, "", 0, 0, position)
@@ -298,22 +303,25 @@ class Clearer(Deciding):
         if self._rereading and self._memory.knows(raw):
             state.forced.append(pending)  # cleared before the re-read: stays cleared
             return
-        if self._supersede:
-            tracker = state.supersession
-            if tracker is None:
-                tracker = state.supersession = Supersession(self.policy.category_of)
-            for older, reason in tracker.file(pending, due=turn + keep_turns):
-                # Only a result not yet due by its age: one already due may have been
-                # cleared by age before this result arrived (incremental = one pass).
-                if turn < older.turn + (keeps.get(older.tool) or 0):
-                    self._superseded(older, turn, reason)
-        queue = state.waiting.get(keep_turns)
-        if queue is None:
-            queue = state.waiting[keep_turns] = deque()
-        queue.append(pending)
+        rules = state.rules
+        if rules is None:
+            rules = state.rules = rules_for(self.policy)
+        due = turn + keep_turns
+        for rule in rules:
+            for result, when, reason in rule.propose(pending, due):
+                if reason is None:  # the ordinary placeholder once ``when`` comes
+                    queue = state.waiting.get(wait := when - result.turn)
+                    if queue is None:
+                        queue = state.waiting[wait] = deque()
+                    queue.append(result)
+                # Ahead of its age only a result not yet due by it: one already due may
+                # have been cleared by age before this result arrived (incremental = one pass).
+                elif when < result.turn + (keeps.get(result.tool) or 0):
+                    self._ahead(result, when, reason)
 
-    def _superseded(self, older: Pending, turn: int, reason: str) -> None:
-        """Clear ``older`` ahead of its age: a newer result, in full, made it stale.
+    def _ahead(self, older: Pending, turn: int, reason: str) -> None:
+        """Clear ``older`` ahead of its age: the newer result of ``turn``, in full, made it
+        stale (``reason``).
 
         It waits in the ready list like any clear (the trigger, ``clear_at_least`` and the
         cache rule still decide when), and is skipped when its own turn comes."""
@@ -345,7 +353,7 @@ class Clearer(Deciding):
         )
         return args_saving, first
 
-    # -- deciding (the rest in _deciding.py) -------------------------------------------------
+    # -- deciding (when ready results go: the Decider) ------------------------------------
 
     def _evaluate(self, codec: Codec) -> ClearingReport:
         state, policy = self._state, self.policy
@@ -354,7 +362,8 @@ class Clearer(Deciding):
         while snapshot < len(eligible) and eligible[snapshot] <= clock:
             snapshot += 1
         state.snapshot = snapshot
-        self._take_due(clock)
+        decider = self._decider
+        decider.take_due(state, clock)
         ripe = state.ripe
         if len(ripe) == 1:  # a per-round clearer's usual call
             if ripe[0].eidx < snapshot - (policy.keep or 0):
@@ -372,20 +381,28 @@ class Clearer(Deciding):
                     self._make_ready(pending)
                 else:
                     state.ripe.append(pending)
-        forced = self._forced_now() if state.forced else []
-        fresh = self._decide() if state.ready or state.plan.items else []
+        forced = decider.forced_now(state, self._memory) if state.forced else []
+        fresh = decider.decide(state) if state.ready or state.plan.items else []
         if fresh and self.audit is not None and not self._audited(self.audit, codec, fresh):
             fresh = []
         return write_batch(codec, state, forced, fresh, self._memory)
 
+    def _audited(self, audit: Audit, codec: Codec, fresh: list[Pending]) -> bool:
+        """Audit the fresh originals first; when the sink fails they wait for the next call."""
+        state = self._state
+        if audit_originals(audit, codec, state, fresh):
+            return True
+        state.ready.extend(fresh)
+        state.ready_saving += sum(p.saving + p.input_saving for p in fresh)
+        return False
+
     def _make_ready(self, pending: Pending) -> None:
         """Render the placeholder; a result it would not shrink is left alone for good."""
         state = self._state
-        if self._supersede:
-            made = state.made
-            if made[pending.eidx]:
-                return  # superseded: cleared ahead of its age already
-            made[pending.eidx] = 1
+        made = state.made
+        if made[pending.eidx]:
+            return  # cleared ahead of its age already
+        made[pending.eidx] = 1
         sized = self._placeholders.sized(pending)
         if sized is None:
             return

@@ -34,7 +34,7 @@ from slimtools.clearing._batch import Forgetful, Pending, State
 from slimtools.clearing._engine import Clearer
 from slimtools.clearing._ingest import FileResult, NoteCall, Reading, SeenCall, read_messages
 from slimtools.clearing._render import Placeholders
-from slimtools.clearing._supersede import standing_args
+from slimtools.clearing._rules.superseded import standing_args
 from slimtools.clearing.excerpt import render_args
 from slimtools.clearing.formats.base import RawResult, new_tuple
 from slimtools.clearing.policy import ClearingPolicy

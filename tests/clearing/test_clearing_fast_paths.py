@@ -188,16 +188,18 @@ def test_a_long_queue_falls_due_as_popping_it_one_by_one_does(turns, keep, clock
     results, in the same order, as popping each due result in turn."""
     from collections import deque
 
-    from slimtools.clearing import Clearer
-    from slimtools.clearing._batch import Pending
+    from slimtools.clearing._batch import Pending, State
+    from slimtools.clearing._deciding import Decider
+    from slimtools.clearing._render import Placeholders
     from slimtools.clearing.formats.base import RawResult
 
     raw = RawResult("c", None, "text", 0, False, False, True)
     call = SeenCall("t", {}, 0, 1, 2, 1)
     queue = [Pending(raw, "t", call, i, turn, 10, i) for i, turn in enumerate(turns)]
     expected = [p for p in queue if p.turn + keep <= clock]
-    clearer = Clearer()
-    clearer._state.waiting[keep] = deque(queue)
-    clearer._take_due(clock)
-    assert clearer._state.ripe == expected
-    assert list(clearer._state.waiting[keep]) == queue[len(expected) :]
+    policy = ClearingPolicy()
+    state = State()
+    state.waiting[keep] = deque(queue)
+    Decider(policy, Placeholders(policy), None).take_due(state, clock)
+    assert state.ripe == expected
+    assert list(state.waiting[keep]) == queue[len(expected) :]
