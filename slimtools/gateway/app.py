@@ -13,7 +13,6 @@ import contextlib
 import logging
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
-from typing import Any
 
 try:
     import httpx
@@ -195,11 +194,3 @@ def _response_headers(
         for k, v in items
         if k.lower() not in drop
     ]
-
-
-def gateway_of(app: Any) -> Gateway:
-    """The :class:`Gateway` state of an app made by :func:`create_app`."""
-    found = getattr(getattr(app, "state", None), "gateway", None)
-    if not isinstance(found, Gateway):
-        raise TypeError("not an app made by slimtools.gateway.create_app")
-    return found
