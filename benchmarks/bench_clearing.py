@@ -1,9 +1,16 @@
 """Clearing benchmarks (issues 3 and 8): speed against LangChain, and cost on real transcripts.
 
+**The speed budget** (issue 35; it replaces the goal "never slower than
+``ClearToolUsesEdit``", which parity would have needed one engine per format to meet):
+one default pass at most 1.5x the informative floor, at 1,000 and at 10,000 turns; 10x the
+history at most 12x the time; the incremental per-round call at round 1,000 at least 1,000x
+faster than LangChain's middleware per model call. Each is recorded as a "speed budget" row.
+
 (a) One clearing pass over a 1,000- and a 10,000-turn LangChain history (~500-token search
     results): slimtools' *default* policy (cache-aware, the informative default placeholder)
     against ``ClearToolUsesEdit().apply`` with its defaults (trigger 100,000 tokens, keep 3,
-    "[cleared]"). Goals: never slower; 10x the history costs at most 11x the time. The same
+    "[cleared]"), and against the informative floor (budget: at most 1.5x); 10x the history
+    costs at most 12x the time. The same
     pass with ``cache=None`` (everything clearable goes, so both clear the same results here)
     gives the cost of the cache-aware decision (goal: at most 10% of a pass); the default
     with LangChain's terse "[cleared]" placeholder shows what the engine costs without
@@ -13,11 +20,11 @@
     placeholder costs: the informative floor does it with the engine's parts (decode and
     count every message, render each result's default placeholder, copy each result message
     once, nothing decided); the fused floor is a one-loop prototype writing the default's
-    very bytes for this history (checked before it is timed). The first goal cannot be met
-    by more than the floors' margin over the peer.
+    very bytes for this history (checked before it is timed).
 (b) A run of 10,000 rounds clearing before every model call: the incremental ``Clearer``
     against one pass over the final history (goal: at most 2x), and against what
-    ``ContextEditingMiddleware`` does per call (deep copy, then apply) over 1,000 rounds.
+    ``ContextEditingMiddleware`` does per call (deep copy, then apply) over 1,000 rounds; the
+    one call at round 1,000 of each (budget: the clearer's at least 1,000x faster).
 (c) Every source of ../shared/data/transcripts, every strategy of the published comparison (no clearing,
     LangChain's edit default and tuned, SWE-agent's last 5 observations, the Complexity Trap
     masking, the Agents SDK trimmer, slimtools turn-end and default): resident tool
@@ -180,16 +187,32 @@ def one_pass() -> None:
     growth, plain = times[10_000] / times[1_000], floors[10_000] / floors[1_000]
     print(
         f"default pass: 10x the history -> {growth:.1f}x the time "
-        f"(goal <= 11x); a plain linear pass (copy each result once): {plain:.1f}x"
+        f"(budget <= 12x); a plain linear pass (copy each result once): {plain:.1f}x"
     )
     record(
-        "one clearing pass, 10x the history (1,000 to 10,000 LangChain turns), default policy",
+        "speed budget: one default pass, 10x the history (1,000 to 10,000 LangChain turns)",
         baseline=f"a pass that only copies each result: {plain:.1f}x the time",
         measured=f"{growth:.1f}x the time",
-        ratio="goal at most 11x",
+        ratio=f"budget at most 12x: {'met' if growth <= 12 else 'missed'}",
         growth=growth,
         plain_growth=plain,
+        budget=12.0,
+        met=float(growth <= 12),
     )
+    for n, (informative, _fused, _lc) in informs.items():
+        over = times[n] / informative
+        print(f"default pass at {n:,} turns: {over:.2f}x the informative floor (budget <= 1.5x)")
+        record(
+            f"speed budget: one default pass, {n:,} LangChain turns, against the informative floor",
+            baseline=f"informative floor: {informative * 1e3:.1f} ms",
+            measured=f"{times[n] * 1e3:.1f} ms",
+            ratio=f"{over:.2f}x, budget at most 1.5x: {'met' if over <= 1.5 else 'missed'}",
+            floor_ms=informative * 1e3,
+            measured_ms=times[n] * 1e3,
+            over_floor=over,
+            budget=1.5,
+            met=float(over <= 1.5),
+        )
     _floors(informs)
 
 
@@ -291,6 +314,7 @@ def whole_run(rounds: int = 10_000, middleware_rounds: int = 1_000) -> None:
         baseline_s=t_lc,
         measured_s=t_small,
     )
+    per_round_call(final, middleware_rounds)
     record(
         f"clearing before each model call, {rounds:,} rounds, in place",
         baseline=f"one pass over the final history: {t_one * 1e3:.0f} ms",
@@ -298,6 +322,48 @@ def whole_run(rounds: int = 10_000, middleware_rounds: int = 1_000) -> None:
         ratio=f"{t_place / t_one:.2f}x one pass (goal 2x)",
         baseline_s=t_one,
         measured_s=t_place,
+    )
+
+
+def per_round_call(final: list[Any], at: int) -> None:
+    """The call before model call ``at``: the incremental clearer's (having cleared the rounds
+    before it; the mean of its last hundred calls) against LangChain's middleware's (deep copy,
+    then apply, on the history at ``at``)."""
+    upto = final[: 1 + 2 * at]
+    policy = ClearingPolicy()
+    step = context_editing_step(ClearToolUsesEdit())
+    t_lc = best(lambda: step(list(upto)), 5)
+    t_call, last = float("inf"), 100
+    for _ in range(7):  # the rounds before cleared one by one, as an agent's loop does
+        clearer, growing = Clearer(policy), [final[0]]
+        for r in range(at - last):
+            growing.extend(final[1 + 2 * r : 3 + 2 * r])
+            clearer.clear_in_place(growing)
+        # The last ``last`` calls timed together, after one collection (a single call timed
+        # alone right after a full collection runs cold: several times its cost in a loop).
+        gc.collect()
+        start = time.process_time()
+        for r in range(at - last, at):
+            growing.extend(final[1 + 2 * r : 3 + 2 * r])
+            clearer.clear_in_place(growing)
+        t_call = min(t_call, (time.process_time() - start) / last)
+    t_call = max(t_call, 1e-7)  # below the clock's resolution: count it as 0.1 µs
+    speed = t_lc / t_call
+    print(
+        f"the call at round {at:,}: ContextEditingMiddleware {t_lc * 1e3:.2f} ms, incremental "
+        f"Clearer {t_call * 1e6:.1f} µs: {speed:,.0f}x faster (budget >= 1,000x)"
+    )
+    record(
+        f"speed budget: the incremental per-round call at round {at:,}",
+        baseline=f"ContextEditingMiddleware per model call: {t_lc * 1e3:.2f} ms",
+        measured=f"{t_call * 1e6:.1f} µs",
+        ratio=f"{speed:,.0f}x faster, budget at least 1,000x: "
+        f"{'met' if speed >= 1_000 else 'missed'}",
+        baseline_s=t_lc,
+        measured_s=t_call,
+        speed=speed,
+        budget=1_000.0,
+        met=float(speed >= 1_000),
     )
 
 
