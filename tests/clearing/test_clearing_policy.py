@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import importlib.util
 from types import SimpleNamespace
 
 import pytest
@@ -250,3 +251,20 @@ def test_a_category_given_a_retention_is_one():
     """A category of the user's own counts once the policy's ``retention`` gives it turns."""
     policy = ClearingPolicy(categories={"audit_log": "audit"}, retention={"audit": 50})
     assert policy.turns_to_keep("audit_log") == 50
+
+
+def test_every_surface_starts_from_the_same_default_policy():
+    """The CLI's default (also the gateway's), the LangGraph node and middleware and the
+    LiteLLM hook all clear under ``ClearingPolicy()``."""
+    pytest.importorskip("langchain.agents.middleware")
+    from slimtools.adapters.langgraph import ClearingMiddleware, ClearingNode
+    from slimtools.cli._policy import build_policy
+
+    default = ClearingPolicy()
+    assert build_policy("default") == default
+    assert ClearingNode()._clearers.policy == default
+    assert ClearingMiddleware().policy == default
+    if importlib.util.find_spec("litellm") is not None:
+        from slimtools.integrations.litellm import SlimtoolsClearing
+
+        assert SlimtoolsClearing().policy == default
