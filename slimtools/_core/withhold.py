@@ -13,7 +13,7 @@ import logging
 from typing import Any
 
 from slimtools._core.config import Call, SlimConfig
-from slimtools._core.fit import Out
+from slimtools._core.fit import Out, Part
 from slimtools.projection import Secrets, Unreadable, scrub_pairs
 
 log = logging.getLogger("slimtools")
@@ -39,18 +39,18 @@ def unreadable(cfg: SlimConfig, call: Call, found: Unreadable) -> tuple[str, Any
     return "envelope", Out(total=0, notes=[found.describe()]).build()
 
 
-def mask_out(secrets: Secrets | None, out: Out, tail: list[str]) -> None:
+def mask_out(secrets: Secrets | None, out: Out, tail: list[Part]) -> None:
     """Mask the call's denied values in everything the envelope shows."""
     if secrets is None:
         return
-    masker = secrets.found_in([out.briefs, out.text, out.notes, tail])
+    masker = secrets.found_in([out.briefs, out.text, out.notes, [part.text for part in tail]])
     if masker is None:  # the usual call: no denied value anywhere else
         return
     out.briefs = masker.data(out.briefs)
     if out.text is not None:
         out.text = masker.text(out.text)
     out.notes[:] = [masker.text(n) for n in out.notes]
-    tail[:] = [masker.text(t) for t in tail]
+    tail[:] = [part._replace(text=masker.text(part.text)) for part in tail]
 
 
 def masked(secrets: Secrets | None, saves: dict[str, Any]) -> dict[str, Any]:
