@@ -24,6 +24,7 @@ from slimtools.clearing import ClearingPolicy, clear_stale_results
 from slimtools.clearing.formats import with_changes
 from slimtools.clearing.formats.view import get_codec
 from slimtools.clearing.marker import seal
+from slimtools.clearing.placeholder import MAX_PLACEHOLDER_CHARS
 from slimtools.clearing.replay import PlaceholderRenderer
 from slimtools.tokens import count_tokens
 
@@ -53,7 +54,7 @@ def fused_floor(
     """The fused prototype: every result but the last ``keep`` replaced by the default
     placeholder, built in one loop over the messages' fields (single-argument calls with
     ASCII results, as the benchmark's history holds); ``max_chars`` and ``head`` are the
-    placeholder's bound and head (the policy's ``max_placeholder_chars`` and ``keep_head``)."""
+    placeholder's bound and head (``MAX_PLACEHOLDER_CHARS`` and the policy's ``keep_head``)."""
     out, calls = list(messages), {}
     tokens = 0  # the history's total, counted as any pass must (nothing is decided with it)
     last = len(messages) - 2 * keep  # a call and its result per turn
@@ -87,9 +88,7 @@ def fused_floor(
 def check_fused_floor(messages: Sequence[Any], policy: ClearingPolicy, keep: int) -> None:
     """Raise unless :func:`fused_floor` writes what the default pass writes: a floor that
     does less than the pass it bounds would bound nothing."""
-    fused = fused_floor(
-        messages, keep=keep, max_chars=policy.max_placeholder_chars, head=policy.keep_head
-    )
+    fused = fused_floor(messages, keep=keep, max_chars=MAX_PLACEHOLDER_CHARS, head=policy.keep_head)
     default = clear_stale_results(messages, policy)
     differ = [i for i, (a, b) in enumerate(zip(fused, default, strict=False)) if a != b]
     if len(fused) != len(default) or differ:

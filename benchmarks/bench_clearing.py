@@ -1,9 +1,16 @@
 """Clearing benchmarks (issues 3 and 8): speed against LangChain, and cost on real transcripts.
 
+**The speed budget** (issue 35; it replaces the goal "never slower than
+``ClearToolUsesEdit``", which parity would have needed one engine per format to meet):
+one default pass at most 1.5x the informative floor, at 1,000 and at 10,000 turns; 10x the
+history at most 12x the time; the incremental per-round call at round 1,000 at least 1,000x
+faster than LangChain's middleware per model call. Each is recorded as a "speed budget" row.
+
 (a) One clearing pass over a 1,000- and a 10,000-turn LangChain history (~500-token search
     results): slimtools' *default* policy (cache-aware, the informative default placeholder)
     against ``ClearToolUsesEdit().apply`` with its defaults (trigger 100,000 tokens, keep 3,
-    "[cleared]"). Goals: never slower; 10x the history costs at most 11x the time. The same
+    "[cleared]"), and against the informative floor (budget: at most 1.5x); 10x the history
+    costs at most 12x the time. The same
     pass with ``cache=None`` (everything clearable goes, so both clear the same results here)
     gives the cost of the cache-aware decision (goal: at most 10% of a pass); the default
     with LangChain's terse "[cleared]" placeholder shows what the engine costs without
@@ -13,14 +20,14 @@
     placeholder costs: the informative floor does it with the engine's parts (decode and
     count every message, render each result's default placeholder, copy each result message
     once, nothing decided); the fused floor is a one-loop prototype writing the default's
-    very bytes for this history (checked before it is timed). The first goal cannot be met
-    by more than the floors' margin over the peer.
+    very bytes for this history (checked before it is timed).
 (b) A run of 10,000 rounds clearing before every model call: the incremental ``Clearer``
     against one pass over the final history (goal: at most 2x), and against what
-    ``ContextEditingMiddleware`` does per call (deep copy, then apply) over 1,000 rounds.
+    ``ContextEditingMiddleware`` does per call (deep copy, then apply) over 1,000 rounds; the
+    one call at round 1,000 of each (budget: the clearer's at least 1,000x faster).
 (c) Every source of ../shared/data/transcripts, every strategy of the published comparison (no clearing,
     LangChain's edit default and tuned, SWE-agent's last 5 observations, the Complexity Trap
-    masking, the Agents SDK trimmer, slimtools turn-end, batched and default): resident tool
+    masking, the Agents SDK trimmer, slimtools turn-end and default): resident tool
     tokens (peak, end), billed input without caching, the cached cost at Anthropic's 5-minute
     prices, cache breaks, and how many transcripts cost more than no clearing. Goals for the
     default: the lowest cached cost of all, at most 1.00x; at most 5% of transcripts dearer
@@ -31,8 +38,6 @@
     above 1.10x of no clearing, resident at most 0.6x where runs average 20+ calls.
 (f) Superseded results: what ``supersede=True`` alone frees and costs, and the default (which
     supersedes) against clearing by age alone. Goal: the default no dearer on any source.
-(g) Shortened write arguments: the default (``shorten_write_inputs=True``) against the same
-    policy with it off, per source: prompt tokens freed over the run and the cached cost.
 
 Times are CPU seconds of this process (``time.process_time``), best of several runs, each
 after ``gc.collect()`` and including the young collection it leaves due (see :func:`best`):
@@ -41,6 +46,7 @@ other processes on a shared machine then cost no time here.
 
 from __future__ import annotations
 
+import dataclasses
 import gc
 import time
 from collections.abc import Callable, Sequence
@@ -55,7 +61,9 @@ from benchmarks._floors import check_fused_floor, fused_floor, informative_floor
 from benchmarks._timing import SHARED_DATA
 from benchmarks.results import record
 from slimtools.clearing import Clearer, ClearingPolicy, clear_stale_results, view
-from slimtools.clearing.policy import DEFAULT_RETENTION
+from slimtools.clearing.clear import ClearFn
+from slimtools.clearing.placeholder import MAX_PLACEHOLDER_CHARS
+from slimtools.clearing.pricing import DEFAULT_PRICING, CachePricing
 from slimtools.clearing.replay import PlaceholderRenderer
 from slimtools.ledger.compare import Comparison, Strategy, compare, published_strategies
 from slimtools.ledger.peers import context_editing_step
@@ -139,7 +147,7 @@ def one_pass() -> None:
             return fused_floor(
                 messages,
                 keep=_KEPT,
-                max_chars=default.max_placeholder_chars,
+                max_chars=MAX_PLACEHOLDER_CHARS,
                 head=default.keep_head,
             )
 
@@ -179,16 +187,32 @@ def one_pass() -> None:
     growth, plain = times[10_000] / times[1_000], floors[10_000] / floors[1_000]
     print(
         f"default pass: 10x the history -> {growth:.1f}x the time "
-        f"(goal <= 11x); a plain linear pass (copy each result once): {plain:.1f}x"
+        f"(budget <= 12x); a plain linear pass (copy each result once): {plain:.1f}x"
     )
     record(
-        "one clearing pass, 10x the history (1,000 to 10,000 LangChain turns), default policy",
+        "speed budget: one default pass, 10x the history (1,000 to 10,000 LangChain turns)",
         baseline=f"a pass that only copies each result: {plain:.1f}x the time",
         measured=f"{growth:.1f}x the time",
-        ratio="goal at most 11x",
+        ratio=f"budget at most 12x: {'met' if growth <= 12 else 'missed'}",
         growth=growth,
         plain_growth=plain,
+        budget=12.0,
+        met=float(growth <= 12),
     )
+    for n, (informative, _fused, _lc) in informs.items():
+        over = times[n] / informative
+        print(f"default pass at {n:,} turns: {over:.2f}x the informative floor (budget <= 1.5x)")
+        record(
+            f"speed budget: one default pass, {n:,} LangChain turns, against the informative floor",
+            baseline=f"informative floor: {informative * 1e3:.1f} ms",
+            measured=f"{times[n] * 1e3:.1f} ms",
+            ratio=f"{over:.2f}x, budget at most 1.5x: {'met' if over <= 1.5 else 'missed'}",
+            floor_ms=informative * 1e3,
+            measured_ms=times[n] * 1e3,
+            over_floor=over,
+            budget=1.5,
+            met=float(over <= 1.5),
+        )
     _floors(informs)
 
 
@@ -290,6 +314,7 @@ def whole_run(rounds: int = 10_000, middleware_rounds: int = 1_000) -> None:
         baseline_s=t_lc,
         measured_s=t_small,
     )
+    per_round_call(final, middleware_rounds)
     record(
         f"clearing before each model call, {rounds:,} rounds, in place",
         baseline=f"one pass over the final history: {t_one * 1e3:.0f} ms",
@@ -297,6 +322,48 @@ def whole_run(rounds: int = 10_000, middleware_rounds: int = 1_000) -> None:
         ratio=f"{t_place / t_one:.2f}x one pass (goal 2x)",
         baseline_s=t_one,
         measured_s=t_place,
+    )
+
+
+def per_round_call(final: list[Any], at: int) -> None:
+    """The call before model call ``at``: the incremental clearer's (having cleared the rounds
+    before it; the mean of its last hundred calls) against LangChain's middleware's (deep copy,
+    then apply, on the history at ``at``)."""
+    upto = final[: 1 + 2 * at]
+    policy = ClearingPolicy()
+    step = context_editing_step(ClearToolUsesEdit())
+    t_lc = best(lambda: step(list(upto)), 5)
+    t_call, last = float("inf"), 100
+    for _ in range(7):  # the rounds before cleared one by one, as an agent's loop does
+        clearer, growing = Clearer(policy), [final[0]]
+        for r in range(at - last):
+            growing.extend(final[1 + 2 * r : 3 + 2 * r])
+            clearer.clear_in_place(growing)
+        # The last ``last`` calls timed together, after one collection (a single call timed
+        # alone right after a full collection runs cold: several times its cost in a loop).
+        gc.collect()
+        start = time.process_time()
+        for r in range(at - last, at):
+            growing.extend(final[1 + 2 * r : 3 + 2 * r])
+            clearer.clear_in_place(growing)
+        t_call = min(t_call, (time.process_time() - start) / last)
+    t_call = max(t_call, 1e-7)  # below the clock's resolution: count it as 0.1 µs
+    speed = t_lc / t_call
+    print(
+        f"the call at round {at:,}: ContextEditingMiddleware {t_lc * 1e3:.2f} ms, incremental "
+        f"Clearer {t_call * 1e6:.1f} µs: {speed:,.0f}x faster (budget >= 1,000x)"
+    )
+    record(
+        f"speed budget: the incremental per-round call at round {at:,}",
+        baseline=f"ContextEditingMiddleware per model call: {t_lc * 1e3:.2f} ms",
+        measured=f"{t_call * 1e6:.1f} µs",
+        ratio=f"{speed:,.0f}x faster, budget at least 1,000x: "
+        f"{'met' if speed >= 1_000 else 'missed'}",
+        baseline_s=t_lc,
+        measured_s=t_call,
+        speed=speed,
+        budget=1_000.0,
+        met=float(speed >= 1_000),
     )
 
 
@@ -344,17 +411,23 @@ def transcripts() -> Comparison | None:
 def hindsight(label: str = "expected_calls = true length") -> Strategy:
     """The default told each run's true length: the floor an estimate of it can reach."""
 
-    def prepare(history: Sequence[Any], fmt: str) -> tuple[Sequence[Any], ClearingPolicy]:
-        return history, ClearingPolicy(expected_calls=max(1, view(history, fmt).turns))
+    def prepare(history: Sequence[Any], fmt: str) -> tuple[Sequence[Any], ClearFn]:
+        calls = max(1, view(history, fmt).turns)
+        return history, Clearer(format=fmt, expected_calls=calls, observed=False).clear
 
     return Strategy(label, prepare)
+
+
+def _horizon(horizon: int | None) -> CachePricing:
+    """Anthropic's 5-minute prices with another payback horizon."""
+    return dataclasses.replace(DEFAULT_PRICING, horizon=horizon)
 
 
 def horizon_strategies() -> list[Strategy]:
     """The horizon comparison: no clearing, the peers, slimtools' ways, fixed horizons, hindsight."""
     return [
         *published_strategies(),
-        *(Strategy.policy(f"payback_horizon={h}", ClearingPolicy(payback_horizon=h))
+        *(Strategy.policy(f"payback_horizon={h}", ClearingPolicy(cache=_horizon(h)))
           for h in (6, 20, None)),
         hindsight(),
     ]  # fmt: skip
@@ -484,109 +557,12 @@ def supersession() -> None:
                 )
 
 
-def edit_arguments() -> None:
-    """What shortening the long arguments of cleared write calls frees, and its cost."""
-    folder = SHARED_DATA / "transcripts"
-    print(f"\n(g) shortened write arguments (shorten_write_inputs), {folder}")
-    if not folder.is_dir():
-        print("    shared data not found; skipped")
-        return
-    runs = load_transcripts(folder)
-    for retention in (None, 3):  # the default's 20 turns for writes, then a short one
-        _edit_arguments(runs, retention)
-
-
-def _edit_arguments(runs: Sequence[Any], write_turns: int | None) -> None:
-    """(g) for one write retention (None: the default's)."""
-    kept = {} if write_turns is None else {"retention": {**DEFAULT_RETENTION, "write": write_turns}}
-    print(f"    write retention: {write_turns or DEFAULT_RETENTION['write']} turns")
-    strategies = [
-        Strategy.policy("no clearing", None),
-        Strategy.policy(
-            "default, shortening off", ClearingPolicy(shorten_write_inputs=False, **kept)
-        ),
-        Strategy.policy("slimtools default (shortens)", ClearingPolicy(**kept)),
-    ]
-    result = compare(runs, strategies)
-    print(f"    {'source':<16} {'prompt tokens freed':>20} {'cost, off':>10} {'cost, on':>9}")
-    for group in [g for g in result.groups if g != "ALL"] + ["ALL"]:
-        rows = result.groups[group]
-        off, on = rows["default, shortening off"], rows["slimtools default (shortens)"]
-        freed = off.billed - on.billed
-        print(f"    {group:<16} {freed:>20,} {off.cost_ratio:>9.3f}x {on.cost_ratio:>8.3f}x")
-        record(
-            f"shortened write arguments, write retention {write_turns or 'default'}, {group}",
-            baseline=f"shortening off: {off.cost_ratio:.3f}x of no clearing",
-            measured=f"{on.cost_ratio:.3f}x, {freed:,} prompt tokens freed",
-            ratio=f"{on.cached / off.cached if off.cached else 1.0:.4f}x the cost",
-            freed_tokens=freed,
-            cost_off=off.cost_ratio,
-            cost_on=on.cost_ratio,
-            resident_off=off.resident_ratio,
-            resident_on=on.resident_ratio,
-        )
-
-
-RECOMMENDED_THIN = ((0, 200), (3, 80), (10, 0))
-
-
-def thinning(rounds: int = 10_000) -> None:
-    """What thinning costs in time, and what it changes on the real transcripts."""
-    print("\n(d) placeholders that thin with age, thin=[(0, 200), (3, 80), (10, 0)]")
-    final = history(rounds)
-
-    def replay(policy: ClearingPolicy) -> float:
-        clear = Clearer(policy).clear_in_place
-        growing: list[Any] = [final[0]]
-        gc.collect()
-        start = time.process_time()
-        for r in range(rounds):
-            growing.extend(final[1 + 2 * r : 3 + 2 * r])
-            clear(growing)
-        return time.process_time() - start
-
-    for label, base in (("cache=None", ClearingPolicy(cache=None)), ("default", ClearingPolicy())):
-        thin = base.replace(thin=RECOMMENDED_THIN)
-        t_fixed = best(lambda b=base: clear_stale_results(final, b), 3)
-        t_thin = best(lambda t=thin: clear_stale_results(final, t), 3)
-        r_fixed = min(replay(base) for _ in range(2))
-        r_thin = min(replay(thin) for _ in range(2))
-        print(
-            f"{label:>10}: one pass {t_thin / t_fixed:.2f}x a fixed head; a {rounds:,}-round run "
-            f"cleared in place {r_thin / r_fixed:.2f}x"
-        )
-    folder = SHARED_DATA / "transcripts"
-    if not folder.is_dir():
-        print("    shared data not found; the transcript figures are skipped")
-        return
-    runs = load_transcripts(folder)
-    for cache in (None, "anthropic"):
-        strategies = [
-            Strategy.policy("no clearing", None),
-            Strategy.policy("fixed head 200", ClearingPolicy(cache=cache)),
-            Strategy.policy("fixed head 80", ClearingPolicy(cache=cache, keep_head=80)),
-            Strategy.policy("thinning", ClearingPolicy(cache=cache, thin=RECOMMENDED_THIN)),
-        ]
-        result = compare(runs, strategies, cache=cache)
-        print(f"  cache={cache}: cost / resident at the end against no clearing")
-        for group in [g for g in result.groups if g != "ALL"] + ["ALL"]:
-            rows = result.groups[group]
-            cells = "  ".join(
-                f"{label} {t.cost_ratio:.3f}/{t.resident_ratio:.3f}"
-                for label, t in rows.items()
-                if label != "no clearing"
-            )
-            print(f"    {group:>15}: {cells}")
-
-
 def main() -> None:
     one_pass()
     whole_run()
     transcripts()
     horizons()
     supersession()
-    edit_arguments()
-    thinning()
 
 
 if __name__ == "__main__":

@@ -12,6 +12,8 @@ from collections.abc import Iterable, Mapping
 from types import MappingProxyType
 from typing import Any
 
+from slimtools._fields import field_of
+
 EFFECT_VERBS = frozenset(
     {"charge", "pay", "refund", "bill", "transfer", "buy", "purchase", "cancel", "spend"}
     | {"clear", "purge", "wipe", "erase", "drop", "truncate", "reset", "destroy", "prune"}
@@ -107,16 +109,12 @@ def repeatable_tools(tools: Iterable[Any]) -> frozenset[str]:
     """
     names = set()
     for tool in tools:
-        name = _field(tool, "name")
-        notes = _field(tool, "annotations")
+        name = field_of(tool, "name")
+        notes = field_of(tool, "annotations")
         if not isinstance(name, str) or notes is None:
             continue
-        hints = [_field(notes, k) for k in ("readOnlyHint", "read_only_hint")]
-        hints += [_field(notes, k) for k in ("idempotentHint", "idempotent_hint")]
+        hints = [field_of(notes, k) for k in ("readOnlyHint", "read_only_hint")]
+        hints += [field_of(notes, k) for k in ("idempotentHint", "idempotent_hint")]
         if any(h is True for h in hints):
             names.add(name)
     return frozenset(names)
-
-
-def _field(obj: Any, key: str) -> Any:
-    return obj.get(key) if isinstance(obj, Mapping) else getattr(obj, key, None)

@@ -24,7 +24,7 @@ from slimtools._core.lookup import Lookup, Sources, get_record
 from slimtools._core.pipeline import FinalResult
 from slimtools._core.wrapper import rebind, slim_state
 from slimtools._json import dumps_str
-from slimtools.categories import CATEGORIES
+from slimtools.categories import CATEGORIES, REPEATABLE_CATEGORIES
 from slimtools.envelope import Envelope
 from slimtools.errors import ConfigurationError
 from slimtools.projection import DENIED_ATTR, scrub_pairs
@@ -34,7 +34,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("slimtools")
 
-_READ_CATEGORIES = frozenset({"search", "read"})
 
 COMPANION_DESCRIPTION = (
     "Return the full record (JSON) or text behind a handle that a tool result showed: "
@@ -111,7 +110,7 @@ def tool_spec(
         args_model=model,
         output_schema=dict(output_schema) if output_schema is not None else None,
         returns_envelope=state is not None,
-        read_only=category in _READ_CATEGORIES if read_only is None else bool(read_only),
+        read_only=category in REPEATABLE_CATEGORIES if read_only is None else bool(read_only),
     )
 
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Collection, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from slimtools._core.config import Call, SlimConfig
 from slimtools._core.keys import handle_of, is_snapshot_key
@@ -24,6 +24,19 @@ from slimtools.envelope import Envelope, make_envelope
 # The records below are created on every call and never changed afterwards, yet are not
 # ``frozen``: a frozen dataclass sets each field through ``object.__setattr__``, which makes
 # construction about three times slower.
+
+
+class Part(NamedTuple):
+    """One part of a hint's tail, with what it offers carried as data: a trimmed envelope
+    drops the offers it no longer keeps by their kind, never by reading their text.
+
+    ``offers``: ``"next"`` the tool's call for the next page of a text; ``"record"`` the
+    companion's call expanding the first brief; ``"handle"`` another companion call on a
+    handle; ``""`` words only (what is shown).
+    """
+
+    text: str
+    offers: str = ""
 
 
 @dataclass(slots=True)
@@ -41,9 +54,9 @@ class Out:
     marker: tuple[str, str] | None = None
     """The omitted-lines marker in ``text``, and its wording when the store is unavailable."""
 
-    def build(self, hint_tail: Sequence[str] = (), lead: Sequence[str] = ()) -> Envelope[Any]:
+    def build(self, hint_tail: Sequence[Part] = (), lead: Sequence[str] = ()) -> Envelope[Any]:
         """The envelope; its hint joins the notes, then ``lead``, then ``hint_tail``."""
-        hint = "; ".join([*self.notes, *lead, *hint_tail])
+        hint = "; ".join([*self.notes, *lead, *(part.text for part in hint_tail)])
         page = self.page if self.page != 1 else None
         return make_envelope(
             self.total, self.briefs, hint, page=page, handle=self.handle, text=self.text
@@ -60,7 +73,7 @@ class Req:
 
 
 def fit(
-    cfg: SlimConfig, call: Call, out: Out, tail: list[str], req: Req
+    cfg: SlimConfig, call: Call, out: Out, tail: list[Part], req: Req
 ) -> tuple[Envelope[Any], bool]:
     """The envelope within ``max_tokens``, and whether its hint offers a resume call.
 
@@ -93,7 +106,7 @@ def _trim(
     cfg: SlimConfig,
     call: Call,
     out: Out,
-    tail: list[str],
+    tail: list[Part],
     req: Req,
     *,
     items: list[Any],
@@ -121,10 +134,10 @@ def _trim(
     elif cfg.paging is None and k < len(items):  # no page to come back on
         note += f"; narrow the {call.tool} call to see the others"
     trimmed.notes.append(note)
-    if out.text is not None:  # the rest call above replaces the page's own "next:"
-        tail = [t for t in tail if not t.startswith("next:")]
-    elif k == 0:  # the first brief, named by "full record: ...", is not shown
-        tail = [t for t in tail if not t.startswith("full record:")]
+    if out.text is not None:  # the rest call above replaces the page's own next call
+        tail = [part for part in tail if part.offers != "next"]
+    elif k == 0:  # the first brief, which the "record" offer expands, is not shown
+        tail = [part for part in tail if part.offers != "record"]
     return trimmed.build(tail)
 
 
@@ -147,7 +160,7 @@ def _clip_strings(value: Any, chars: int, keep: str | None = None) -> Any:
     return value
 
 
-def with_more(cfg: SlimConfig, call: Call, out: Out, tail: list[str], req: Req) -> Envelope[Any]:
+def with_more(cfg: SlimConfig, call: Call, out: Out, tail: list[Part], req: Req) -> Envelope[Any]:
     """Final hint for records: how many more and the exact call for the next page."""
     if out.text is None and out.total == 0 and not out.notes:
         return out.build(tail, ["no results"])
@@ -167,7 +180,7 @@ def with_more(cfg: SlimConfig, call: Call, out: Out, tail: list[str], req: Req) 
     return out.build(tail, lead)
 
 
-def note_unkept(call: Call, out: Out, tail: list[str], refused: Collection[str] | None) -> bool:
+def note_unkept(call: Call, out: Out, tail: list[Part], refused: Collection[str] | None) -> bool:
     """Say what the store did not keep, and offer no call that would read it; True if told.
 
     ``refused`` are the keys the store refused (too large), or ``None`` when it was
@@ -178,7 +191,7 @@ def note_unkept(call: Call, out: Out, tail: list[str], refused: Collection[str] 
             "the handle store is unavailable, so these handles cannot be expanded "
             f"now: call {call.tool} again for details"
         )
-        forget_handles(call, out, tail)
+        forget_handles(out, tail)
         return True
     if not refused:
         return False
@@ -187,13 +200,13 @@ def note_unkept(call: Call, out: Out, tail: list[str], refused: Collection[str] 
         return False
     out.notes.append(f"too large to keep, not expandable: {', '.join(shown[:5])}")
     if out.first_key in refused:
-        forget_handles(call, out, tail)
+        forget_handles(out, tail)
     return True
 
 
-def forget_handles(call: Call, out: Out, tail: list[str]) -> None:
+def forget_handles(out: Out, tail: list[Part]) -> None:
     """Drop every offer to expand a handle the store does not hold."""
-    tail[:] = [t for t in tail if f"{call.companion}(" not in t]
+    tail[:] = [part for part in tail if part.offers not in ("record", "handle")]
     if out.marker is not None and out.text is not None:
         out.text = out.text.replace(*out.marker, 1)
     out.handle = None

@@ -17,7 +17,7 @@ from pydantic import BaseModel
 
 from slimtools._core.config import Call, PageSpec, SlimConfig
 from slimtools._core.drive import INVOKE, UNAVAILABLE, Engine, Load, Save
-from slimtools._core.fit import Out, Req, fit, note_unkept
+from slimtools._core.fit import Out, Part, Req, fit, note_unkept
 from slimtools._core.handles import attach_handles, stored_ids
 from slimtools._core.paging import (
     format_call,
@@ -296,7 +296,7 @@ def _records(
     store: tuple[dict[str, Any], bool],
     *,
     detailed: bool,
-) -> Engine[tuple[Out, list[str], bool]]:
+) -> Engine[tuple[Out, list[Part], bool]]:
     """A page of records as briefs with handles, and whether the store is down.
 
     ``store`` is the call's saves and whether the store already failed.
@@ -327,7 +327,7 @@ def _records(
         kept = chosen
         if cfg.reduces and cfg.handles is not None:
             kept = [cfg.keep(r) for r in chosen]
-    tail = []
+    tail: list[Part] = []
     if cfg.handles is not None:
         taken = yield from stored_ids(cfg.handles, call.tool, out.briefs, store_down=down)
         down = taken is UNAVAILABLE
@@ -339,6 +339,6 @@ def _records(
             taken={} if down else taken,
         )
         if first is not None:
-            tail.append(f"full record: {handle_call(call.companion, first[0])}")
+            tail.append(Part(f"full record: {handle_call(call.companion, first[0])}", "record"))
             out.first_key = first[1]
     return out, tail, down

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from slimtools._core.config import Call, SlimConfig
-from slimtools._core.fit import Out, Req
+from slimtools._core.fit import Out, Part, Req
 from slimtools._core.keys import make_handle, text_key
 from slimtools._core.paging import format_call, handle_call, past_end, split_lines, tool_call
 from slimtools._core.textpages import cost, describe, text_pages
@@ -23,7 +23,7 @@ def show_text(
     text: str,
     req: Req,
     saves: dict[str, Any],
-) -> tuple[Out, list[str]]:
+) -> tuple[Out, list[Part]]:
     if cfg.paging is not None:
         return _text_page(cfg, call, text, req, saves)
     total = line_count(text)
@@ -46,15 +46,18 @@ def show_text(
             middle = f"… {omitted} lines omitted: {more} reads on …"
             out.marker = (middle, f"… {omitted} lines omitted …")
             out.text = "\n".join([*lines[: spec.head], middle, *lines[-spec.tail :]])
-            return out, [f"head and tail of {total} lines", f"the middle: {more}"]
+            return out, [
+                Part(f"head and tail of {total} lines"),
+                Part(f"the middle: {more}", "handle"),
+            ]
     pages = text_pages(text, spec.head, budget, cfg.counter)
     handle = _keep_text(call.tool, text, (spec.head, budget), saves)
     out.handle, out.first_key = handle, text_key(call.tool, handle)
     first = pages[0]
     out.text = text[first.start : first.end]
-    tail = [describe(first, total)]
+    tail = [Part(describe(first, total))]
     if len(pages) > 1:
-        tail.append(f"more: {handle_call(call.companion, handle, 2)}")
+        tail.append(Part(f"more: {handle_call(call.companion, handle, 2)}", "handle"))
     return out, tail
 
 
@@ -76,7 +79,7 @@ def _text_page(
     text: str,
     req: Req,
     saves: dict[str, Any],
-) -> tuple[Out, list[str]]:
+) -> tuple[Out, list[Part]]:
     page, limit, page_ok = req.page, req.limit, req.ok
     total = line_count(text)
     budget = page_tokens(cfg, call)
@@ -104,16 +107,16 @@ def _text_page(
     out.page = page
     shown = pages[page - 1]
     out.text = text[shown.start : shown.end]
-    tail = [describe(shown, total)]
+    tail = [Part(describe(shown, total))]
     if page < len(pages):
         default = cfg.paging.limit if cfg.paging is not None else limit
-        tail.append(
-            "next: " + tool_call(call.tool, call.args, page=page + 1, limit=limit, default=default)
-        )
+        nxt = tool_call(call.tool, call.args, page=page + 1, limit=limit, default=default)
+        tail.append(Part("next: " + nxt, "next"))
     if cfg.handles is not None:
         out.handle = _keep_text(call.tool, text, (limit, budget), saves)
         out.first_key = text_key(call.tool, out.handle)
-        tail.append(f"same pages later: {handle_call(call.companion, out.handle, 'N')}")
+        later = handle_call(call.companion, out.handle, "N")
+        tail.append(Part(f"same pages later: {later}", "handle"))
     return out, tail
 
 

@@ -21,6 +21,7 @@ except ImportError as exc:  # pragma: no cover - exercised only without the extr
         "slimtools.adapters.anthropic needs the Anthropic SDK: pip install 'slimtools[anthropic]'"
     ) from exc
 
+from slimtools._fields import field_of
 from slimtools._json import dumps_str
 
 if TYPE_CHECKING:
@@ -50,20 +51,20 @@ def anthropic_tools(kit: Toolkit) -> list[ToolParam]:
     return tools
 
 
-def _get(obj: Any, key: str) -> Any:
-    """A field of an SDK object or of its plain-dict form."""
-    return obj.get(key) if isinstance(obj, Mapping) else getattr(obj, key, None)
-
-
 def _uses(message: Any) -> list[_Use]:
     """``tool_use`` blocks of a ``Message``, its dict form, or a list of content blocks."""
-    blocks = message if isinstance(message, Sequence) else _get(message, "content")
+    blocks = message if isinstance(message, Sequence) else field_of(message, "content")
     if not isinstance(blocks, Sequence) or isinstance(blocks, str):
         return []
     return [
-        (str(_get(b, "id")), str(_get(b, "name")), _get(b, "input"), _get(b, "toolset_name"))
+        (
+            str(field_of(b, "id")),
+            str(field_of(b, "name")),
+            field_of(b, "input"),
+            field_of(b, "toolset_name"),
+        )
         for b in blocks
-        if _get(b, "type") == "tool_use"
+        if field_of(b, "type") == "tool_use"
     ]
 
 

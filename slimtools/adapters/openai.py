@@ -32,6 +32,7 @@ except ImportError as exc:  # pragma: no cover - exercised only without the extr
         "slimtools.adapters.openai needs the OpenAI SDK: pip install 'slimtools[openai]'"
     ) from exc
 
+from slimtools._fields import field_of
 from slimtools._json import dumps_str
 from slimtools.adapters._strict import restore_defaults, strict_schema
 
@@ -112,35 +113,34 @@ _Call = tuple[str, str, Any]
 """(call id, tool name, raw arguments) of one function call."""
 
 
-def _get(obj: Any, key: str) -> Any:
-    """A field of an SDK object or of its plain-dict form."""
-    return obj.get(key) if isinstance(obj, Mapping) else getattr(obj, key, None)
-
-
 def _chat_calls(source: Any) -> list[_Call]:
     """Function calls of a ChatCompletion (first choice), a message, or a list of tool calls."""
     if not isinstance(source, Sequence):
-        choices = _get(source, "choices")
+        choices = field_of(source, "choices")
         if choices:
-            source = _get(choices[0], "message")
-        source = _get(source, "tool_calls") or []
+            source = field_of(choices[0], "message")
+        source = field_of(source, "tool_calls") or []
     calls: list[_Call] = []
     for call in source:
-        if _get(call, "type") in (None, "function"):  # custom (free-text) tools are not ours
-            function = _get(call, "function")
+        if field_of(call, "type") in (None, "function"):  # custom (free-text) tools are not ours
+            function = field_of(call, "function")
             calls.append(
-                (str(_get(call, "id")), str(_get(function, "name")), _get(function, "arguments"))
+                (
+                    str(field_of(call, "id")),
+                    str(field_of(function, "name")),
+                    field_of(function, "arguments"),
+                )
             )
     return calls
 
 
 def _response_calls(source: Any) -> list[_Call]:
     """``function_call`` items of a Responses API response or of a list of output items."""
-    items = source if isinstance(source, Sequence) else _get(source, "output") or []
+    items = source if isinstance(source, Sequence) else field_of(source, "output") or []
     return [
-        (str(_get(item, "call_id")), str(_get(item, "name")), _get(item, "arguments"))
+        (str(field_of(item, "call_id")), str(field_of(item, "name")), field_of(item, "arguments"))
         for item in items
-        if _get(item, "type") == "function_call"
+        if field_of(item, "type") == "function_call"
     ]
 
 

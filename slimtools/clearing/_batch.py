@@ -9,7 +9,7 @@ from __future__ import annotations
 import logging
 from array import array
 from collections import deque
-from collections.abc import Callable, Collection
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
@@ -18,14 +18,10 @@ from slimtools.clearing._plan import Candidates
 from slimtools.clearing._savings import SavingsIndex
 from slimtools.clearing.audit import Audit, AuditRecord
 from slimtools.clearing.formats import with_changes
-from slimtools.clearing.formats.base import Args, Codec, RawResult, new_tuple
+from slimtools.clearing.formats.base import Codec, RawResult, new_tuple
 from slimtools.clearing.report import ClearingReport
 
 logger = logging.getLogger("slimtools.clearing")
-
-
-InputRewrite = Callable[[str, SeenCall], "Args | None"]
-"""The arguments a cleared call of a tool is left with (``{}``/None: blanked)."""
 
 
 class Memory:
@@ -89,13 +85,6 @@ class Memory:
         """The key a cleared result is remembered by."""
         return self._key(raw)
 
-    def rethin(self, key: str, text: str) -> None:
-        """Remember that a cleared result now holds a thinner placeholder."""
-        if self._recent:
-            self._settle()
-        if key in self.placeholders:
-            self.placeholders[key] = text
-
     def clear(self) -> None:
         """Forget everything."""
         self.placeholders.clear()
@@ -133,27 +122,6 @@ class Pending(NamedTuple):
     saving: int = 0  # tokens the placeholder saves
     input_saving: int = 0  # tokens blanking the call's arguments saves (0: not blanked)
     first: int = 0  # the first message clearing it rewrites (the call's, when blanked)
-    watch: Watch | None = None  # with a thinning schedule: the result's later thinning
-
-
-THINNING = -1
-"""The ``eidx`` of a pending thinning (a placeholder to shorten), as opposed to a clear."""
-
-
-@dataclass(slots=True, eq=False)
-class Watch:
-    """A result under a thinning schedule: what the history holds for it now, and the
-    clear or thinning waiting for it (re-made when its head shortens before it is written)."""
-
-    due: int  # the turn the result fell due: ages count from it
-    position: int
-    slot: int
-    call_id: str
-    candidate: Pending | None = None  # waiting in the ready list or the plan
-    retry: Pending | None = None  # a result its placeholder would not yet shrink
-    text: str = ""  # the placeholder in the history ("": not cleared yet)
-    tokens: int = 0  # its tokens
-    key: str = ""  # the original's memory key ("": none, e.g. read back cleared)
 
 
 @dataclass(slots=True)
@@ -179,13 +147,12 @@ class State(Reading):
     ready_saving: int = 0
     plan: Candidates = field(default_factory=Candidates)  # cache-aware: ready, by position
     forced: list[Pending] = field(default_factory=list)
-    # With a thinning schedule: (turn of the next step, sequence, watch), a heap.
-    watches: list[tuple[int, int, Watch]] = field(default_factory=list)
-    watch_seq: int = 0
-    # Superseded results: per eidx, 1 once the result is made ready or cleared ahead of
-    # its age (too late to supersede, or skipped when it falls due); a byte a result.
+    # Per eidx, 1 once the result is made ready or cleared ahead of its age (too late for a
+    # rule to clear it ahead, or skipped when it falls due); a byte a result.
     made: bytearray = field(default_factory=bytearray)
-    supersession: Any = None  # the _supersede.Supersession of this pass, made on first use
+    # The _rules.Rule list of this pass (_rules.rules_for), made on first use; typed Any, as
+    # the rules' module names this one's Pending (no import cycle).
+    rules: list[Any] | None = None
     keeps: dict[str, int | None] = field(default_factory=dict)  # tool -> turns_to_keep
     # Whether every tool in ``keeps`` is a command (shell): evidence of a long run
     # (``pricing.calls_ahead``); checked again when ``keeps`` grows past ``shell_checked``.
@@ -194,59 +161,24 @@ class State(Reading):
 
 
 def write_batch(
-    codec: Codec,
-    state: State,
-    forced: list[Pending],
-    fresh: list[Pending],
-    memory: Memory,
-    *,
-    thins: list[Pending] | None = None,
-    inputs: InputRewrite | None = None,
+    codec: Codec, state: State, forced: list[Pending], fresh: list[Pending], memory: Memory
 ) -> ClearingReport:
     """Write the placeholders (and blanked arguments) into ``state.out``; report it.
 
-    ``inputs`` gives the arguments a cleared call with ``input_saving`` is left with
-    (``{}`` or None: blanked; else shortened).
-
     ``fresh`` results are cleared for the first time and remembered in ``memory``;
-    ``forced`` ones are re-applied after a re-read and not reported again; ``thins`` are
-    placeholders shortened (reported as ``thinned``, their saving counted), given (if only
-    empty) whenever the policy thins, so the watches learn what was written.
+    ``forced`` ones are re-applied after a re-read and not reported again.
     """
     before = state.tokens - state.saved
-    if not fresh and not forced and not thins:
-        return report(0, 0, (), 0, None, before, before, 0)
-    if not (forced or thins or len(fresh) > 1 or fresh[0].input_saving):
+    if not fresh and not forced:
+        return report(0, 0, (), 0, None, before, before)
+    if not (forced or len(fresh) > 1 or fresh[0].input_saving):
         state.savings.add(fresh[0].position, fresh[0].saving)
-        written = _write_one(codec, state, fresh, memory, before=before)
-    else:
-        batch = forced + fresh if forced else fresh
-        if thins:
-            batch = batch + thins
-        saved = [(p.position, p.saving) for p in batch]
-        saved += [(p.call.position, p.input_saving) for p in batch if p.input_saving]
-        state.savings.add_many(saved)
-        written = _write_many(
-            codec, state, forced, fresh, memory, thins=thins or [], before=before, inputs=inputs
-        )
-    if thins is not None:  # a thinning schedule: watches follow what was written
-        _update_watches(fresh, thins, memory)
-    return written
-
-
-def _update_watches(fresh: list[Pending], thins: list[Pending], memory: Memory) -> None:
-    """Record in each watch what the history now holds for its result."""
-    for p in fresh:
-        watch = p.watch
-        if watch is not None:
-            watch.text, watch.tokens = p.placeholder, p.tokens - p.saving
-            watch.key, watch.candidate = memory.key(p.raw), None
-    for p in thins:
-        watch = p.watch
-        assert watch is not None  # a thinning always has its watch
-        watch.text, watch.tokens, watch.candidate = p.placeholder, p.tokens - p.saving, None
-        if watch.key:
-            memory.rethin(watch.key, p.placeholder)
+        return _write_one(codec, state, fresh, memory, before=before)
+    batch = forced + fresh if forced else fresh
+    saved = [(p.position, p.saving) for p in batch]
+    saved += [(p.call.position, p.input_saving) for p in batch if p.input_saving]
+    state.savings.add_many(saved)
+    return _write_many(codec, state, forced, fresh, memory, before=before)
 
 
 def _write_one(
@@ -261,7 +193,7 @@ def _write_one(
     )
     memory.remember(fresh)
     state.saved += p.saving
-    fields = (1, p.saving, (p.raw.call_id,), 0, p.position, before, before - p.saving, 0)
+    fields = (1, p.saving, (p.raw.call_id,), 0, p.position, before, before - p.saving)
     written: ClearingReport = new_tuple(ClearingReport, fields)  # report(), a call less
     return written
 
@@ -273,40 +205,30 @@ def _write_many(
     fresh: list[Pending],
     memory: Memory,
     *,
-    thins: list[Pending],
     before: int,
-    inputs: InputRewrite | None = None,
 ) -> ClearingReport:
     """:func:`write_batch` in general: results grouped by message, so a message holding
     several (Anthropic) is rebuilt once, then the calls whose arguments are blanked."""
     blank: dict[int, set[str]] = {}  # message position -> ids of calls to blank
-    given: dict[str, Args] = {}  # call id -> the shortened arguments it is left with
     saving = 0
     out = state.out
     batch = forced + fresh if forced else fresh
-    if thins:
-        batch = batch + thins
     # Formats whose result is a whole message (WholeMessageResults) name the field holding
     # it: one result per message, so nothing needs grouping.
     field = getattr(codec, "result_field", None)
     if field is not None:
         texts: Collection[int] = [p.position for p in batch]
         for p in batch:
-            if p.placeholder != p.raw.text:  # equal: only the call's arguments change
-                out[p.position] = with_changes(out[p.position], {field: p.placeholder})
+            out[p.position] = with_changes(out[p.position], {field: p.placeholder})
             saving += p.saving + p.input_saving
             if p.input_saving:
                 blank.setdefault(p.call.position, set()).add(p.raw.call_id)
-                _give(given, inputs, p)
     else:
         grouped: dict[int, dict[int, str]] = {}  # message position -> slot -> placeholder
         for p in batch:
             saving += p.saving + p.input_saving
             if p.input_saving:
                 blank.setdefault(p.call.position, set()).add(p.raw.call_id)
-                _give(given, inputs, p)
-            if p.placeholder == p.raw.text:  # only the call's arguments change
-                continue
             slots = grouped.get(p.position)
             if slots is None:
                 grouped[p.position] = {p.raw.slot: p.placeholder}
@@ -324,22 +246,15 @@ def _write_many(
     rewritten = 0
     if blank:
         for position, ids in blank.items():
-            out[position] = codec.blank_inputs(out[position], ids, given)
+            out[position] = codec.blank_inputs(out[position], ids)
         rewritten = sum(1 for p in fresh if p.input_saving)
     first = min([*texts, *blank]) if blank else min(texts)
     call_ids = tuple([p.raw.call_id for p in fresh])
-    return report(len(fresh), saving, call_ids, rewritten, first, before, after, len(thins))
-
-
-def _give(given: dict[str, Args], inputs: InputRewrite | None, p: Pending) -> None:
-    """Note the shortened arguments ``p``'s call is left with (nothing when blanked)."""
-    args = inputs(p.tool, p.call) if inputs is not None else None
-    if args:
-        given[p.raw.call_id] = args
+    return report(len(fresh), saving, call_ids, rewritten, first, before, after)
 
 
 def report(*fields: Any) -> ClearingReport:
-    """A :class:`ClearingReport` from its eight fields in order, built at C speed (one per
+    """A :class:`ClearingReport` from its seven fields in order, built at C speed (one per
     call of a per-round clearer)."""
     built: ClearingReport = new_tuple(ClearingReport, fields)
     return built

@@ -1,38 +1,41 @@
 """When ready results go: the trigger, the batch minimum and the cache-aware cut.
 
-A mixin of :class:`~slimtools.clearing.Clearer` (``_engine.py``): results fall due by turn
-(one queue per retention), wait for the ``keep`` window, and once their placeholders are
-rendered wait in the ready list (or, under a cache price, in the plan) until the rule of
-:func:`~slimtools.clearing.pricing.plan_clear` lets them go.
+One part of the :class:`~slimtools.clearing.Clearer` (``_engine.py``): results fall due by
+turn (one queue per retention), wait for the ``keep`` window, and once their placeholders
+are rendered wait in the ready list (or, under a cache price, in the plan) until the rule of
+:func:`~slimtools.clearing.pricing.plan_clear` lets them go. It reads and changes only the
+pass's :class:`~slimtools.clearing._batch.State` it is handed.
 """
 
 from __future__ import annotations
 
 from operator import attrgetter
 
-from slimtools.clearing._batch import Memory, Pending, State, audit_originals
+from slimtools.clearing._batch import Memory, Pending, State
 from slimtools.clearing._render import Placeholders
-from slimtools.clearing.audit import Audit
-from slimtools.clearing.formats.base import Codec
 from slimtools.clearing.policy import ClearingPolicy
 from slimtools.clearing.pricing import calls_ahead
 
 
-class Deciding:
-    """The deciding steps of the clearer (state and policy are the clearer's)."""
+class Decider:
+    """The deciding part of a clearer, under one policy (and, if known, the run's length)."""
 
-    policy: ClearingPolicy
-    _state: State
-    _placeholders: Placeholders
-    _memory: Memory
-    _untriggered: bool
+    __slots__ = ("_placeholders", "_untriggered", "expected_calls", "policy")
 
-    def _take_due(self, clock: int) -> None:
+    def __init__(
+        self, policy: ClearingPolicy, placeholders: Placeholders, expected_calls: int | None
+    ) -> None:
+        self.policy = policy
+        self._placeholders = placeholders
+        self.expected_calls = expected_calls
+        self._untriggered = policy.trigger is None
+
+    def take_due(self, state: State, clock: int) -> None:
         """Move the results due by ``clock`` to the ripe list, in due order (then filing)."""
-        due = self._state.ripe  # appended to in place; merged below when several fell due
+        due = state.ripe  # appended to in place; merged below when several fell due
         mark = len(due)
         queues = 0
-        for keep_turns, queue in self._state.waiting.items():
+        for keep_turns, queue in state.waiting.items():
             if queue and queue[0].turn + keep_turns <= clock:
                 queues += 1
                 if len(queue) > 32:  # a long queue (a one-pass clear): taken at once,
@@ -45,23 +48,22 @@ class Deciding:
                 while queue and queue[0].turn + keep_turns <= clock:
                     due.append(queue.popleft())
         if queues > 1:  # results of several retentions fell due: merge them by due turn
-            keeps = self._state.keeps
+            keeps = state.keeps
             order = lambda p: (p.turn + (keeps[p.tool] or 0), p.eidx)  # noqa: E731
             if mark:
                 due[mark:] = sorted(due[mark:], key=order)
             else:
                 due.sort(key=order)
 
-    def _forced_now(self) -> list[Pending]:
+    def forced_now(self, state: State, memory: Memory) -> list[Pending]:
         """Results cleared before a re-read, now outside the keep window: clear them again."""
-        state = self._state
         now: list[Pending] = []
         later: list[Pending] = []
         for pending in state.forced:
             if state.turns - pending.turn < self.policy.keep_turns:
                 later.append(pending)
                 continue
-            text, blanked = self._memory.recall(pending.raw)
+            text, blanked = memory.recall(pending.raw)
             saving = pending.tokens - self.policy.token_counter(text)
             args_saving = (
                 self._placeholders.input_saving(pending.tool, pending.call) if blanked else 0
@@ -75,7 +77,7 @@ class Deciding:
         state.forced = later
         return now
 
-    def _decide(self) -> list[Pending]:
+    def decide(self, state: State) -> list[Pending]:
         """Which ready results go now: all, none, or (under a cache price) the cheapest cut.
 
         The window guard comes first: over ``max_context_tokens``, results go whatever the
@@ -85,10 +87,10 @@ class Deciding:
         :func:`~slimtools.clearing.pricing.plan_clear` picks the cut whose saving over the
         calls ahead most outweighs the cache rewrite it causes.
         """
-        state, policy = self._state, self.policy
+        policy = self.policy
         limit = policy.max_context_tokens
         over = limit is not None and state.tokens - state.saved > limit
-        if not (over or self._untriggered or self._triggered()):
+        if not (over or self._untriggered or self._triggered(state)):
             return []
         pricing = policy.pricing
         if pricing is None:
@@ -117,16 +119,12 @@ class Deciding:
         ready.clear()
         state.ready_saving = 0
         need = state.tokens - state.saved - limit if over and limit is not None else 0
-        plan, horizon = state.plan, policy.payback_horizon
-        if policy.expected_calls is None and horizon is not None and state.turns >= horizon >= 1:
+        plan, horizon, expected = state.plan, pricing.horizon, self.expected_calls
+        if expected is None and horizon is not None and state.turns >= horizon >= 1:
             calls = horizon  # what calls_ahead gives a run this old, shell or not
         else:
-            calls = calls_ahead(
-                state.turns,
-                policy.expected_calls,
-                horizon,
-                commands_only=self._commands_only(),
-            )
+            shell = self._commands_only(state)
+            calls = calls_ahead(state.turns, expected, horizon, commands_only=shell)
         cut = plan.choose(
             state.turn_start,
             now,
@@ -137,9 +135,8 @@ class Deciding:
         )
         return [] if cut is None else plan.take(cut)
 
-    def _commands_only(self) -> bool:
+    def _commands_only(self, state: State) -> bool:
         """Whether every tool that has returned a result is a command (a shell agent's run)."""
-        state = self._state
         keeps = state.keeps
         if state.shell and state.shell_checked < len(keeps):
             category_of = self.policy.category_of
@@ -147,26 +144,12 @@ class Deciding:
             state.shell_checked = len(keeps)
         return state.shell and bool(keeps)
 
-    def _triggered(self) -> bool:
-        state, policy = self._state, self.policy
-        if policy.trigger_tokens is None and policy.trigger_tool_uses is None:
-            return True
-        by_tokens = policy.trigger_tokens is not None and (
-            state.tokens - state.saved > policy.trigger_tokens
-        )
-        by_uses = policy.trigger_tool_uses is not None and (
-            state.tool_uses > policy.trigger_tool_uses
-        )
-        return by_tokens or by_uses
-
-    def _audited(self, audit: Audit, codec: Codec, fresh: list[Pending]) -> bool:
-        """Audit the fresh originals first; when the sink fails they wait for the next call."""
-        state = self._state
-        if audit_originals(audit, codec, state, fresh):
-            return True
-        state.ready.extend(fresh)
-        state.ready_saving += sum(p.saving + p.input_saving for p in fresh)
-        return False
+    def _triggered(self, state: State) -> bool:
+        trigger: tuple[str, int] = self.policy.trigger  # type: ignore[assignment]  # not None
+        kind, value = trigger
+        if kind == "tokens":
+            return state.tokens - state.saved > value
+        return state.tool_uses > value
 
 
 _first_change = attrgetter("first")

@@ -6,9 +6,6 @@ message once (decode, count its tokens once, file its results by the turn at whi
 stale) and then, at each call, only looks at what became stale since the last call:
 
 - a result of turn ``t`` whose tool keeps ``k`` turns is *due* at turn ``t + k``;
-- with ``batch_turns = b`` the clock the policy sees is ``T - T % b``, so the cleared prefix
-  moves only when ``T`` crosses a multiple of ``b`` (per-request recomputation then gives
-  the same prefix for ``b`` turns in a row: the prompt cache survives);
 - a due result protected by ``keep`` waits (at most ``keep`` of them);
 - what is clearable waits in a ready batch with its running saving until the trigger has
   fired and the batch saves at least ``clear_at_least`` tokens, then goes all at once.
@@ -21,9 +18,11 @@ taking over a persisted history continues it byte for byte). That is what keeps 
 prompt cache warm across agent restarts; ``tests/clearing/test_clearing_determinism.py`` checks it
 across processes.
 
-The clearer is split by concept: ingestion in ``_ingest.py`` (shared with the ledger's
-replay), when ready results go in ``_deciding.py``, thinning in ``_thinning_steps.py``,
-the writing of a batch in ``_batch.py``; ``replay.py`` is its public replay mode.
+The clearer is composed of parts, one per concept: ingestion in ``_ingest.py`` (shared with
+the ledger's replay); the rules that say why and from when a result may go in ``_rules/``
+(age, superseded results: a seam, one module and one table row per rule); placeholders in
+``_render.py``; when ready results go in ``_deciding.py`` (a :class:`Decider`); the writing
+of a batch in ``_batch.py``. ``replay.py`` is its public replay mode.
 
 The rejected simpler design, recomputing everything from scratch per call (as LangChain's
 ``ClearToolUsesEdit`` does, recounting the whole history after each cleared message), is
@@ -41,32 +40,32 @@ from typing import Any
 
 from slimtools._gc import paused_collector
 from slimtools.clearing._batch import (
-    THINNING,
     Forgetful,
     Memory,
     Pending,
     State,
+    audit_originals,
     write_batch,
 )
-from slimtools.clearing._deciding import Deciding
+from slimtools.clearing._checks import check_count
+from slimtools.clearing._deciding import Decider
 from slimtools.clearing._ingest import SeenCall, read_messages, same_message
 from slimtools.clearing._observe import report_pass
 from slimtools.clearing._render import Placeholders
-from slimtools.clearing._supersede import Supersession
-from slimtools.clearing._thinning_steps import Thinning
+from slimtools.clearing._rules import rules_for
 from slimtools.clearing.audit import Audit, check_audit
 from slimtools.clearing.formats.base import Codec, RawResult, new_tuple
 from slimtools.clearing.formats.view import _format_of, detect_format, get_codec, history_list
 from slimtools.clearing.policy import ClearingPolicy
 from slimtools.clearing.report import ClearingReport
-from slimtools.instrumentation import REGISTRY
+from slimtools.instrumentation import REGISTRY, Listener, check_listener
 
 logger = logging.getLogger("slimtools.clearing")
 
 _LONG_PASS = 512  # messages read in one call from which the collector is paused
 
 
-class Clearer(Deciding, Thinning):
+class Clearer:
     """A stateful clearer for one growing history: call :meth:`clear` before each model call.
 
     It remembers how far it has read, so each call reads only the messages appended since
@@ -81,9 +80,15 @@ class Clearer(Deciding, Thinning):
         policy: the :class:`ClearingPolicy` (defaults: turn-end clearing, 2 turns kept).
         format: the history format; detected from the first message that tells.
         audit: a sink receiving each original before it is replaced.
-        observed: whether its passes are reported (``ClearingPolicy.on_event``,
-            ``slimtools.observe``); the ledger's what-if replays pass False, so a
-            process's live metrics count only the clearing its agents really did.
+        expected_calls: the model calls this run will make in all, if you know; a clear is
+            then weighed against what is left of them instead of the estimate from the
+            run's age (see :class:`ClearingPolicy`), so under a cache price no clear costs
+            more than it saves.
+        on_event: hears a :class:`~slimtools.instrumentation.ClearingPass` for each call of
+            this clearer (``slimtools.observe`` hears every clearer's).
+        observed: whether its passes are reported (``on_event``, ``slimtools.observe``);
+            the ledger's what-if replays pass False, so a process's live metrics count only
+            the clearing its agents really did.
     """
 
     def __init__(
@@ -92,6 +97,8 @@ class Clearer(Deciding, Thinning):
         *,
         format: str | None = None,
         audit: Audit | None = None,
+        expected_calls: int | None = None,
+        on_event: Listener | None = None,
         observed: bool = True,
     ) -> None:
         self.policy = policy if policy is not None else ClearingPolicy()
@@ -100,6 +107,11 @@ class Clearer(Deciding, Thinning):
         if audit is not None:
             check_audit(audit, "write")
         self.audit = audit
+        check_count(expected_calls, "expected_calls", optional=True, minimum=1)
+        self.expected_calls = expected_calls
+        if on_event is not None:
+            check_listener(on_event, "on_event")
+        self.on_event = on_event
         self._observed = observed
         self._codec: Codec | None = get_codec(format) if format is not None else None
         self._named = self._sure = format is not None
@@ -109,14 +121,8 @@ class Clearer(Deciding, Thinning):
         self._rereading = False
         self._state = self._new_state()
         self._placeholders = Placeholders(self.policy)
-        self._thin = self.policy.thin
-        self._clock = 0
-        self._untriggered = self.policy.trigger_tokens is None and (
-            self.policy.trigger_tool_uses is None
-        )
-        self._inputs = self.policy.rewrites_inputs  # whether any arguments are rewritten
-        self._supersede = self.policy.supersede
-        self._rewrite = self._placeholders.input_args
+        self._decider = Decider(self.policy, self._placeholders, expected_calls)
+        self._inputs = bool(self.policy.clear_tool_inputs)  # whether arguments are blanked
         self.last_report = ClearingReport()
 
     @classmethod
@@ -190,7 +196,7 @@ class Clearer(Deciding, Thinning):
 
     def _advance(self, history: Sequence[Any]) -> ClearingReport:
         """Read what was appended since the last call, clear what is due, report it."""
-        on_event = self.policy.on_event
+        on_event = self.on_event
         listening = self._observed and (on_event is not None or bool(REGISTRY.listeners))
         began = time.time_ns() if listening else 0
         if type(history) is not list:
@@ -289,33 +295,33 @@ class Clearer(Deciding, Thinning):
             return  # excluded or never-clear: untouched, and not counted toward keep
         eidx = len(state.eligible_turns)
         state.eligible_turns.append(turn)
-        if self._supersede:
-            state.made.append(0)
+        state.made.append(0)
         if not raw.clearable:  # empty or already cleared: counts toward keep, stays
-            if raw.cleared and self._thin is not None:
-                self._watch_cleared(raw, position, tokens, turn + keep_turns)
             return
-        info = (raw, tool, call, position, turn, tokens, eidx, "", 0, 0, position, None)
+        info = (raw, tool, call, position, turn, tokens, eidx, "", 0, 0, position)
         pending: Pending = new_tuple(Pending, info)
         if self._rereading and self._memory.knows(raw):
             state.forced.append(pending)  # cleared before the re-read: stays cleared
             return
-        if self._supersede:
-            tracker = state.supersession
-            if tracker is None:
-                tracker = state.supersession = Supersession(self.policy.category_of)
-            for older, reason in tracker.file(pending, due=turn + keep_turns):
-                # Only a result not yet due by its age: one already due may have been
-                # cleared by age before this result arrived (incremental = one pass).
-                if turn < older.turn + (keeps.get(older.tool) or 0):
-                    self._superseded(older, turn, reason)
-        queue = state.waiting.get(keep_turns)
-        if queue is None:
-            queue = state.waiting[keep_turns] = deque()
-        queue.append(pending)
+        rules = state.rules
+        if rules is None:
+            rules = state.rules = rules_for(self.policy)
+        due = turn + keep_turns
+        for rule in rules:
+            for result, when, reason in rule.propose(pending, due):
+                if reason is None:  # the ordinary placeholder once ``when`` comes
+                    queue = state.waiting.get(wait := when - result.turn)
+                    if queue is None:
+                        queue = state.waiting[wait] = deque()
+                    queue.append(result)
+                # Ahead of its age only a result not yet due by it: one already due may
+                # have been cleared by age before this result arrived (incremental = one pass).
+                elif when < result.turn + (keeps.get(result.tool) or 0):
+                    self._ahead(result, when, reason)
 
-    def _superseded(self, older: Pending, turn: int, reason: str) -> None:
-        """Clear ``older`` ahead of its age: a newer result, in full, made it stale.
+    def _ahead(self, older: Pending, turn: int, reason: str) -> None:
+        """Clear ``older`` ahead of its age: the newer result of ``turn``, in full, made it
+        stale (``reason``).
 
         It waits in the ready list like any clear (the trigger, ``clear_at_least`` and the
         cache rule still decide when), and is skipped when its own turn comes."""
@@ -347,32 +353,17 @@ class Clearer(Deciding, Thinning):
         )
         return args_saving, first
 
-    def _rewrite_only(self, pending: Pending) -> None:
-        """File a result its placeholder would not shrink when rewriting its call's
-        arguments saves (a short "file written" after a long edit): the result stays as it
-        is (its own text stands for the placeholder) and only the arguments change."""
-        if not self._inputs or not self._placeholders.input_args(pending.tool, pending.call):
-            return  # blanking (clear_tool_inputs) goes with a cleared result only
-        args_saving, first = self._inputs_of(pending)
-        if not args_saving:
-            return
-        made = pending._replace(
-            placeholder=pending.raw.text, saving=0, input_saving=args_saving, first=first
-        )
-        self._state.ready.append(made)
-        self._state.ready_saving += args_saving
-
-    # -- deciding (the rest in _deciding.py) -------------------------------------------------
+    # -- deciding (when ready results go: the Decider) ------------------------------------
 
     def _evaluate(self, codec: Codec) -> ClearingReport:
         state, policy = self._state, self.policy
-        clock = state.turns - state.turns % policy.batch_turns
+        clock = state.turns
         eligible, snapshot = state.eligible_turns, state.snapshot
         while snapshot < len(eligible) and eligible[snapshot] <= clock:
             snapshot += 1
         state.snapshot = snapshot
-        self._clock = clock
-        self._take_due(clock)
+        decider = self._decider
+        decider.take_due(state, clock)
         ripe = state.ripe
         if len(ripe) == 1:  # a per-round clearer's usual call
             if ripe[0].eidx < snapshot - (policy.keep or 0):
@@ -390,57 +381,39 @@ class Clearer(Deciding, Thinning):
                     self._make_ready(pending)
                 else:
                     state.ripe.append(pending)
-        forced = self._forced_now() if state.forced else []
-        if self._thin is not None and state.watches and state.watches[0][0] <= clock:
-            self._thin_due(clock)
-        fresh = self._decide() if state.ready or state.plan.items else []
-        if self._thin is None:
-            if fresh and self.audit is not None and not self._audited(self.audit, codec, fresh):
-                fresh = []
-            return write_batch(codec, state, forced, fresh, self._memory, inputs=self._rewrite)
-        thins = [p for p in fresh if p.eidx == THINNING]
-        if thins:
-            fresh = [p for p in fresh if p.eidx != THINNING]
+        forced = decider.forced_now(state, self._memory) if state.forced else []
+        fresh = decider.decide(state) if state.ready or state.plan.items else []
         if fresh and self.audit is not None and not self._audited(self.audit, codec, fresh):
-            self._refile(thins)  # nothing is written this call
-            fresh, thins = [], []
-        report = write_batch(
-            codec, state, forced, fresh, self._memory, thins=thins, inputs=self._rewrite
-        )
-        for pending in forced:
-            self._watch_cleared(
-                pending.raw,
-                pending.position,
-                pending.tokens - pending.saving,
-                pending.turn + (self._state.keeps.get(pending.tool) or 0),
-                text=pending.placeholder,
-                key=self._memory.key(pending.raw),
-            )
-        return report
+            fresh = []
+        return write_batch(codec, state, forced, fresh, self._memory)
+
+    def _audited(self, audit: Audit, codec: Codec, fresh: list[Pending]) -> bool:
+        """Audit the fresh originals first; when the sink fails they wait for the next call."""
+        state = self._state
+        if audit_originals(audit, codec, state, fresh):
+            return True
+        state.ready.extend(fresh)
+        state.ready_saving += sum(p.saving + p.input_saving for p in fresh)
+        return False
 
     def _make_ready(self, pending: Pending) -> None:
         """Render the placeholder; a result it would not shrink is left alone for good."""
         state = self._state
-        if self._supersede:
-            made = state.made
-            if made[pending.eidx]:
-                return  # superseded: cleared ahead of its age already
-            made[pending.eidx] = 1
-        if self._thin is not None:
-            self._make_ready_thinning(pending)
-            return
+        made = state.made
+        if made[pending.eidx]:
+            return  # cleared ahead of its age already
+        made[pending.eidx] = 1
         sized = self._placeholders.sized(pending)
         if sized is None:
             return
         text, size = sized
         raw, saving = pending.raw, pending.tokens - size
         if saving <= 0 or (len(text) >= len(raw.text) and not raw.media):
-            self._rewrite_only(pending)
             return
         if self._inputs and self._placeholders.may_rewrite(pending.tool):
             args_saving, first = self._inputs_of(pending)
         else:  # the arguments stay (most tools): nothing to ask
             args_saving, first = 0, pending.position
-        made_ready = pending[:7] + (text, saving, args_saving, first, None)  # noqa: RUF005
+        made_ready = pending[:7] + (text, saving, args_saving, first)  # noqa: RUF005
         state.ready.append(new_tuple(Pending, made_ready))
         state.ready_saving += saving + args_saving

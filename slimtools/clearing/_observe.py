@@ -38,7 +38,6 @@ def report_pass(
             messages=messages,
             cleared=report.cleared_tool_uses,
             inputs_cleared=report.cleared_inputs,
-            thinned=report.thinned,
             cleared_call_ids=tuple(report.cleared_call_ids),
             tokens_before=report.tokens_before,
             tokens_after=report.tokens_after,

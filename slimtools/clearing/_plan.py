@@ -86,19 +86,6 @@ class Candidates:
         self.savings += savings
         self.before += before
 
-    def remove(self, item: Any, position: int) -> None:
-        """Withdraw a waiting candidate filed at ``position`` (a thinning re-made it)."""
-        i = bisect_left(self.positions, position)
-        while i < len(self.items) and self.positions[i] == position:
-            if self.items[i] is item:
-                break
-            i += 1
-        else:
-            return
-        for column in (self.items, self.positions, self.savings, self.before, self.prefix):
-            del column[i]
-        self._resum(i)
-
     def _resum(self, i: int) -> None:
         """Recompute the prefix sums from index ``i`` on, after a change there."""
         running = self.prefix[i - 1] + self.savings[i - 1] if i else 0

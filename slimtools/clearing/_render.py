@@ -13,10 +13,11 @@ import logging
 from slimtools.clearing._batch import Pending
 from slimtools.clearing._ingest import SeenCall
 from slimtools.clearing.excerpt import envelope_handles, flatten_head, render_args
-from slimtools.clearing.formats.base import Args, args_json, new_tuple
+from slimtools.clearing.formats.base import new_tuple
 from slimtools.clearing.marker import seal
 from slimtools.clearing.placeholder import (
     DEFAULT_TEMPLATE,
+    MAX_PLACEHOLDER_CHARS,
     PlaceholderInfo,
     constant_placeholder,
     default_placeholder,
@@ -34,31 +35,27 @@ class Placeholders:
     def __init__(self, policy: ClearingPolicy) -> None:
         self.policy = policy
         self._needs = policy.placeholder_needs
-        self._constant = constant_placeholder(policy.placeholder, policy.max_placeholder_chars)
+        self._constant = constant_placeholder(policy.placeholder, MAX_PLACEHOLDER_CHARS)
         self._constant_tokens = policy.token_counter(self._constant or "")
         placeholder = policy.placeholder
         self._default = isinstance(placeholder, str) and placeholder == DEFAULT_TEMPLATE
         self._ascii_count = policy.token_counter is count_tokens
         self._repeat: dict[str, bool | None] = {}  # tool -> policy.repeatable_of(tool)
         self._blank_args: dict[str, int] = {}  # tool -> tokens of its call with "{}" arguments
-        self._rewrites: dict[str, bool] = {}  # tool -> whether its arguments may be rewritten
+        self._rewrites: dict[str, bool] = {}  # tool -> whether its arguments are blanked
 
-    def sized(self, pending: Pending, keep_head: int | None = None) -> tuple[str, int] | None:
+    def sized(self, pending: Pending) -> tuple[str, int] | None:
         """The placeholder of ``pending`` and its tokens; None when the result must stay."""
         if self._constant is not None:
             return self._constant, self._constant_tokens
-        text = (
-            self._default_text(pending, keep_head)
-            if self._default
-            else self.text(pending, keep_head)
-        )
+        text = self._default_text(pending) if self._default else self.text(pending)
         if text is None:
             return None
         if self._ascii_count and text.isascii():  # count_tokens, inlined (a test pins it)
             return text, (len(text) + 3) // 4
         return text, self.policy.token_counter(text)
 
-    def _default_text(self, pending: Pending, keep_head: int | None) -> str:
+    def _default_text(self, pending: Pending) -> str:
         """:meth:`text` under the default template, which shows every field: the same
         placeholder without asking which fields it needs (a test pins the two together)."""
         policy, raw, tool = self.policy, pending.raw, pending.tool
@@ -66,24 +63,21 @@ class Placeholders:
         repeat = self._repeat
         return default_placeholder(
             tool, render_args(args), args, text, pending.tokens, raw.is_error, raw.media,
-            flatten_head(text, policy.keep_head if keep_head is None else keep_head),
+            flatten_head(text, policy.keep_head),
             envelope_handles(text, policy.handle_key(tool)) if text[:1] in "{ \n" else (),
             repeat[tool] if tool in repeat else self.repeatable(tool),
-            policy.refetch_tool, policy.max_placeholder_chars,
+            policy.refetch_tool, MAX_PLACEHOLDER_CHARS,
         )  # fmt: skip
 
-    def text(self, pending: Pending, keep_head: int | None = None) -> str | None:
-        """The placeholder of one result (None when a user template fails: keep it), with
-        ``keep_head`` characters of head (the policy's when None)."""
+    def text(self, pending: Pending) -> str | None:
+        """The placeholder of one result (None when a user template fails: keep it)."""
         if self._constant is not None:
             return self._constant
         policy, raw, needs = self.policy, pending.raw, self._needs
         args = pending.call.args
         text = raw.text
         args_text = render_args(args) if "args" in needs else ""
-        if keep_head is None:
-            keep_head = policy.keep_head
-        head = flatten_head(text, keep_head) if "head" in needs else ""
+        head = flatten_head(text, policy.keep_head) if "head" in needs else ""
         handles = (
             envelope_handles(text, policy.handle_key(pending.tool))
             if "handles" in needs and text[:1] in "{ \n"
@@ -95,7 +89,7 @@ class Placeholders:
         if self._default:  # the default template, without the generic machinery
             return default_placeholder(
                 tool, args_text, args, text, pending.tokens, raw.is_error, raw.media, head,
-                handles, repeatable, policy.refetch_tool, policy.max_placeholder_chars,
+                handles, repeatable, policy.refetch_tool, MAX_PLACEHOLDER_CHARS,
             )  # fmt: skip
         info: PlaceholderInfo = new_tuple(
             PlaceholderInfo,
@@ -105,7 +99,7 @@ class Placeholders:
             ),
         )  # fmt: skip
         try:
-            return render(info, policy.placeholder, policy.max_placeholder_chars)
+            return render(info, policy.placeholder, MAX_PLACEHOLDER_CHARS)
         except Exception:  # a user template or callable failed: keep the result
             logger.warning("placeholder for %s failed; result kept", raw.call_id, exc_info=True)
             return None
@@ -126,7 +120,7 @@ class Placeholders:
             f"by the result of turn {turn} ({reason}), which is further down in full; "
             "removed to save context."
         )
-        return seal(body, self.policy.max_placeholder_chars)
+        return seal(body, MAX_PLACEHOLDER_CHARS)
 
     def repeatable(self, tool: str) -> bool | None:
         """The policy's word on repeating ``tool``, asked once per tool."""
@@ -135,38 +129,19 @@ class Placeholders:
             known[tool] = self.policy.repeatable_of(tool)
         return known[tool]
 
-    def input_args(self, tool: str, call: SeenCall) -> Args | None:
-        """The arguments clearing leaves ``call`` of ``tool`` with: ``{}`` blanked, a
-        shortened copy (a write tool's long strings), or None (kept).
-
-        ``policy.input_rewrite_of``, with what it asks of the tool (blanked? a write?)
-        asked once per tool: most tools' arguments stay, and that is known without
-        looking at them (a test pins this to the policy's answer)."""
-        args = call.args
-        if not args or not self.may_rewrite(tool):
-            return None
-        return self.policy.input_rewrite_of(tool, args)
-
     def may_rewrite(self, tool: str) -> bool:
-        """Whether clearing may rewrite the arguments of ``tool``'s calls (blank or shorten
-        them), asked of the policy once per tool."""
+        """Whether clearing blanks the arguments of ``tool``'s calls, asked of the policy
+        once per tool."""
         rewrites = self._rewrites
         if tool not in rewrites:
-            policy = self.policy
-            rewrites[tool] = policy.clears_inputs_of(tool) or (
-                policy.shorten_chars is not None and policy.category_of(tool) == "write"
-            )
+            rewrites[tool] = self.policy.clears_inputs_of(tool)
         return rewrites[tool]
 
     def input_saving(self, tool: str, call: SeenCall) -> int:
-        """Tokens rewriting ``call``'s arguments saves (0: they stay)."""
-        args = self.input_args(tool, call)
-        if args is None:
+        """Tokens blanking ``call``'s arguments saves (0: they stay)."""
+        if not call.args or not self.may_rewrite(tool):
             return 0
-        if not args:
-            return self.args_saving(call.name, call.args_tokens)
-        shortened = self.policy.token_counter(f"{call.name} {args_json(args)}")
-        return max(0, call.args_tokens - shortened)
+        return self.args_saving(call.name, call.args_tokens)
 
     def args_saving(self, name: str, args_tokens: int) -> int:
         """Tokens blanking a call's arguments saves: its billed text against ``name {}``."""

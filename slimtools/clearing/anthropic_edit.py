@@ -36,16 +36,26 @@ def anthropic_fields(edit: Any) -> dict[str, Any]:
         raise ConfigurationError(f"edit type must be {ANTHROPIC_EDIT_TYPE!r}, got {edit['type']!r}")
     fields: dict[str, Any] = {}
     kind, value = _typed(edit.get("trigger"), "trigger", ("input_tokens", "tool_uses"), 100_000)
-    fields["trigger_tokens" if kind == "input_tokens" else "trigger_tool_uses"] = value
+    fields["trigger"] = ("tokens" if kind == "input_tokens" else "tool_uses", value)
     fields["keep"] = _typed(edit.get("keep"), "keep", ("tool_uses",), 3)[1]
     if edit.get("clear_at_least") is not None:
         at_least = _typed(edit["clear_at_least"], "clear_at_least", ("input_tokens",), 0)
         fields["clear_at_least"] = at_least[1]
-    if edit.get("exclude_tools") is not None:
-        fields["exclude_tools"] = edit["exclude_tools"]
+    fields["retention"] = dict.fromkeys(_names(edit.get("exclude_tools", ())), None)
     if edit.get("clear_tool_inputs") is not None:
         fields["clear_tool_inputs"] = edit["clear_tool_inputs"]
     return fields
+
+
+def _names(value: Any) -> list[str]:
+    """The edit's ``exclude_tools``: a list of tool names."""
+    if value is None:
+        return []
+    if not isinstance(value, (list, tuple, set, frozenset)) or not all(
+        isinstance(n, str) for n in value
+    ):
+        raise ConfigurationError(f"exclude_tools must be a list of tool names, got {value!r}")
+    return list(value)
 
 
 def _typed(value: Any, name: str, kinds: tuple[str, ...], default: int) -> tuple[str, int]:

@@ -14,6 +14,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from slimtools._fields import field_of
+
 
 @dataclass(frozen=True, slots=True)
 class ToolHints:
@@ -43,8 +45,8 @@ def tool_hints(tools: Iterable[Any]) -> ToolHints:
     repeatable: set[str] = set()
     unrepeatable: set[str] = set()
     for tool in listed:
-        name = _field(tool, "name")
-        notes = _field(tool, "annotations")
+        name = field_of(tool, "name")
+        notes = field_of(tool, "annotations")
         if not isinstance(name, str) or notes is None:
             continue
         read_only = _hint(notes, "readOnlyHint", "read_only_hint")
@@ -61,11 +63,7 @@ def tool_hints(tools: Iterable[Any]) -> ToolHints:
 
 def _hint(notes: Any, camel: str, snake: str) -> bool:
     """Whether an annotation is exactly True (a string "true" is not a hint)."""
-    value = _field(notes, camel)
+    value = field_of(notes, camel)
     if value is None:
-        value = _field(notes, snake)
+        value = field_of(notes, snake)
     return value is True
-
-
-def _field(obj: Any, key: str) -> Any:
-    return obj.get(key) if isinstance(obj, Mapping) else getattr(obj, key, None)

@@ -33,6 +33,9 @@ TEMPLATE_FIELDS = frozenset(
 )
 """The fields a template may use (``str.format`` syntax)."""
 
+MAX_PLACEHOLDER_CHARS = 1000
+"""The most characters a placeholder holds, marker included (its body is cut to fit)."""
+
 
 class PlaceholderInfo(NamedTuple):
     """What a placeholder may say about the result it replaces (passed to callables).

@@ -1,8 +1,8 @@
 """ClearingPolicy: which stale tool results to clear, when, and what to leave in their place.
 
-*What* may be cleared: results older than their retention (per category: search results go
-first, write confirmations late, task input never), outside the last ``keep_turns`` turns and
-``keep`` tool uses, of tools not excluded. *Whether and how much* to clear now: by default
+*What* may be cleared: results older than their retention (per category or tool: search
+results go first, write confirmations late, task input never), outside the last
+``keep_turns`` turns and ``keep`` tool uses. *Whether and how much* to clear now: by default
 only what pays for itself under prompt caching (``cache=``, Anthropic's 5-minute prices
 unless told otherwise); with ``cache=None`` everything clearable goes at every round end.
 Anthropic's server-side ``clear_tool_uses_20250919`` settings map onto the same fields
@@ -12,13 +12,18 @@ Anthropic's server-side ``clear_tool_uses_20250919`` settings map onto the same 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
-from slimtools.categories import REPEATABLE_CATEGORIES, infer_category, repeatable_by_name
+from slimtools.categories import (
+    CATEGORIES,
+    REPEATABLE_CATEGORIES,
+    infer_category,
+    repeatable_by_name,
+)
 from slimtools.clearing._checks import (
     check_categories,
     check_count,
@@ -35,11 +40,8 @@ from slimtools.clearing.placeholder import (
     template_needs,
     validate_template,
 )
-from slimtools.clearing.pricing import DEFAULT_HORIZON, DEFAULT_PRICING, CachePricing, pricing_of
-from slimtools.clearing.shorten import DEFAULT_SHORTEN_CHARS, check_shortening, shorten_args
-from slimtools.clearing.thinning import check_schedule, check_template
+from slimtools.clearing.pricing import DEFAULT_PRICING, CachePricing, pricing_of
 from slimtools.errors import ConfigurationError
-from slimtools.instrumentation import Listener, check_listener
 from slimtools.tokens import TokenCounter, count_tokens
 
 DEFAULT_RETENTION: Mapping[str, int | None] = MappingProxyType(
@@ -61,79 +63,53 @@ class ClearingPolicy:
     ``k`` tokens whose first change has ``S`` cached tokens after it costs
     ``(write - read) * (S - k)`` once (the cached tokens that stay but must be written
     again) and saves ``read * k`` on every later request; it pays within
-    ``(write - read) * (S - k) / (read * k)`` requests. The policy counts on
-    ``expected_calls`` minus the calls made when you pass the run's length, and otherwise on
-    the run's age as the estimate of what is left (a run that has made ``t`` calls is
-    expected to make ``t`` more), bounded by ``payback_horizon`` (18, measured on recorded
-    runs); a run whose every tool so far is a command (a shell agent) is trusted for the
-    whole ``payback_horizon`` from its first call (see
-    :func:`~slimtools.clearing.pricing.calls_ahead`). Among the clears that pay
-    within that many requests it makes the one with the largest net saving, or none. With
-    the true length, every clear pays for itself, so a run never costs more than without
-    clearing; with the estimate, each clear's expected saving is positive as long as the run
-    is expected to make at least that many more calls. ``max_context_tokens`` overrides the
+    ``(write - read) * (S - k) / (read * k)`` requests. The policy counts on the run's age
+    as the estimate of what is left (a run that has made ``t`` calls is expected to make
+    ``t`` more), bounded by the prices' ``horizon`` (18, measured on recorded runs), or on
+    what is left of the run's length when its :class:`~slimtools.clearing.Clearer` is told
+    it (``expected_calls=``); a run whose every tool so far is a command (a shell agent) is
+    trusted for the whole horizon from its first call (see
+    :func:`~slimtools.clearing.pricing.calls_ahead`). Among the clears that pay within that
+    many requests it makes the one with the largest net saving, or none. With the true
+    length, every clear pays for itself, so a run never costs more than without clearing;
+    with the estimate, each clear's expected saving is positive as long as the run is
+    expected to make at least that many more calls. ``max_context_tokens`` overrides the
     economics: a history over it is cleared whatever the cache says. ``cache=None`` (no
     caching) clears everything clearable at every round end.
 
+    The fields come in three groups: what the tools are, when to clear, and what the
+    placeholder shows.
+
     Attributes:
-        keep_turns: results of the last ``keep_turns`` turns are never touched.
-        keep_head: characters of the original kept in the placeholder, whitespace flattened.
-        keep: also keep the results of the last ``keep`` tool uses (Anthropic's ``keep``);
-            a result is kept when either ``keep`` or ``keep_turns`` protects it.
-        trigger_tokens: clear only when the history exceeds this many tokens.
-        trigger_tool_uses: clear only when the history holds more tool uses than this.
-        clear_at_least: clear nothing unless at least this many tokens can go at once, since
-            clearing rewrites the history and breaks the prompt cache from that point.
-        batch_turns: cache-aware batching: the cleared prefix moves only every
-            ``batch_turns`` turns (1: at every round end).
-        exclude_tools: tools whose results are never cleared and do not count toward keep.
-        clear_tool_inputs: also blank the arguments of cleared calls (True, or a set of
-            tool names), leaving valid JSON.
-        shorten_write_inputs: shorten the long string arguments of cleared calls of write
-            tools (category "write") to a head, their size and a note that the call was made
-            and must not be repeated; the arguments keep their keys and value types. True:
-            strings over 400 characters; an int: over that many (at least 100); False: off.
-            Calls whose arguments ``clear_tool_inputs`` blanks are blanked instead.
-        retention: turns to keep per category (None: never clear); at least ``keep_turns``.
-        tool_retention: turns to keep per tool name; wins over ``retention``.
-        categories: tool name -> category; names not listed are inferred when
-            ``infer_categories`` (``search_logs`` -> search, ``read_file`` -> read, ...).
-        infer_categories: whether to infer categories from tool names.
+        categories: tool name -> category; names not listed are inferred
+            (``search_logs`` -> search, ``read_file`` -> read, ...).
+        repeatable: tool name -> whether calling it again is safe (True: it only reads) or
+            repeats an effect (False: MCP tools annotated ``destructiveHint``); any
+            collection of names means True for each. Placeholders tell the model to call a
+            tool again only when it is True here or, unlisted, its category is ``search`` or
+            ``read``; for any other they say that calling it again would repeat its effect.
+            :meth:`with_tool_hints` fills it from MCP tool definitions, :meth:`for_toolkit`
+            from a toolkit's read-only tools.
         handle_keys: tool name -> brief field carrying its handle (None: no handles);
             tools not listed use ``"id"``.
-        placeholder: a ``str.format`` template (fields in ``placeholder.TEMPLATE_FIELDS``)
-            or a callable from :class:`PlaceholderInfo` to text.
-        max_placeholder_chars: upper bound on a placeholder's size.
-        refetch_tool: the companion named in placeholders (``get_record``).
-        token_counter: counts tokens for triggers, ``clear_at_least`` and reports; it must
-            return an int (asked once about a probe text when the policy is made).
-        repeatable: tools safe to call again (they only read): MCP tools annotated
-            ``readOnlyHint``/``idempotentHint`` (:func:`repeatable_tools`), a toolkit's
-            read-only tools (:meth:`for_toolkit`). Placeholders tell the model to call a tool
-            again only when it is here or its category is ``search`` or ``read``; for any
-            other they say that calling it again would repeat its effect.
-        unrepeatable: tools whose placeholders never offer the call again (MCP tools
-            annotated ``destructiveHint``); wins over ``repeatable`` and the category.
-            :meth:`with_tool_hints` fills both from MCP tool definitions.
-        cache: the prompt-cache prices that decide whether clearing pays: a
-            :class:`~slimtools.clearing.pricing.CachePricing`, a preset name
-            (``"anthropic"``, ``"anthropic-1h"``, ``"openai"``, ``"gemini"``, ``"none"``) or
-            None for no caching; stored as a ``CachePricing`` or None.
-        expected_calls: the model calls you expect the whole run to make, if you know;
-            otherwise the run so far and ``payback_horizon`` are the estimate (see above).
-        payback_horizon: without ``expected_calls``, the most requests a clear may take to
-            pay for itself (None: as many as the run has made so far); what a run whose
-            every tool is a command (category ``"command"``) counts on from its first call.
+        keep_turns: results of the last ``keep_turns`` turns are never touched.
+        keep: also keep the results of the last ``keep`` tool uses (Anthropic's ``keep``);
+            a result is kept when either ``keep`` or ``keep_turns`` protects it.
+        retention: turns to keep per category or per tool name (None: never clear, and the
+            tool's results do not count toward ``keep``); a key naming a tool (not a
+            category) wins over its category; every value is at least ``keep_turns``.
+        trigger: clear only once the history exceeds this many tokens (an int), or holds
+            more tool uses than ``("tool_uses", n)`` says; Anthropic's
+            ``{"type": "input_tokens" | "tool_uses", "value": n}`` is read too. Stored as
+            ``(kind, n)`` with kind ``"tokens"`` or ``"tool_uses"``; None: always.
+        clear_at_least: clear nothing unless at least this many tokens can go at once, since
+            clearing rewrites the history and breaks the prompt cache from that point.
         max_context_tokens: clear regardless of trigger, ``clear_at_least`` and cache once
             the history exceeds this many tokens (what may be cleared still applies).
-        thin: placeholders that thin with age, as ``(age_turns, head_chars)`` steps:
-            ``[(0, 200), (10, 80), (30, 0)]`` keeps a 200-character head when a result falls
-            due, 80 characters ten turns later, none after thirty (never more than
-            ``keep_head``). Age counts from the turn a result falls due (its turn plus its
-            retention). Only the ``Head:`` line shortens: the call, size, handles and the
-            way back stay. Thinning rewrites history, so under a cache price it is weighed
-            like a clear and made only when it pays or rides on a clear made anyway.
-            None (the default): heads keep ``keep_head`` characters for life.
+        cache: the prompt-cache prices (and payback ``horizon``) that decide whether clearing
+            pays: a :class:`~slimtools.clearing.pricing.CachePricing`, a preset name
+            (``"anthropic"``, ``"anthropic-1h"``, ``"openai"``, ``"gemini"``, ``"none"``) or
+            None for no caching; stored as a ``CachePricing`` or None.
         supersede: clear a result ahead of its age once a newer one makes it stale: the same
             call again (same tool, same arguments; write tools aside), or a read of a path
             that a later call wrote and a later read re-read. The placeholder names the
@@ -143,65 +119,51 @@ class ClearingPolicy:
             when the newer one arrives keeps its age placeholder (so incremental clearing
             equals one pass). On by default: on the shared transcripts it is no dearer on
             any source (``bench_clearing`` (f)); False clears by age alone.
-        on_event: hears a :class:`~slimtools.instrumentation.ClearingPass` for each call of
-            a clearer under this policy (``slimtools.observe`` hears every policy's). It
-            observes and changes nothing, so it takes no part in ``==`` and ``hash``: two
-            policies that clear alike are equal whatever they report to.
+        placeholder: a ``str.format`` template (fields in ``placeholder.TEMPLATE_FIELDS``)
+            or a callable from :class:`PlaceholderInfo` to text; either is bounded to
+            ``placeholder.MAX_PLACEHOLDER_CHARS``.
+        keep_head: characters of the original kept in the placeholder, whitespace flattened.
+        refetch_tool: the companion named in placeholders (``get_record``).
+        clear_tool_inputs: also blank the arguments of cleared calls (True, or a set of
+            tool names), leaving valid JSON.
+        token_counter: counts tokens for triggers, ``clear_at_least`` and reports; it must
+            return an int (asked once about a probe text when the policy is made).
     """
 
-    keep_turns: int = 2
-    keep_head: int = 200
-    keep: int | None = None
-    trigger_tokens: int | None = None
-    trigger_tool_uses: int | None = None
-    clear_at_least: int | None = None
-    batch_turns: int = 1
-    # Any set of names is accepted ({"create_issue"}); it is stored as a frozenset.
-    exclude_tools: AbstractSet[str] = frozenset()
-    clear_tool_inputs: bool | AbstractSet[str] = False
-    shorten_write_inputs: bool | int = True
-    retention: Mapping[str, int | None] = field(default_factory=lambda: dict(DEFAULT_RETENTION))
-    tool_retention: Mapping[str, int | None] = field(default_factory=dict)
+    # -- what the tools are
     categories: Mapping[str, str] = field(default_factory=dict)
-    infer_categories: bool = True
+    # Any collection of names is accepted ({"search"}: all True); stored as a mapping.
+    repeatable: Mapping[str, bool] | AbstractSet[str] = field(default_factory=dict)
     handle_keys: Mapping[str, str | None] = field(default_factory=dict)
-    placeholder: str | Callable[[PlaceholderInfo], str] = DEFAULT_TEMPLATE
-    max_placeholder_chars: int = 1000
-    refetch_tool: str = "get_record"
-    token_counter: TokenCounter = count_tokens
-    repeatable: AbstractSet[str] = frozenset()
-    unrepeatable: AbstractSet[str] = frozenset()
-    cache: CachePricing | str | None = DEFAULT_PRICING
-    expected_calls: int | None = None
-    payback_horizon: int | None = DEFAULT_HORIZON
+    # -- when to clear
+    keep_turns: int = 2
+    keep: int | None = None
+    retention: Mapping[str, int | None] = field(default_factory=lambda: dict(DEFAULT_RETENTION))
+    trigger: int | tuple[str, int] | Mapping[str, Any] | None = None
+    clear_at_least: int | None = None
     max_context_tokens: int | None = None
-    thin: Sequence[tuple[int, int]] | None = None
+    cache: CachePricing | str | None = DEFAULT_PRICING
     supersede: bool = True
-    on_event: Listener | None = field(default=None, compare=False)
+    # -- what the placeholder shows
+    placeholder: str | Callable[[PlaceholderInfo], str] = DEFAULT_TEMPLATE
+    keep_head: int = 200
+    refetch_tool: str = "get_record"
+    clear_tool_inputs: bool | AbstractSet[str] = False
+    token_counter: TokenCounter = count_tokens
 
     def __post_init__(self) -> None:
         for name in ("keep_turns", "keep_head"):
             check_count(getattr(self, name), name, optional=False)
-        for name in ("keep", "trigger_tokens", "trigger_tool_uses", "clear_at_least"):
+        for name in ("keep", "clear_at_least"):
             check_count(getattr(self, name), name, optional=True)
-        check_count(self.expected_calls, "expected_calls", optional=True, minimum=1)
-        check_count(self.payback_horizon, "payback_horizon", optional=True, minimum=1)
         check_count(self.max_context_tokens, "max_context_tokens", optional=True, minimum=1)
-        check_count(self.batch_turns, "batch_turns", optional=False, minimum=1)
-        check_count(self.max_placeholder_chars, "max_placeholder_chars", optional=False, minimum=80)
         set_ = object.__setattr__
         set_(self, "cache", pricing_of(self.cache))
-        set_(self, "exclude_tools", tool_names(self.exclude_tools, "exclude_tools"))
-        set_(self, "repeatable", tool_names(self.repeatable, "repeatable"))
-        set_(self, "unrepeatable", tool_names(self.unrepeatable, "unrepeatable"))
+        set_(self, "trigger", trigger_of(self.trigger))
+        set_(self, "repeatable", repeatable_map(self.repeatable))
         if not isinstance(self.clear_tool_inputs, bool):
             set_(self, "clear_tool_inputs", tool_names(self.clear_tool_inputs, "clear_tool_inputs"))
         set_(self, "retention", frozen_map(self.retention, "retention", values=is_turns))
-        set_(
-            self,
-            "tool_retention",
-            frozen_map(self.tool_retention, "tool_retention", values=is_turns),
-        )
         set_(
             self,
             "categories",
@@ -215,24 +177,17 @@ class ClearingPolicy:
             ),
         )
         validate_template(self.placeholder)
-        schedule = check_schedule(self.thin)
-        check_template(self.placeholder, schedule)
-        set_(self, "thin", schedule)
         if self.token_counter is not count_tokens:
             check_counter(self.token_counter)
         if not isinstance(self.refetch_tool, str) or not self.refetch_tool:
             raise ConfigurationError("refetch_tool must be a non-empty tool name")
-        check_shortening(self.shorten_write_inputs)
         if not isinstance(self.supersede, bool):
             raise ConfigurationError("supersede must be a bool")
-        if not isinstance(self.infer_categories, bool):
-            raise ConfigurationError("infer_categories must be a bool")
         check_categories(self.categories, self.retention)
-        if self.on_event is not None:
-            check_listener(self.on_event, "on_event")
         # Per-tool decisions are asked once per result; memoise them (the policy is frozen).
         set_(self, "_turns_cache", {})
         set_(self, "_needs", template_needs(self.placeholder))
+        set_(self, "_category_keys", CATEGORIES | frozenset(self.categories.values()))
 
     def __hash__(self) -> int:
         # The generated hash would fail on the mapping fields; hash them as item sets, so a
@@ -240,7 +195,7 @@ class ClearingPolicy:
         return hash(
             tuple(
                 frozenset(v.items()) if isinstance(v, Mapping) else v
-                for v in (getattr(self, f.name) for f in dataclasses.fields(self) if f.compare)
+                for v in (getattr(self, f.name) for f in dataclasses.fields(self))
             )
         )
 
@@ -248,6 +203,18 @@ class ClearingPolicy:
     def pricing(self) -> CachePricing | None:
         """The cache prices in force (``cache`` resolved), or None for no caching."""
         return self.cache  # type: ignore[return-value]  # normalised in __post_init__
+
+    @property
+    def trigger_tokens(self) -> int | None:
+        """The token count past which clearing starts (None: no such trigger)."""
+        trigger: tuple[str, int] | None = self.trigger  # type: ignore[assignment]
+        return trigger[1] if trigger is not None and trigger[0] == "tokens" else None
+
+    @property
+    def trigger_tool_uses(self) -> int | None:
+        """The tool uses past which clearing starts (None: no such trigger)."""
+        trigger: tuple[str, int] | None = self.trigger  # type: ignore[assignment]
+        return trigger[1] if trigger is not None and trigger[0] == "tool_uses" else None
 
     @property
     def placeholder_needs(self) -> frozenset[str]:
@@ -258,9 +225,7 @@ class ClearingPolicy:
     def category_of(self, tool: str) -> str | None:
         """The tool's category: declared in ``categories``, else inferred, else None."""
         category = self.categories.get(tool)
-        if category is None and self.infer_categories:
-            category = infer_category(tool)
-        return category
+        return infer_category(tool) if category is None else category
 
     def turns_to_keep(self, tool: str) -> int | None:
         """How many turns a result of ``tool`` stays untouched; None: never cleared."""
@@ -270,71 +235,41 @@ class ClearingPolicy:
         return cache[tool]
 
     def _turns_to_keep(self, tool: str) -> int | None:
-        if tool in self.exclude_tools:
-            return None
-        if tool in self.tool_retention:
-            turns = self.tool_retention[tool]
+        retention = self.retention
+        if tool in retention and tool not in self.__dict__["_category_keys"]:
+            turns = retention[tool]
         else:
             category = self.category_of(tool)
-            turns = self.keep_turns if category is None else self.retention.get(category, 0)
+            turns = self.keep_turns if category is None else retention.get(category, 0)
         return None if turns is None else max(turns, self.keep_turns)
 
     def repeatable_of(self, tool: str) -> bool | None:
         """Whether calling ``tool`` again is safe (True), repeats an effect (False) or is
         unknown (None): what a placeholder may tell the model."""
-        if tool in self.unrepeatable:
-            return False
-        if tool in self.repeatable:
-            return True
+        said = self.repeatable.get(tool)  # type: ignore[union-attr]  # a mapping, normalised
+        if said is not None:
+            return bool(said)
         declared = self.categories.get(tool)
         if declared is not None:
             return declared in REPEATABLE_CATEGORIES
-        if not self.infer_categories:
-            return None
         # Guessed from the name: only a name whose every action reads may repeat.
         return repeatable_by_name(tool)
 
     def with_tool_hints(self, tools: Iterable[Any]) -> ClearingPolicy:
         """A copy that also reads the MCP annotations of ``tools`` (``list_tools`` output).
 
-        Read-only and idempotent tools become ``repeatable``, destructive ones
-        ``unrepeatable``; names already in either set keep the caller's choice.
+        Read-only and idempotent tools become repeatable, destructive ones not; names
+        already in ``repeatable`` keep the caller's word.
         """
         hints = tool_hints(tools)
-        chosen = self.repeatable | self.unrepeatable
-        return self.replace(
-            repeatable=self.repeatable | (hints.repeatable - chosen),
-            unrepeatable=self.unrepeatable | (hints.unrepeatable - chosen),
-        )
+        said = dict.fromkeys(hints.repeatable, True) | dict.fromkeys(hints.unrepeatable, False)
+        return self.replace(repeatable=said | dict(repeatable_map(self.repeatable)))
 
     def clears_inputs_of(self, tool: str) -> bool:
         """Whether a cleared call of ``tool`` also has its arguments blanked."""
         if isinstance(self.clear_tool_inputs, bool):
             return self.clear_tool_inputs
         return tool in self.clear_tool_inputs
-
-    @property
-    def shorten_chars(self) -> int | None:
-        """The length over which write calls' strings are shortened; None: never."""
-        shorten = self.shorten_write_inputs
-        if shorten is True:
-            return DEFAULT_SHORTEN_CHARS
-        return None if shorten is False else shorten
-
-    @property
-    def rewrites_inputs(self) -> bool:
-        """Whether clearing may rewrite any call's arguments (blank or shorten them)."""
-        return bool(self.clear_tool_inputs) or self.shorten_chars is not None
-
-    def input_rewrite_of(self, tool: str, args: dict[str, Any]) -> dict[str, Any] | None:
-        """The arguments a cleared call of ``tool`` is left with: ``{}`` when blanked,
-        shortened for write tools, None when they stay as they are."""
-        if self.clears_inputs_of(tool):
-            return {}
-        limit = self.shorten_chars
-        if limit is None or self.category_of(tool) != "write":
-            return None
-        return shorten_args(args, limit)
 
     def handle_key(self, tool: str) -> str | None:
         """The brief field carrying ``tool``'s handles (``"id"`` when nothing is declared)."""
@@ -353,22 +288,17 @@ class ClearingPolicy:
         With no ``edit``: Anthropic's defaults, a trigger at 100,000 input tokens and the
         3 most recent tool uses kept. Turn windows, category retention and the cache
         economics are off (``cache=None``), as on the server, where ``clear_at_least`` is the
-        only cache control. Supersession is off too (``supersede=False``): the server's edit
-        clears by age alone, so a result stays until it falls out of the kept tool uses even
-        when the same call was made again. ``overrides`` (e.g. ``placeholder=``,
-        ``supersede=True``) are applied last.
+        only cache control; the edit's ``exclude_tools`` are kept for good
+        (``retention={name: None}``). Supersession is off too (``supersede=False``): the
+        server's edit clears by age alone, so a result stays until it falls out of the kept
+        tool uses even when the same call was made again. ``overrides`` (e.g.
+        ``placeholder=``, ``supersede=True``) are applied last.
 
         Args:
             edit: the edit dict as sent in ``context_management.edits``.
             overrides: any other policy field.
         """
-        fields: dict[str, Any] = {
-            "keep_turns": 0,
-            "retention": {},
-            "infer_categories": False,
-            "cache": None,
-            "supersede": False,
-        }
+        fields: dict[str, Any] = {"keep_turns": 0, "cache": None, "supersede": False}
         fields.update(anthropic_fields(edit))
         fields.update(overrides)
         return cls(**fields)
@@ -386,12 +316,38 @@ class ClearingPolicy:
         categories.update(overrides.pop("categories", {}))
         handle_keys = dict(getattr(kit, "handle_keys", {}))
         handle_keys.update(overrides.pop("handle_keys", {}))
-        repeatable = set(getattr(kit, "read_only_tools", ()))
-        repeatable.update(overrides.pop("repeatable", ()))
+        repeatable = dict.fromkeys(getattr(kit, "read_only_tools", ()), True)
         companion = getattr(kit, "companion_name", None)
         if isinstance(companion, str) and companion:
             overrides.setdefault("refetch_tool", companion)
-            repeatable.add(companion)
+            repeatable[companion] = True
+        repeatable.update(repeatable_map(overrides.pop("repeatable", {})))
         return cls(
             categories=categories, handle_keys=handle_keys, repeatable=repeatable, **overrides
         )
+
+
+def trigger_of(value: Any) -> tuple[str, int] | None:
+    """A policy's ``trigger=`` as ``(kind, n)``: an int counts tokens; ``("tokens", n)``,
+    ``("tool_uses", n)`` and Anthropic's ``{"type": ..., "value": n}`` are read as said."""
+    if value is None:
+        return None
+    if isinstance(value, Mapping):
+        kind = {"input_tokens": "tokens", "tool_uses": "tool_uses"}.get(str(value.get("type")))
+        value = (kind, value.get("value"))
+    elif isinstance(value, int) and not isinstance(value, bool):
+        value = ("tokens", value)
+    if not isinstance(value, tuple) or len(value) != 2 or value[0] not in {"tokens", "tool_uses"}:
+        raise ConfigurationError(
+            "trigger must be None, a token count, ('tokens', n), ('tool_uses', n) or "
+            f"{{'type': 'input_tokens' | 'tool_uses', 'value': n}}, got {value!r}"
+        )
+    check_count(value[1], "trigger", optional=False)
+    return (str(value[0]), int(value[1]))
+
+
+def repeatable_map(value: Any) -> Mapping[str, bool]:
+    """A policy's ``repeatable=`` as a read-only mapping: a collection of names is all True."""
+    if isinstance(value, Mapping):
+        return frozen_map(value, "repeatable", values=lambda v: isinstance(v, bool))
+    return MappingProxyType(dict.fromkeys(tool_names(value, "repeatable"), True))

@@ -15,6 +15,9 @@ from typing import Any
 
 from slimtools.errors import ConfigurationError
 
+DEFAULT_HORIZON = 18
+"""The most model calls a clear may take to pay for itself when the run's length is unknown."""
+
 
 @dataclass(frozen=True, slots=True)
 class CachePricing:
@@ -25,6 +28,10 @@ class CachePricing:
         write: price of an input token written to the cache (a miss that is then cached);
             1.0 where writing costs nothing extra.
         name: a label for reports.
+        horizon: the most requests a clear may take to pay for itself when the run's length
+            is unknown (None: as many as the run has made so far); what a run whose every
+            tool is a command (category ``"command"``) counts on from its first call (see
+            :func:`calls_ahead`). 18 by default, measured on recorded runs.
 
     Presets (``CachePricing.preset(name)``), as the providers' pricing pages gave them in
     2026:
@@ -47,6 +54,7 @@ class CachePricing:
     read: float
     write: float = 1.0
     name: str = "custom"
+    horizon: int | None = DEFAULT_HORIZON
 
     def __post_init__(self) -> None:
         for label in ("read", "write"):
@@ -55,6 +63,13 @@ class CachePricing:
                 raise ConfigurationError(
                     f"CachePricing.{label} must be a number >= 0, got {value!r}"
                 )
+        horizon = self.horizon
+        if horizon is not None and (
+            isinstance(horizon, bool) or not isinstance(horizon, int) or horizon < 1
+        ):
+            raise ConfigurationError(
+                f"CachePricing.horizon must be None or an int >= 1, got {horizon!r}"
+            )
         if self.read > self.write:
             raise ConfigurationError(
                 f"CachePricing.read ({self.read}) above write ({self.write}): a cache hit "
@@ -104,10 +119,6 @@ def pricing_of(value: Any) -> CachePricing | None:
     raise ConfigurationError(
         f"cache must be a CachePricing, a preset name ({sorted(PRESETS)}) or None, got {value!r}"
     )
-
-
-DEFAULT_HORIZON = 18
-"""The most model calls a clear may take to pay for itself when the run's length is unknown."""
 
 
 def calls_ahead(

@@ -17,8 +17,7 @@ reaches the engine through this module alone:
   message carrying them is superseded exactly when the real one would be;
 - :class:`PlaceholderRenderer` renders the placeholders a policy writes from results the
   caller still holds, so that a stand-in can carry the real placeholder's size, and says
-  what rewriting a cleared call's arguments saves, so that a stand-in call can carry the
-  size of the real shortened arguments (``shortened=``).
+  what blanking a cleared call's arguments saves.
 
 The rejected design, a second engine for the replay (the ledger once had its own ingestion,
 its own index of saved tokens and wrote into a clearer's private state), made every rule
@@ -35,9 +34,9 @@ from slimtools.clearing._batch import Forgetful, Pending, State
 from slimtools.clearing._engine import Clearer
 from slimtools.clearing._ingest import FileResult, NoteCall, Reading, SeenCall, read_messages
 from slimtools.clearing._render import Placeholders
-from slimtools.clearing._supersede import standing_args
+from slimtools.clearing._rules.superseded import standing_args
 from slimtools.clearing.excerpt import render_args
-from slimtools.clearing.formats.base import Args, RawResult, new_tuple
+from slimtools.clearing.formats.base import RawResult, new_tuple
 from slimtools.clearing.policy import ClearingPolicy
 from slimtools.clearing.report import ClearingReport
 
@@ -49,7 +48,6 @@ __all__ = [
     "Reading",
     "ReplayClearer",
     "SeenCall",
-    "Shortened",
     "read_messages",
     "standing_args",
 ]
@@ -57,11 +55,6 @@ __all__ = [
 Superseded = Callable[[str, int, str], str]
 """``(call id, turn of the newer result, reason) -> placeholder``: the text a result the
 engine clears as superseded becomes (the caller renders it from the real result)."""
-
-Shortened = Callable[[str, SeenCall], "Args | None"]
-"""``(tool, call as the engine read it) -> arguments``: what a cleared call the policy does
-not blank is left with, None when it stays (the caller gives stand-in arguments that weigh
-what the real call's shortened ones would; ``call.number`` names the call of the run)."""
 
 
 class Cleared(NamedTuple):
@@ -90,9 +83,6 @@ class ReplayClearer(Clearer):
         format: the format of the messages passed.
         superseded: renders the placeholder of a result cleared as superseded (the
             engine's own rendering of the small message's arguments otherwise).
-        shortened: gives the arguments a cleared call is left with when the policy
-            shortens rather than blanks them (the engine's own shortening of the small
-            message's arguments otherwise, which has no long strings to shorten).
     """
 
     def __init__(
@@ -101,15 +91,13 @@ class ReplayClearer(Clearer):
         *,
         format: str,
         superseded: Superseded | None = None,
-        shortened: Shortened | None = None,
     ) -> None:
         self._holds: dict[int, int] = {}
         self._held = _Held(self._holds)
         super().__init__(policy, format=format, observed=False)
         self._memory = self._cleared = _Recorder()
-        if superseded is not None or shortened is not None:
-            self._placeholders = _Replaying(self.policy, superseded, shortened)
-            self._rewrite = self._placeholders.input_args
+        if superseded is not None:
+            self._placeholders = _Replaying(self.policy, superseded)
 
     _edits = False  # the caller only appends: no copy of what was read is kept
 
@@ -161,7 +149,7 @@ class PlaceholderRenderer:
         """The placeholder ``result`` (of a ``tokens``-token, turn-``turn`` call of ``tool``
         with ``args``) becomes; None when it must stay (a user template failed)."""
         call = SeenCall(tool, args, 0, 0, 0, 0)
-        info = (result, tool, call, 0, turn, tokens, 0, "", 0, 0, 0, None)
+        info = (result, tool, call, 0, turn, tokens, 0, "", 0, 0, 0)
         pending: Pending = new_tuple(Pending, info)
         return self._placeholders.text(pending)
 
@@ -180,7 +168,7 @@ class PlaceholderRenderer:
         return render_args(args)
 
     def input_saving(self, tool: str, call: SeenCall) -> int:
-        """Tokens rewriting a cleared call's arguments saves (blanked or shortened)."""
+        """Tokens blanking a cleared call's arguments saves (0: the policy keeps them)."""
         return self._placeholders.input_saving(tool, call)
 
     def args_saving(self, name: str, args_tokens: int) -> int:
@@ -212,28 +200,15 @@ class _Recorder(Forgetful):
 
 
 class _Replaying(Placeholders):
-    """The engine's placeholders, with superseded results and shortened arguments given by
-    the caller (each when it says)."""
+    """The engine's placeholders, with superseded results given by the caller."""
 
-    def __init__(
-        self, policy: ClearingPolicy, superseded: Superseded | None, shortened: Shortened | None
-    ) -> None:
+    def __init__(self, policy: ClearingPolicy, superseded: Superseded) -> None:
         super().__init__(policy)
         self._superseded = superseded
-        self._shortened = shortened
 
     def superseded(self, pending: Pending, turn: int, reason: str) -> str:
         """The caller's placeholder for a superseded result."""
-        if self._superseded is None:
-            return super().superseded(pending, turn, reason)
         return self._superseded(pending.raw.call_id, turn, reason)
-
-    def input_args(self, tool: str, call: SeenCall) -> Args | None:
-        """Blanked as the engine blanks (``{}``), else the caller's shortened arguments."""
-        args = super().input_args(tool, call)
-        if self._shortened is None or (args is not None and not args):
-            return args
-        return self._shortened(tool, call)
 
 
 class _Held:

@@ -23,8 +23,6 @@ class ClearingReport(NamedTuple):
         tokens_before: billed tokens of the history as the model would see it before this
             call's clearing.
         tokens_after: the same after it.
-        thinned: placeholders shortened in this call (``ClearingPolicy.thin``); their
-            saving is in ``cleared_input_tokens``, their messages in ``first_changed``.
     """
 
     cleared_tool_uses: int = 0
@@ -34,7 +32,6 @@ class ClearingReport(NamedTuple):
     first_changed: int | None = None
     tokens_before: int = 0
     tokens_after: int = 0
-    thinned: int = 0
 
     @property
     def changed(self) -> bool:

@@ -6,7 +6,6 @@ named policies. Named policies are presets a user can compare:
 
 - ``default``: ``ClearingPolicy(cache=--cache)``, clearing only what pays under that cache;
 - ``turn-end``: ``ClearingPolicy(cache=None)``, everything stale at every round end;
-- ``batched``: turn-end clearing moved every 5 turns and only 2,000 tokens at a time;
 - ``anthropic``: Anthropic's server-side ``clear_tool_uses`` defaults;
 - ``none``: no clearing.
 
@@ -16,34 +15,30 @@ The options given (``--keep-turns 3``, ...) apply to every named policy.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 from collections.abc import Callable, Sequence
 from typing import Any
 
 from slimtools.clearing import ClearingPolicy
-from slimtools.clearing.pricing import PRESETS
-from slimtools.clearing.thinning import check_schedule
+from slimtools.clearing.pricing import PRESETS, pricing_of
 from slimtools.errors import ConfigurationError
 
-POLICIES = ("default", "turn-end", "batched", "anthropic", "none")
+POLICIES = ("default", "turn-end", "anthropic", "none")
 """The named policies, in the order ``--help`` lists them."""
 
 # option dest -> help; the type and metavar come from _KINDS
 _OPTIONS: dict[str, str] = {
     "keep_turns": "never touch the results of the last N turns, e.g. 3",
     "keep_head": "characters of the original kept in each placeholder, e.g. 200",
-    "batch_turns": "move the cleared prefix only every N turns, e.g. 5",
     "clear_at_least": "clear nothing unless this many tokens go at once, e.g. 2000",
-    "expected_calls": "the model calls a run makes, if known (otherwise its age is the "
-    "guess), e.g. 40",
-    "payback_horizon": "without --expected-calls, the calls a clear must pay back within, e.g. 10",
+    "payback_horizon": "the most calls a clear may take to pay back under --cache "
+    "(default 18), e.g. 10",
     "max_context_tokens": "clear whatever the cache says once the prompt exceeds this, e.g. 150000",
 }
 _KINDS: dict[str, tuple[int, str]] = {
     "keep_turns": (0, "N"),
     "keep_head": (0, "CHARS"),
-    "batch_turns": (1, "N"),
     "clear_at_least": (0, "TOKENS"),
-    "expected_calls": (1, "N"),
     "payback_horizon": (1, "N"),
     "max_context_tokens": (1, "TOKENS"),
 }
@@ -64,43 +59,21 @@ def count(minimum: int) -> Callable[[str], int]:
     return parse
 
 
-def thin_schedule(text: str) -> list[tuple[int, int]]:
-    """An argparse type: a thinning schedule written ``AGE:HEAD,AGE:HEAD`` (``0:200,10:80``)."""
-    steps = []
-    for part in text.split(","):
-        age, sep, head = part.strip().partition(":")
-        try:
-            if not sep:
-                raise ValueError
-            steps.append((int(age), int(head)))
-        except ValueError:
-            raise argparse.ArgumentTypeError(
-                f"expected AGE:HEAD pairs separated by commas (0:200,10:80,30:0), got {text!r}"
-            ) from None
-    try:
-        check_schedule(steps)
-    except ConfigurationError as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None
-    return steps
-
-
 def add_policy_options(
     parser: argparse.ArgumentParser,
     *,
     several: bool = False,
     default: str = "default",
     names: Sequence[str] = POLICIES,
-    thin: bool = True,
 ) -> None:
     """Add ``--policy`` (repeatable, plus ``--compare``, when ``several``), ``--cache`` and
     the options that mirror :class:`~slimtools.clearing.ClearingPolicy`; ``names`` are the
-    policies ``--policy`` accepts; ``thin`` adds ``--thin``."""
+    policies ``--policy`` accepts."""
     group = parser.add_argument_group(
         "policy",
         "named policies: default (clears what pays under --cache), turn-end (everything "
-        "stale at every round end), batched (turn-end every 5 turns, >= 2,000 tokens), "
-        "anthropic (Anthropic's server-side defaults), none; the options below apply to "
-        "each.",
+        "stale at every round end), anthropic (Anthropic's server-side defaults), none; the "
+        "options below apply to each.",
     )
     _add_policy_choice(group, several=several, default=default, names=names)
     group.add_argument(
@@ -121,16 +94,6 @@ def add_policy_options(
         default=[],
         metavar="NAME",
         help="never clear this tool's results (repeatable), e.g. --exclude-tool Read",
-    )
-    if not thin:
-        return
-    group.add_argument(
-        "--thin",
-        type=thin_schedule,
-        default=None,
-        metavar="AGE:HEAD,...",
-        help="placeholders that thin with age: e.g. 0:200,10:80,30:0 keeps a 200-character "
-        "head when a result falls due, 80 ten turns later, none after thirty",
     )
 
 
@@ -172,37 +135,44 @@ def _names(text: str) -> list[str]:
 
 
 def options_of(args: argparse.Namespace) -> dict[str, Any]:
-    """The :class:`~slimtools.clearing.ClearingPolicy` fields given on the command line."""
+    """The :func:`build_policy` options given on the command line."""
     given: dict[str, Any] = {
         dest: getattr(args, dest) for dest in _OPTIONS if getattr(args, dest) is not None
     }
     if args.exclude_tool:
         given["exclude_tools"] = frozenset(args.exclude_tool)
-    if getattr(args, "thin", None) is not None:
-        given["thin"] = args.thin
     return given
 
 
 def build_policy(
     name: str, *, cache: str | None = "anthropic", **options: Any
 ) -> ClearingPolicy | None:
-    """The named policy with ``options`` (ClearingPolicy fields; None values are ignored).
+    """The named policy with ``options`` (None values are ignored): ClearingPolicy fields,
+    plus ``exclude_tools`` (names never cleared: ``retention`` None, over the preset's) and
+    ``payback_horizon`` (the cache prices' ``horizon``; no effect without a cache).
 
     Raises:
         ConfigurationError: an unknown name or an invalid option.
     """
     given = {k: v for k, v in options.items() if v is not None}
+    excluded = given.pop("exclude_tools", ())
+    horizon = given.pop("payback_horizon", None)
     if name == "none":
         return None
     if name == "default":
-        return ClearingPolicy(cache=cache, **given)
-    if name == "turn-end":
-        return ClearingPolicy(**{"cache": None, **given})
-    if name == "batched":
-        return ClearingPolicy(**{"cache": None, "batch_turns": 5, "clear_at_least": 2_000, **given})
-    if name == "anthropic":
-        return ClearingPolicy.from_anthropic(**given)
-    raise ConfigurationError(f"unknown policy {name!r}; expected one of {POLICIES}")
+        pricing = pricing_of(cache)
+        if horizon is not None and pricing is not None:
+            pricing = dataclasses.replace(pricing, horizon=horizon)
+        policy = ClearingPolicy(cache=pricing, **given)
+    elif name == "turn-end":
+        policy = ClearingPolicy(**{"cache": None, **given})
+    elif name == "anthropic":
+        policy = ClearingPolicy.from_anthropic(**given)
+    else:
+        raise ConfigurationError(f"unknown policy {name!r}; expected one of {POLICIES}")
+    if not excluded:
+        return policy
+    return policy.replace(retention={**policy.retention, **dict.fromkeys(excluded, None)})
 
 
 def chosen_names(args: argparse.Namespace, default: str = "default") -> list[str]:
@@ -226,11 +196,6 @@ def describe(name: str, args: argparse.Namespace) -> str:
     """A policy as given on the command line, e.g. ``default, keep_turns=3``."""
     parts = [name]
     for dest, value in options_of(args).items():
-        if isinstance(value, frozenset):
-            shown = ",".join(sorted(value))
-        elif dest == "thin":
-            shown = ",".join(f"{age}:{head}" for age, head in value)
-        else:
-            shown = value
+        shown = ",".join(sorted(value)) if isinstance(value, frozenset) else value
         parts.append(f"{dest}={shown}")
     return ", ".join(parts)

@@ -118,7 +118,7 @@ def add_commands(sub: Any) -> None:
         action="store_false",
         help="no progress bar (it is shown only on a terminal anyway)",
     )
-    add_policy_options(parser, several=True, thin=False)  # not in the streaming replay yet
+    add_policy_options(parser, several=True)
     parser.set_defaults(run=run)
 
 

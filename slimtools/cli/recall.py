@@ -24,18 +24,17 @@ from collections.abc import Callable
 from typing import Any
 
 from slimtools.cli._options import Formatter
-from slimtools.cli._policy import thin_schedule
 from slimtools.errors import ConfigurationError, SlimtoolsError
 from slimtools.eval import BUILTIN_SCENARIOS
 from slimtools.eval.models import ChatModel, anthropic_model, openai_model
-from slimtools.eval.recall import TURN_END, Setting, as_model, heads_sweep, run_recall
+from slimtools.eval.recall import TURN_END, as_model, heads_sweep, run_recall
 from slimtools.eval.report import Trial
 
 RECALL_EXAMPLE = """\
 examples:
   slimtools recall --model openai:gpt-4o-mini --repeats 10
   slimtools recall log_search --model anthropic:claude-haiku-4-5 --keep-heads 0 200 --by scenario
-  slimtools recall my_scenario.toml --model mymodels:chat --thin 0:200,10:80,30:0 --json
+  slimtools recall my_scenario.toml --model mymodels:chat --keep-heads 0 80 --json
 
 exit status: 0 reported, 1 the model or a scenario failed (one line on stderr), 2 bad usage
 """
@@ -126,7 +125,7 @@ def _add_episode_options(episode: Any) -> None:
 
 
 def _add_setting_options(settings: Any) -> None:
-    """The clearing settings compared: the heads, the turns kept, thinning, the baseline."""
+    """The clearing settings compared: the heads, the turns kept, the baseline."""
     settings.add_argument(
         "--keep-heads",
         type=_natural,
@@ -143,14 +142,6 @@ def _add_setting_options(settings: Any) -> None:
         metavar="N",
         help="never clear the results of the last N turns (default: 2, as ClearingPolicy; "
         "e.g. --keep-turns 0 lets even the latest results go)",
-    )
-    settings.add_argument(
-        "--thin",
-        type=thin_schedule,
-        action="append",
-        default=[],
-        metavar="AGE:HEAD,...",
-        help="also try a head that thins with age, e.g. 0:200,10:80,30:0 (repeatable)",
     )
     settings.add_argument(
         "--no-off", action="store_true", help="leave out the clearing-off baseline"
@@ -179,10 +170,6 @@ _MODEL_HELP = (
     "openai:NAME, anthropic:NAME, or module:callable (a (messages, tools) -> message "
     "callable or a LangChain chat model), e.g. openai:gpt-4o-mini or mymodels:chat"
 )
-
-
-def _schedule_text(schedule: list[tuple[int, int]]) -> str:
-    return ",".join(f"{age}:{head}" for age, head in schedule)
 
 
 def _natural(text: str) -> int:
@@ -235,10 +222,6 @@ def run(args: argparse.Namespace) -> int:
         model = resolve_model(args.model, base_url=args.base_url, api_key=args.api_key)
         base = TURN_END if args.keep_turns is None else TURN_END.replace(keep_turns=args.keep_turns)
         settings = heads_sweep(args.keep_heads, base=base, clearing_off=not args.no_off)
-        settings += tuple(
-            Setting(f"thin {_schedule_text(schedule)}", base.replace(thin=schedule))
-            for schedule in args.thin
-        )
         report = run_recall(
             args.scenarios or list(BUILTIN_SCENARIOS),
             model,

@@ -98,15 +98,10 @@ def _hint(policy: ClearingPolicy, breaks: int) -> str:
             f"hint: clearing without a cache model broke the cached prefix {breaks} times and "
             "cost more than it saved; the default (--cache anthropic) clears only what pays"
         )
-    if policy.expected_calls is not None:
-        return (
-            f"hint: with --expected-calls {policy.expected_calls} the {breaks} clears still "
-            "cost more than they saved: if the runs make fewer calls, pass that number; "
-            "else clear in larger steps (--clear-at-least, --batch-turns)"
-        )
     return (
         f"hint: the {breaks} clears bet that the runs would go on, and they ended soon after; "
-        "if you know how many calls your runs make, pass --expected-calls"
+        "if your runs make few calls, pass a smaller --payback-horizon, or clear in larger "
+        "steps (--clear-at-least)"
     )
 
 

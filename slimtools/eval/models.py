@@ -21,6 +21,7 @@ import json
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, NamedTuple, TypeAlias
 
+from slimtools._fields import field_of
 from slimtools._json import dumps_str
 from slimtools.errors import ConfigurationError, SlimtoolsError
 
@@ -47,12 +48,6 @@ class Reply(NamedTuple):
     calls: tuple[ToolCallRequest, ...] = ()
 
 
-def _get(obj: Any, key: str, default: Any = None) -> Any:
-    if isinstance(obj, Mapping):
-        return obj.get(key, default)
-    return getattr(obj, key, default)
-
-
 def as_reply(value: Any) -> Reply:
     """Normalise whatever a model returned into a :class:`Reply`.
 
@@ -66,16 +61,22 @@ def as_reply(value: Any) -> Reply:
             f"the model returned {type(value).__name__}; expected a str or an assistant message "
             "(an OpenAI-style dict, a ChatCompletionMessage, an AIMessage or an Anthropic Message)"
         )
-    content = _get(value, "content")
+    content = field_of(value, "content")
     text, calls = _content(content)
-    for entry in _get(value, "tool_calls") or ():
-        function = _get(entry, "function")
+    for entry in field_of(value, "tool_calls") or ():
+        function = field_of(entry, "function")
         if function is not None:  # OpenAI: {"id", "function": {"name", "arguments"}}
             calls.append(
-                _request(_get(entry, "id"), _get(function, "name"), _get(function, "arguments"))
+                _request(
+                    field_of(entry, "id"),
+                    field_of(function, "name"),
+                    field_of(function, "arguments"),
+                )
             )
         else:  # LangChain: {"id", "name", "args"}
-            calls.append(_request(_get(entry, "id"), _get(entry, "name"), _get(entry, "args")))
+            calls.append(
+                _request(field_of(entry, "id"), field_of(entry, "name"), field_of(entry, "args"))
+            )
     if content is None and not calls and not _looks_like_message(value):
         raise ModelReplyError(
             f"the model returned a {type(value).__name__} with neither content nor tool calls"
@@ -84,7 +85,9 @@ def as_reply(value: Any) -> Reply:
 
 
 def _looks_like_message(value: Any) -> bool:
-    return _get(value, "role") == "assistant" or _get(value, "tool_calls", False) is not False
+    return (
+        field_of(value, "role") == "assistant" or field_of(value, "tool_calls", False) is not False
+    )
 
 
 def _content(content: Any) -> tuple[str, list[ToolCallRequest]]:
@@ -98,10 +101,12 @@ def _content(content: Any) -> tuple[str, list[ToolCallRequest]]:
     for block in content if isinstance(content, (list, tuple)) else (content,):
         if isinstance(block, str):
             texts.append(block)
-        elif _get(block, "type") == "tool_use":
-            calls.append(_request(_get(block, "id"), _get(block, "name"), _get(block, "input")))
-        elif isinstance(_get(block, "text"), str):
-            texts.append(_get(block, "text"))
+        elif field_of(block, "type") == "tool_use":
+            calls.append(
+                _request(field_of(block, "id"), field_of(block, "name"), field_of(block, "input"))
+            )
+        elif isinstance(field_of(block, "text"), str):
+            texts.append(field_of(block, "text"))
     return "\n".join(texts), calls
 
 

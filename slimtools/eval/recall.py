@@ -54,19 +54,14 @@ TURN_END = ClearingPolicy(cache=None)
 """The sweep's base: every stale result cleared at the round end it falls due (no cache
 economics), so round M's result is certainly cleared when the question comes."""
 
-FAST_THIN = ((0, 200), (3, 80), (8, 0))
-"""A thinning schedule that bites within the default 10 rounds (round 3's result is 5 turns
-past due when asked, so it shows an 80-character head)."""
-
 DEFAULT_SWEEP: tuple[Setting, ...] = (
     Setting("clearing off", None),
     Setting("keep_head=0", TURN_END.replace(keep_head=0)),
     Setting("keep_head=200", TURN_END.replace(keep_head=200)),
     Setting("keep_head=500", TURN_END.replace(keep_head=500)),
-    Setting("thin 200, 80 at 3, 0 at 8", TURN_END.replace(thin=FAST_THIN)),
 )
-"""No clearing; turn-end clearing with a 0-, 200- and 500-character head; and a head that
-thins with age. Any other policy is one more ``Setting`` in the list."""
+"""No clearing; turn-end clearing with a 0-, 200- and 500-character head. Any other policy
+is one more ``Setting`` in the list."""
 
 
 class ModelCallError(SlimtoolsError, RuntimeError):

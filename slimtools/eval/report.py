@@ -8,7 +8,6 @@ when a behaviour was seen 0 or n times, which at K = 20 repeats is the common ca
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from typing import Any, Literal
 
@@ -205,8 +204,3 @@ def _label(summary: Summary) -> str:
     return (
         summary.setting if summary.scenario is None else f"{summary.setting} / {summary.scenario}"
     )
-
-
-def outcome_counts(trials: Sequence[Trial]) -> dict[str, int]:
-    """How many trials ended in each outcome (every outcome listed, zeros included)."""
-    return {o: sum(t.outcome == o for t in trials) for o in OUTCOMES}

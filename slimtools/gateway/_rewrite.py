@@ -16,10 +16,9 @@ import orjson
 
 from slimtools._json import dumps, loads, may_hold_long_integer
 from slimtools._session import session
+from slimtools.clearing.formats import ANTHROPIC, OPENAI_RESPONSES
 from slimtools.gateway._state import Cleared, ConversationCache, conversation_name
 from slimtools.gateway._wire import (
-    ANTHROPIC,
-    OPENAI_RESPONSES,
     Endpoint,
     UnreadableError,
     continues_response,

@@ -14,9 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-ANTHROPIC = "anthropic"
-OPENAI_CHAT = "openai_chat"
-OPENAI_RESPONSES = "openai_responses"
+from slimtools.clearing.formats import ANTHROPIC, OPENAI_CHAT, OPENAI_RESPONSES
 
 
 @dataclass(frozen=True, slots=True)

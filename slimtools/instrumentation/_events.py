@@ -132,7 +132,6 @@ class ClearingPass(NamedTuple):
         messages: messages in the history after the pass.
         cleared: results replaced by placeholders in this pass (earlier ones not counted).
         inputs_cleared: how many of those calls also had their arguments blanked.
-        thinned: placeholders shortened in this pass (``ClearingPolicy.thin``).
         cleared_call_ids: the call ids of the cleared results, in history order.
         tokens_before: tokens of the history as the model would have seen it before the pass.
         tokens_after: the same after it.
@@ -151,7 +150,6 @@ class ClearingPass(NamedTuple):
     messages: int
     cleared: int
     inputs_cleared: int
-    thinned: int
     cleared_call_ids: tuple[str, ...]
     tokens_before: int
     tokens_after: int

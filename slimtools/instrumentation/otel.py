@@ -25,7 +25,7 @@ tool, the toolkit, the history format; never sessions, ids or handles):
 ``slimtools.tokens.saved`` (an up-down counter: a page read from the page-1 snapshot and a
 ``get_record`` answer cost tokens, so they subtract; its sum is the net saving),
 ``slimtools.tool.items.shown``, ``slimtools.tool.handles.written``,
-``slimtools.clearing.results.cleared``, ``slimtools.clearing.placeholders.thinned``,
+``slimtools.clearing.results.cleared``,
 ``slimtools.clearing.cache.breaks`` and ``slimtools.cache.breaks`` (a
 :class:`~slimtools.instrumentation.CacheBreak`, by its cause; no span).
 """
@@ -73,11 +73,6 @@ METRICS: dict[str, tuple[str, str, str]] = {
         "counter",
         "{result}",
         "Tool results replaced by placeholders",
-    ),
-    "slimtools.clearing.placeholders.thinned": (
-        "counter",
-        "{placeholder}",
-        "Placeholders shortened as their results aged",
     ),
     "slimtools.clearing.cache.breaks": (
         "counter",
@@ -133,7 +128,6 @@ class OTelListener:
         self._shown = made["slimtools.tool.items.shown"]
         self._handles = made["slimtools.tool.handles.written"]
         self._cleared = made["slimtools.clearing.results.cleared"]
-        self._thinned = made["slimtools.clearing.placeholders.thinned"]
         self._breaks = made["slimtools.clearing.cache.breaks"]
         self._cache_breaks = made["slimtools.cache.breaks"]
 
@@ -156,7 +150,6 @@ class OTelListener:
             where = {"slimtools.clearing.format": event.format or "unknown"}
             self._saved.add(event.tokens_saved, {**where, "slimtools.operation": "clear"})
             self._cleared.add(event.cleared, where)
-            self._thinned.add(event.thinned, where)
             self._breaks.add(int(event.cache_broken), where)
             self._trace(event, "slimtools.clearing_pass", _clearing_attributes(event))
         elif isinstance(event, CacheBreak):
@@ -255,7 +248,6 @@ def _clearing_attributes(event: ClearingPass) -> dict[str, Any]:
             "slimtools.clearing.messages": event.messages,
             "slimtools.clearing.cleared": event.cleared,
             "slimtools.clearing.inputs_cleared": event.inputs_cleared,
-            "slimtools.clearing.thinned": event.thinned,
             "slimtools.tokens.before": event.tokens_before,
             "slimtools.tokens.after": event.tokens_after,
             "slimtools.tokens.saved": event.tokens_saved,

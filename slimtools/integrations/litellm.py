@@ -28,6 +28,7 @@ except ImportError as exc:  # pragma: no cover - the message names the extra
     ) from exc
 
 from slimtools.clearing import ClearingPolicy
+from slimtools.clearing.formats import ANTHROPIC, OPENAI_CHAT, OPENAI_RESPONSES
 from slimtools.clearing.pricing import pricing_of
 from slimtools.gateway import (
     ENDPOINTS,
@@ -45,7 +46,6 @@ __all__ = ["SlimtoolsClearing", "clearing"]
 logger = logging.getLogger("slimtools.gateway")
 
 _BY_FORMAT = {e.format: e for e in ENDPOINTS if not e.counts_tokens}
-ANTHROPIC, OPENAI_CHAT, OPENAI_RESPONSES = "anthropic", "openai_chat", "openai_responses"
 _REMEMBERED = 256
 
 

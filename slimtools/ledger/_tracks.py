@@ -20,9 +20,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from slimtools.clearing import ClearingPolicy, PlaceholderInfo
-from slimtools.clearing.formats.base import Args, RawResult
+from slimtools.clearing.formats.base import RawResult
 from slimtools.clearing.replay import PlaceholderRenderer, ReplayClearer, SeenCall
-from slimtools.errors import ConfigurationError
 from slimtools.ledger import _standin
 from slimtools.ledger._columns import LedgerColumns
 from slimtools.tokens import TokenCounter
@@ -36,11 +35,6 @@ class Track:
             raise TypeError(
                 f"policy {label!r} must be a ClearingPolicy, got {type(policy).__name__}"
             )
-        if policy.thin is not None:
-            raise ConfigurationError(
-                f"policy {label!r}: the streaming replay does not model placeholders that thin "
-                "with age (thin=) yet; measure them with TokenLedger.measure or slimtools report"
-            )
         self.label = label
         self.policy = policy
         self._count = counter
@@ -50,23 +44,19 @@ class Track:
         # shows, kept while the result may be cleared (only when the policy supersedes)
         self._superseding: dict[str, tuple[str, str, int, int]] = {}
         # (due turn, uid, position, held call position or -1, rewritten after it falls due:
-        # its placeholder is shorter or its arguments are shortened): a heap (_expire)
+        # its placeholder is shorter): a heap (_expire)
         self._expiring: list[tuple[int, str, int, int, bool]] = []
         self._asked: set[str] = set()  # uids the engine asked a superseded placeholder of
         standin_policy = policy.replace(
             token_counter=_standin.counter(counter), placeholder=_Bodies(self._bodies)
         )
-        # uid -> tokens of its call once its arguments are shortened, while it may be
-        # cleared (only calls whose shortening saves something)
-        self._shortened: dict[str, int] = {}
-        self._blanks = policy.rewrites_inputs  # whether call messages are rewritten
+        self._blanks = bool(policy.clear_tool_inputs)  # whether call messages are rewritten
         self.clearer = ReplayClearer(
             standin_policy,
             format=fmt,
             superseded=_Superseded(self._superseding, self._asked, self._renderer, counter)
             if policy.supersede
             else None,
-            shortened=_Shortened(self._shortened) if policy.shorten_chars is not None else None,
         )
         self._result_saved = 0
         self._cleared = 0
@@ -90,25 +80,19 @@ class Track:
         size = self._count(text) if shorter and text is not None else 0
         self._bodies[uid] = _standin.carried(size, length=0 if shorter else _standin.RESULT_CHARS)
         input_saving = self._renderer.input_saving(tool, call) if self._blanks else 0
-        # Shortened (not blanked) arguments: the engine rewrites them even when the result
-        # stays, its placeholder being no shorter (a short "file written" after a long edit).
-        shortens = bool(input_saving) and not self.policy.clears_inputs_of(tool)
-        if shortens:
-            # what the shortened call weighs, which its stand-in arguments will carry
-            self._shortened[uid] = call.args_tokens - input_saving
         if self.policy.supersede:
             # A newer result may supersede it, whatever its own placeholder, until it falls
             # due by its age: what that needs is kept until then (_expire).
             args = self._renderer.arguments(call.args)
             self._superseding[uid] = (tool, args, len(raw.text), tokens)
-        elif not (shorter or shortens):
+        elif not shorter:
             return
         self.clearer.hold(position)
         if input_saving:
             self.clearer.hold(call.position)
         if self.policy.supersede:
             call_position = call.position if input_saving else -1
-            entry = (turn + keep, uid, position, call_position, shorter or shortens)
+            entry = (turn + keep, uid, position, call_position, shorter)
             heapq.heappush(self._expiring, entry)
 
     def called(self, position: int) -> None:
@@ -133,15 +117,13 @@ class Track:
         clearer = self.clearer
         report, cleared = clearer.account(standins)
         for done in cleared:
-            if done.saving:  # else only its call's arguments were shortened: not shown cleared
-                self._cleared += 1
+            self._cleared += 1
             self._result_saved += done.saving
             self._tool_saved[done.tool] += done.saving
             self._bodies.pop(done.call_id, None)  # superseded: its body was never asked for
             self._superseding.pop(done.call_id, None)
             clearer.release(done.position)
             if done.input_saving:
-                self._shortened.pop(done.call_id, None)
                 clearer.release(done.call_position)
         first = report.first_changed
         broken = first is not None and first < self._previous_end
@@ -211,18 +193,3 @@ class _Superseded:
             args, tool=tool, chars=chars, tokens=tokens, turn=turn, reason=reason
         )
         return _standin.carried(self._count(text))
-
-
-class _Shortened:
-    """Gives a cleared call's shortened arguments as a stand-in carrying what the real
-    shortened call weighs (noted when its result was read). Like :class:`_Bodies`, it does
-    not hold the track."""
-
-    __slots__ = ("_tokens",)
-
-    def __init__(self, tokens: dict[str, int]) -> None:
-        self._tokens = tokens
-
-    def __call__(self, tool: str, call: SeenCall) -> Args | None:
-        tokens = self._tokens.get(str(call.number))  # the stand-in call's id is its number
-        return None if tokens is None else _standin.arguments(tokens)

@@ -61,13 +61,9 @@ class Strategy:
 
 
 def slimtools_strategies(cache: CachePricing | str | None = DEFAULT_PRICING) -> list[Strategy]:
-    """Slimtools' three ways: turn-end clearing, fixed batching, and the cache-aware default."""
+    """Slimtools' two ways: turn-end clearing and the cache-aware default."""
     return [
         Strategy.policy("slimtools turn-end (cache=None)", ClearingPolicy(cache=None)),
-        Strategy.policy(
-            "slimtools batched (5 turns, >=2k)",
-            ClearingPolicy(cache=None, batch_turns=5, clear_at_least=2_000),
-        ),
         Strategy.policy("slimtools default", ClearingPolicy(cache=cache)),
     ]
 

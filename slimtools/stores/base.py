@@ -12,6 +12,15 @@ from typing import Any, NamedTuple, Protocol, runtime_checkable
 __all__ = ["DEFAULT_SESSION", "AsyncHandleStore", "ForgettingStore", "HandleStore", "Scope"]
 
 DEFAULT_SESSION = "default"
+
+DEFAULT_TTL = 3600.0
+"""Seconds a record lives by default, in every store that expires records."""
+DEFAULT_MAX_ITEMS = 100_000
+"""Records a bounded store keeps by default (memory, SQLite); the oldest go first."""
+DEFAULT_MAX_BYTES = 256 * 1024 * 1024
+"""Bytes of records a bounded store keeps by default (memory, SQLite)."""
+DEFAULT_MAX_RECORD_BYTES = 16 * 1024 * 1024
+"""The largest record a persistent store accepts by default (SQLite, Redis, LangGraph)."""
 """The session every toolkit uses when none is bound, so that processes sharing a durable
 store resolve each other's handles."""
 

@@ -31,7 +31,7 @@ from typing import Any
 
 from slimtools.errors import ConfigurationError, StoreUnavailableError
 from slimtools.stores._encoding import decode_found, encode_items, escape, logger, validate_limit
-from slimtools.stores.base import Scope
+from slimtools.stores.base import DEFAULT_MAX_RECORD_BYTES, DEFAULT_TTL, Scope
 
 try:
     from langgraph.store.base import BaseStore, GetOp, Item, PutOp
@@ -39,9 +39,6 @@ except ImportError as exc:  # pragma: no cover - exercised only without the extr
     raise ImportError(
         "slimtools.stores.langgraph needs LangGraph: pip install 'slimtools[langchain]'"
     ) from exc
-
-DEFAULT_TTL = 3600.0
-DEFAULT_MAX_RECORD_BYTES = 16 * 1024 * 1024
 
 
 def _label(text: str) -> str:

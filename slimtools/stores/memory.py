@@ -15,7 +15,7 @@ from typing import Any
 
 from slimtools._json import dumps
 from slimtools.errors import StoreUnavailableError
-from slimtools.stores.base import Scope
+from slimtools.stores.base import DEFAULT_MAX_BYTES, DEFAULT_MAX_ITEMS, DEFAULT_TTL, Scope
 
 _SAMPLE = 16
 
@@ -78,9 +78,9 @@ class MemoryStore:
     def __init__(
         self,
         *,
-        max_items: int = 100_000,
-        max_bytes: int = 256 * 1024 * 1024,
-        ttl: float | None = 3600.0,
+        max_items: int = DEFAULT_MAX_ITEMS,
+        max_bytes: int = DEFAULT_MAX_BYTES,
+        ttl: float | None = DEFAULT_TTL,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         if max_items < 1 or max_bytes < 1:

@@ -50,7 +50,7 @@ from slimtools.stores._encoding import (
     exact_bytes,
     validate_limit,
 )
-from slimtools.stores.base import Scope
+from slimtools.stores.base import DEFAULT_MAX_RECORD_BYTES, DEFAULT_TTL, Scope
 
 try:
     import redis
@@ -62,9 +62,6 @@ except ImportError as exc:  # pragma: no cover - exercised only without the extr
     raise ImportError(
         "slimtools.stores.redis needs redis-py: pip install 'slimtools[redis]'"
     ) from exc
-
-DEFAULT_TTL = 3600.0
-DEFAULT_MAX_RECORD_BYTES = 16 * 1024 * 1024
 
 
 async def _close_with_loop(client: aioredis.Redis) -> AsyncIterator[None]:

@@ -59,12 +59,14 @@ from slimtools.stores._encoding import (
     logger,
     validate_limit,
 )
-from slimtools.stores.base import Scope
+from slimtools.stores.base import (
+    DEFAULT_MAX_BYTES,
+    DEFAULT_MAX_ITEMS,
+    DEFAULT_MAX_RECORD_BYTES,
+    DEFAULT_TTL,
+    Scope,
+)
 
-DEFAULT_TTL = 3600.0
-DEFAULT_MAX_ITEMS = 100_000
-DEFAULT_MAX_BYTES = 256 * 1024 * 1024
-DEFAULT_MAX_RECORD_BYTES = 16 * 1024 * 1024
 _VACUUM_MIN_PAGES = 256  # free pages (1 MiB of 4 KiB pages) before space is given back
 
 _SCHEMA_VERSION = 1

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any, cast
 
 from slimtools.clearing import detect_format
-from slimtools.clearing.formats import message_format
+from slimtools.clearing.formats import API_FORMATS, message_format
 from slimtools.clearing.formats.view import get_codec, safe_decode
 from slimtools.transcripts._jsonio import iter_jsonl, reading
 from slimtools.transcripts._model import (
@@ -36,7 +36,6 @@ from slimtools.transcripts._model import (
 )
 from slimtools.transcripts._reader import Entries, Progress, Reader, RunStream, unzip
 
-API_FORMATS: tuple[HistoryFormat, ...] = ("openai_chat", "openai_responses", "anthropic")
 RESPONSES_ITEM_TYPES = frozenset(
     {
         *("message", "function_call", "function_call_output", "reasoning"),

@@ -79,8 +79,7 @@ def clear_file(
             written is read up to it (with a warning) and that line copied as it is; it is
             not cleared in place, where its writer's next lines would be lost.
         policy: what to clear; :class:`~slimtools.clearing.ClearingPolicy` () by default.
-            ``clear_tool_inputs`` is refused and ``shorten_write_inputs`` is off here:
-            only results are written back.
+            ``clear_tool_inputs`` is refused here: only results are written back.
         format: force a format from :data:`~slimtools.transcripts.SOURCES`.
         audit: a JSONL file to append the originals to (what :func:`restore_file` reads).
             Nothing is appended unless the whole file was written. One audit serves one
@@ -97,7 +96,6 @@ def clear_file(
     policy = policy if policy is not None else ClearingPolicy()
     if policy.clear_tool_inputs:
         raise ConfigurationError("clear_file writes back tool results only: clear_tool_inputs")
-    policy = policy.replace(shorten_write_inputs=False)  # results only, as documented
     path, out = Path(path), Path(out)
     audit_path = Path(audit) if audit is not None else None
     step = (str(path.resolve()), str(out.resolve()))

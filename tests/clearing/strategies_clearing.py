@@ -8,6 +8,7 @@ behaviour can be tested in every format from one description.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -15,7 +16,7 @@ import orjson
 from hypothesis import strategies as st
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 
-from slimtools.clearing import ClearingPolicy
+from slimtools.clearing import DEFAULT_RETENTION, PRESETS, ClearingPolicy
 
 FORMATS = ("langchain", "openai_chat", "openai_responses", "anthropic")
 TOOLS = ("search_logs", "read_file", "bash", "create_issue", "load_dataset", "getRecord", "x")
@@ -233,42 +234,24 @@ def turns(draw: st.DrawFn, max_turns: int = 12) -> list[Turn]:
     return out
 
 
-def _schedule(steps: list[tuple[int, int]]) -> list[tuple[int, int]]:
-    """Steps with increasing ages and decreasing heads, from any drawn pairs."""
-    out: list[tuple[int, int]] = []
-    for age, head in sorted(steps):
-        if not out or (age > out[-1][0] and head < out[-1][1]):
-            out.append((age, head))
-    return out
-
-
-schedules = st.lists(
-    st.tuples(st.integers(0, 6), st.sampled_from([0, 10, 40, 120, 200, 300])),
-    min_size=1,
-    max_size=3,
-).map(_schedule)
-"""Thinning schedules (``ClearingPolicy.thin``): ages in turns, heads in characters."""
-
-
 policies = st.builds(
     ClearingPolicy,
     keep_turns=st.integers(0, 3),
     keep_head=st.sampled_from([0, 40, 200]),
     keep=st.none() | st.integers(0, 4),
-    trigger_tokens=st.none() | st.integers(0, 3000),
+    trigger=st.none() | st.integers(0, 3000) | st.tuples(st.just("tool_uses"), st.integers(0, 6)),
     clear_at_least=st.none() | st.integers(0, 800),
-    batch_turns=st.integers(1, 3),
-    exclude_tools=st.frozensets(st.sampled_from(TOOLS), max_size=2),
     clear_tool_inputs=st.booleans(),
-    shorten_write_inputs=st.sampled_from([True, False, 100, 1000]),
-    tool_retention=st.dictionaries(
+    retention=st.dictionaries(
         st.sampled_from(TOOLS), st.none() | st.integers(0, 4), max_size=2
+    ).map(lambda tools: {**DEFAULT_RETENTION, **tools}),
+    cache=st.none()
+    | st.builds(
+        lambda name, horizon: dataclasses.replace(PRESETS[name], horizon=horizon),
+        st.sampled_from(["anthropic", "openai", "anthropic-1h"]),
+        st.none() | st.integers(1, 8) | st.just(18),
     ),
-    cache=st.sampled_from([None, "anthropic", "openai", "anthropic-1h"]),
-    expected_calls=st.none() | st.integers(1, 12),
-    payback_horizon=st.none() | st.integers(1, 8),
     max_context_tokens=st.none() | st.integers(1, 4000),
-    thin=st.none() | schedules,
     supersede=st.booleans(),
 )
 
@@ -320,26 +303,6 @@ def read_only_tool_names(draw: st.DrawFn) -> str:
             words.append(draw(st.sampled_from(_JOINS)))
         words += action
     return _spell(words, draw(st.booleans()))
-
-
-def _with_edits(script: list[Turn]) -> list[Turn]:
-    """The script with every ``create_issue`` call (a write tool) given a long string."""
-
-    def edit(call: Call) -> Call:
-        if call.tool != "create_issue":
-            return call
-        return Call(call.id, call.tool, {**call.args, "body": big("line", 150)}, call.result)
-
-    return [Turn(tuple(map(edit, t.calls)), t.user, t.text, t.orphans) for t in script]
-
-
-edit_turns = turns().map(_with_edits)
-"""Random histories whose write calls carry long string arguments (to shorten)."""
-
-edit_cases = st.tuples(
-    edit_turns, policies.map(lambda p: p.replace(retention={**p.retention, "write": 1}))
-)
-"""(history, policy) pairs whose write results fall due, so their calls get shortened."""
 
 
 def openai_sdk_history() -> list[Any]:

@@ -28,7 +28,7 @@ from tests.clearing.strategies_clearing import (
     render,
 )
 
-FLAT = ClearingPolicy(cache=None, retention={}, infer_categories=False, keep_turns=1)
+FLAT = ClearingPolicy(cache=None, retention={}, keep_turns=1)
 EPHEMERAL = {"type": "ephemeral"}
 HOUR = {"type": "ephemeral", "ttl": "1h"}
 
@@ -118,18 +118,6 @@ def test_clearing_a_cleared_result_with_a_breakpoint_is_idempotent():
     content = [{"type": "text", "text": big("a"), "cache_control": EPHEMERAL}]
     once = clear_stale_results(_history(_result(content)), FLAT)
     assert clear_stale_results(once, FLAT) == once
-
-
-def test_thinning_keeps_the_breakpoint_of_a_cleared_result():
-    """A placeholder that thins with age keeps its block's breakpoint."""
-    policy = FLAT.replace(thin=[(0, 200), (1, 0)])
-    content = [{"type": "text", "text": big("a", 600), "cache_control": EPHEMERAL}]
-    history = _history(_result(content))
-    history += [{"role": "user", "content": "again"}, {"role": "assistant", "content": "ok"}]
-    block = clear_stale_results(history, policy)[2]["content"][0]
-    assert is_placeholder(block["content"][0]["text"])
-    assert "Head:" not in block["content"][0]["text"]
-    assert block["content"][0]["cache_control"] == EPHEMERAL
 
 
 @settings(max_examples=60, deadline=None)

@@ -30,7 +30,7 @@ from tests.clearing.strategies_clearing import (
 )
 
 fmt_param = pytest.mark.parametrize("fmt", FORMATS)
-FLAT = ClearingPolicy(cache=None, retention={}, infer_categories=False)
+FLAT = ClearingPolicy(cache=None, retention={})
 INPUTS = FLAT.replace(clear_tool_inputs=True)
 
 

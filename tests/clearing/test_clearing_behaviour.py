@@ -25,7 +25,7 @@ from tests.clearing.strategies_clearing import (
 )
 
 fmt_param = pytest.mark.parametrize("fmt", FORMATS)
-FLAT = ClearingPolicy(cache=None, retention={}, infer_categories=False)  # only keep_turns applies
+FLAT = ClearingPolicy(cache=None, retention={})  # only keep_turns applies
 
 
 def cleared(history, policy=FLAT):
@@ -91,7 +91,7 @@ def test_keep_and_keep_turns_protect_either(fmt):
 def test_excluded_tools_inside_the_keep_window_are_untouched(fmt):
     """Excluded results are never cleared and do not count toward keep."""
     history = render(fmt, script("t", "create_issue", "t", "create_issue", "t"))
-    policy = FLAT.replace(keep_turns=0, keep=1, exclude_tools={"create_issue"})
+    policy = FLAT.replace(keep_turns=0, keep=1, retention={"create_issue": None})
     assert cleared(history, policy) == [True, False, True, False, False]
 
 
@@ -120,20 +120,20 @@ def token_total(history):
 
 @fmt_param
 def test_trigger_below_at_and_above(fmt):
-    """Nothing is cleared until the history exceeds trigger_tokens (at is not above)."""
+    """Nothing is cleared until the history exceeds the token trigger (at is not above)."""
     history = render(fmt, script(*["t"] * 4))
     total = token_total(history)
-    assert not any(cleared(history, FLAT.replace(trigger_tokens=total + 1)))
-    assert not any(cleared(history, FLAT.replace(trigger_tokens=total)))
-    assert any(cleared(history, FLAT.replace(trigger_tokens=total - 1)))
+    assert not any(cleared(history, FLAT.replace(trigger=total + 1)))
+    assert not any(cleared(history, FLAT.replace(trigger=total)))
+    assert any(cleared(history, FLAT.replace(trigger=total - 1)))
 
 
 @fmt_param
 def test_trigger_on_tool_uses(fmt):
     """A tool-use trigger fires when there are more tool uses than its value."""
     history = render(fmt, script(*["t"] * 4))
-    assert not any(cleared(history, FLAT.replace(trigger_tool_uses=4)))
-    assert any(cleared(history, FLAT.replace(trigger_tool_uses=3)))
+    assert not any(cleared(history, FLAT.replace(trigger=("tool_uses", 4))))
+    assert any(cleared(history, FLAT.replace(trigger=("tool_uses", 3))))
 
 
 @fmt_param
@@ -233,7 +233,7 @@ def test_error_results_are_cleared_like_others(fmt):
 def test_anthropic_several_results_in_one_message_clear_independently():
     """Each tool_result block of one user message is judged on its own."""
     history = render("anthropic", script(("t", "create_issue", "t"), "t"))
-    policy = FLAT.replace(keep_turns=0, exclude_tools={"create_issue"})
+    policy = FLAT.replace(keep_turns=0, retention={"create_issue": None})
     out = clear_stale_results(history, policy)
     blocks = out[2]["content"]
     assert [b["tool_use_id"] for b in blocks] == ["call_0", "call_1", "call_2"]

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from slimtools.clearing import Clearer, ClearingPolicy, clear_stale_results, view
+from slimtools.clearing import CachePricing, Clearer, ClearingPolicy, clear_stale_results, view
 from slimtools.clearing.pricing import PRESETS, calls_ahead
 from slimtools.compaction import history_tokens
 from slimtools.ledger import TokenLedger, round_starts
@@ -82,8 +82,8 @@ def test_default_horizon_lets_a_long_run_clear_what_pays_back_within_the_horizon
 
 def test_default_horizon_still_bounds_what_a_long_run_counts_on():
     """The run's age is the estimate of what is left, up to the 18-call bound."""
-    assert calls_ahead(9, None, ClearingPolicy().payback_horizon) == 9
-    assert calls_ahead(100, None, ClearingPolicy().payback_horizon) == 18
+    assert calls_ahead(9, None, ClearingPolicy().pricing.horizon) == 9
+    assert calls_ahead(100, None, ClearingPolicy().pricing.horizon) == 18
 
 
 SHELL_RUN = ["y" * 6_000, *["x" * 1_200] * 4]
@@ -129,15 +129,14 @@ def test_a_shell_agent_clears_a_persisted_history_as_the_incremental_clearer_doe
 def test_expected_calls_lets_a_known_long_run_clear_early():
     """Told the run will make 50 calls, the young run clears at once."""
     history = chat(["y" * 6_000, "x" * 1_200, "x" * 1_200])
-    policy = ClearingPolicy(expected_calls=50)
-    assert cleared(clear_stale_results(history, policy))[0] is True
+    assert cleared(Clearer(expected_calls=50).clear(history))[0] is True
 
 
 def test_expected_calls_near_the_end_keeps_what_would_not_pay():
     """Told this is the run's last call, nothing that costs a rewrite is worth clearing."""
     history = chat(["y" * 4_000, *["x" * 2_000] * 7])
-    policy = ClearingPolicy(expected_calls=8, payback_horizon=None)
-    assert not any(cleared(clear_stale_results(history, policy)))
+    policy = ClearingPolicy(cache=CachePricing(0.1, 1.25, horizon=None))
+    assert not any(cleared(Clearer(policy, expected_calls=8).clear(history)))
 
 
 def test_window_guard_clears_whatever_the_cache_says():
@@ -171,12 +170,14 @@ def test_report_names_where_the_cache_breaks():
     cache=st.sampled_from(["anthropic", "anthropic-1h", "openai"]),
 )
 def test_knowing_the_runs_length_clearing_never_costs_more(fmt, script, policy, cache):
-    """With expected_calls equal to the replayed run's calls, the cached bill never rises."""
+    """Told the replayed run's calls (``expected_calls``), clearing never raises the cached
+    bill."""
     history = render(fmt, script)
     calls = len(round_starts(history, fmt))
-    policy = policy.replace(cache=cache, expected_calls=max(1, calls), max_context_tokens=None)
+    policy = policy.replace(cache=cache, max_context_tokens=None)
+    clearer = Clearer(policy, format=fmt, expected_calls=max(1, calls), observed=False)
     plain = TokenLedger.measure(history, format=fmt, cache=cache).summary
-    slim = TokenLedger.measure(history, policy, format=fmt, cache=cache).summary
+    slim = TokenLedger.measure(history, clear=clearer.clear, format=fmt, cache=cache).summary
     pricing = PRESETS[cache]
     assert pricing is not None
     exact = pricing.cost(slim.cache_read, slim.cache_write)
@@ -192,7 +193,7 @@ def test_window_guard_holds_the_history_under_the_limit_when_enough_is_clearable
     """If clearing everything clearable fits, the guarded history fits too."""
     history = render(fmt, script)
     everything = policy.replace(
-        cache=None, max_context_tokens=None, trigger_tokens=None, clear_at_least=None
+        cache=None, max_context_tokens=None, trigger=None, clear_at_least=None
     )
     guarded = policy.replace(max_context_tokens=limit)
     if history_tokens(clear_stale_results(history, everything), format=fmt) <= limit:

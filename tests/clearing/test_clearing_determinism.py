@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from slimtools.clearing import Clearer, ClearingPolicy, clear_stale_results
+from slimtools.clearing import DEFAULT_RETENTION, Clearer, ClearingPolicy, clear_stale_results
 from tests.clearing.strategies_clearing import FORMATS, render, script
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -26,10 +26,10 @@ def policies() -> list[ClearingPolicy]:
         ClearingPolicy(),
         ClearingPolicy(cache=None),
         ClearingPolicy(cache=None, clear_tool_inputs={"bash", "write_file", "x"}),
-        ClearingPolicy(cache=None, thin=[(0, 200), (2, 80), (4, 0)], keep=2),
+        ClearingPolicy(cache=None, keep=2),
         ClearingPolicy(
             cache="openai",
-            exclude_tools={"get_page", "create_issue"},
+            retention={**DEFAULT_RETENTION, "get_page": None, "create_issue": None},
             repeatable={"x", "bash", "write_file"},
             categories={"x": "read", "bash": "command"},
         ),

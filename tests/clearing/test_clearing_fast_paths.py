@@ -20,23 +20,21 @@ _args = st.dictionaries(
 _rewriting = st.sampled_from(
     [
         ClearingPolicy(),
-        ClearingPolicy(shorten_write_inputs=False),
-        ClearingPolicy(shorten_write_inputs=120),
         ClearingPolicy(clear_tool_inputs=True),
         ClearingPolicy(clear_tool_inputs={"bash", "x"}),
-        ClearingPolicy(categories={"x": "write"}, infer_categories=False),
     ]
 )
 
 
 @given(policy=_rewriting, tool=_tools, args=_args)
-def test_input_args_asks_the_tool_once_and_answers_as_the_policy(policy, tool, args):
-    """The per-tool cached rewrite decision gives the arguments ``input_rewrite_of`` gives."""
+def test_input_saving_asks_the_tool_once_and_answers_as_the_policy(policy, tool, args):
+    """The per-tool cached blanking decision saves what blanking as the policy says saves."""
     placeholders = Placeholders(policy)
     call = SeenCall(tool, args, 0, 10, 40, 1)
-    expected = policy.input_rewrite_of(tool, args) if args else None
+    blanked = bool(args) and policy.clears_inputs_of(tool)
+    expected = max(0, 10 - count_tokens(f"{tool} {{}}")) if blanked else 0
     for _ in range(2):  # the first answer fills the cache, the second reads it
-        assert placeholders.input_args(tool, call) == expected
+        assert placeholders.input_saving(tool, call) == expected
 
 
 def _same_counter(text: str) -> int:
@@ -123,7 +121,7 @@ def test_with_changes_copies_a_model_seen_before_as_model_copy_does():
     tool=_tools,
     args=_args,
     is_error=st.booleans(),
-    keep_head=st.none() | st.integers(0, 50),
+    keep_head=st.integers(0, 250),
     tokens=st.integers(-2_000, 10**7),
 )
 def test_the_default_placeholder_is_the_template_rendered(
@@ -134,19 +132,24 @@ def test_the_default_placeholder_is_the_template_rendered(
     from slimtools.clearing._batch import Pending
     from slimtools.clearing.excerpt import envelope_handles, flatten_head, render_args
     from slimtools.clearing.formats.base import RawResult
-    from slimtools.clearing.placeholder import DEFAULT_TEMPLATE, PlaceholderInfo, render
+    from slimtools.clearing.placeholder import (
+        DEFAULT_TEMPLATE,
+        MAX_PLACEHOLDER_CHARS,
+        PlaceholderInfo,
+        render,
+    )
 
-    policy = ClearingPolicy()
+    policy = ClearingPolicy(keep_head=keep_head)
     raw = RawResult("c1", None, text, 0, is_error, False, True)
     pending = Pending(raw, tool, SeenCall(tool, args, 0, 10, 40, 1), 1, 1, tokens, 0)
-    head = flatten_head(text, policy.keep_head if keep_head is None else keep_head)
+    head = flatten_head(text, keep_head)
     info = PlaceholderInfo(
         tool, args, render_args(args), len(text), tokens, head,
         envelope_handles(text, policy.handle_key(tool)), "c1", 1, is_error,
         policy.refetch_tool, policy.repeatable_of(tool), (),
     )  # fmt: skip
-    expected = render(info, DEFAULT_TEMPLATE, policy.max_placeholder_chars)
-    assert Placeholders(policy).sized(pending, keep_head) == (
+    expected = render(info, DEFAULT_TEMPLATE, MAX_PLACEHOLDER_CHARS)
+    assert Placeholders(policy).sized(pending) == (
         expected,
         policy.token_counter(expected),
     )
@@ -185,16 +188,18 @@ def test_a_long_queue_falls_due_as_popping_it_one_by_one_does(turns, keep, clock
     results, in the same order, as popping each due result in turn."""
     from collections import deque
 
-    from slimtools.clearing import Clearer
-    from slimtools.clearing._batch import Pending
+    from slimtools.clearing._batch import Pending, State
+    from slimtools.clearing._deciding import Decider
+    from slimtools.clearing._render import Placeholders
     from slimtools.clearing.formats.base import RawResult
 
     raw = RawResult("c", None, "text", 0, False, False, True)
     call = SeenCall("t", {}, 0, 1, 2, 1)
     queue = [Pending(raw, "t", call, i, turn, 10, i) for i, turn in enumerate(turns)]
     expected = [p for p in queue if p.turn + keep <= clock]
-    clearer = Clearer()
-    clearer._state.waiting[keep] = deque(queue)
-    clearer._take_due(clock)
-    assert clearer._state.ripe == expected
-    assert list(clearer._state.waiting[keep]) == queue[len(expected) :]
+    policy = ClearingPolicy()
+    state = State()
+    state.waiting[keep] = deque(queue)
+    Decider(policy, Placeholders(policy), None).take_due(state, clock)
+    assert state.ripe == expected
+    assert list(state.waiting[keep]) == queue[len(expected) :]

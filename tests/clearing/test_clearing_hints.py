@@ -59,10 +59,10 @@ def test_destructive_annotation_never_offers_the_call_again_whatever_the_name():
     assert "call load_snapshot(" not in text
 
 
-def test_unrepeatable_wins_over_repeatable():
-    """A tool in both sets is treated as destructive: the safe answer."""
-    policy = ClearingPolicy(repeatable={"zork"}, unrepeatable={"zork"})
-    assert policy.repeatable_of("zork") is False
+def test_repeatable_false_marks_a_tool_destructive():
+    """``repeatable={name: False}`` never offers the call again, whatever its name says."""
+    policy = ClearingPolicy(repeatable={"read_file": False})
+    assert policy.repeatable_of("read_file") is False
 
 
 def test_with_tool_hints_keeps_the_callers_explicit_choice():

@@ -13,7 +13,7 @@ from tests._profile import examples
 from tests.clearing.strategies_clearing import FORMATS, Turn, policies, render, script, turns
 
 fmt_param = pytest.mark.parametrize("fmt", FORMATS)
-FLAT = ClearingPolicy(cache=None, retention={}, infer_categories=False)
+FLAT = ClearingPolicy(cache=None, retention={})
 
 
 def rounds(fmt, n_turns, tools=("t",)):
@@ -35,49 +35,11 @@ def cleared_ids(history):
 
 
 @fmt_param
-@pytest.mark.parametrize("persisted", [True, False])
-def test_batched_prefix_moves_once_per_batch_over_50_turns(fmt, persisted):
-    """With batch_turns=5, the cleared prefix changes only when the turn count hits 5k."""
-    full, ends = rounds(fmt, 50)
-    clearer = Clearer(FLAT.replace(batch_turns=5))
-    current, changed_at = [], []
-    for turn, end in enumerate(ends, 1):
-        current = [*current, *full[len(current) : end]] if persisted else full[:end]
-        out, report = clearer.clear_with_report(current)
-        if report.changed:
-            changed_at.append(turn)
-        if persisted:
-            current = out
-    assert changed_at == list(range(5, 51, 5))
-
-
-@fmt_param
-def test_batched_per_request_recomputation_is_stable_too(fmt):
-    """Stateless clearing of the original history gives the same prefix within a batch."""
-    full, ends = rounds(fmt, 20)
-    policy = FLAT.replace(batch_turns=4)
-    prefixes = [frozenset(cleared_ids(clear_stale_results(full[:end], policy))) for end in ends]
-    changes = [t for t in range(1, len(prefixes)) if prefixes[t] != prefixes[t - 1]]
-    assert all((t + 1) % 4 == 0 for t in changes)
-    assert changes == [3, 7, 11, 15, 19]  # turns 4, 8, ..., 20
-
-
-@fmt_param
-def test_batching_never_touches_the_keep_window(fmt):
-    """Batching delays clearing; it never clears inside the last keep_turns turns."""
-    full, ends = rounds(fmt, 23)
-    clearer = Clearer(FLAT.replace(batch_turns=5, keep_turns=2))
-    for end in ends:
-        v = view(clearer.clear(full[:end]))
-        assert not any(r.cleared for r in v.results if v.turns - r.turn < 2)
-
-
-@fmt_param
 def test_clear_at_least_makes_the_clearer_move_in_batches(fmt):
     """With a trigger and clear_at_least, each change clears at least that many tokens,
     and the prefix moves less often than with per-request recomputation."""
     full, ends = rounds(fmt, 40)
-    policy = FLAT.replace(keep_turns=0, keep=3, trigger_tokens=3000, clear_at_least=1500)
+    policy = FLAT.replace(keep_turns=0, keep=3, trigger=3000, clear_at_least=1500)
     clearer = Clearer(policy)
     incremental = stateless = 0
     previous = frozenset()

@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 from slimtools.categories import repeatable_tools
 from slimtools.clearing import ClearingPolicy, clear_stale_results, is_placeholder, view
 from slimtools.clearing.excerpt import envelope_handles, flatten_head
+from slimtools.clearing.placeholder import MAX_PLACEHOLDER_CHARS
 from slimtools.envelope import Envelope
 from tests.clearing.strategies_clearing import FORMATS, Call, Res, Turn, big, render, script
 
@@ -161,10 +162,10 @@ def test_failing_callable_leaves_the_result():
 
 
 def test_placeholder_size_is_bounded():
-    """max_placeholder_chars caps the placeholder, marker included."""
-    policy = NOW.replace(placeholder="{head}" * 10, keep_head=500, max_placeholder_chars=300)
+    """MAX_PLACEHOLDER_CHARS caps the placeholder, marker included."""
+    policy = NOW.replace(placeholder="{head}" * 10, keep_head=500)
     text = cleared_text("openai_chat", "w" * 10_000, policy=policy)
-    assert len(text) == 300
+    assert len(text) == MAX_PLACEHOLDER_CHARS
     assert is_placeholder(text)
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+import importlib.util
 from types import SimpleNamespace
 
 import pytest
@@ -11,11 +13,23 @@ from slimtools.errors import ConfigurationError
 from slimtools.tokens import count_tokens
 
 
+def test_the_policy_has_at_most_sixteen_fields():
+    """What the tools are, when to clear, what the placeholder shows: 16 fields at most."""
+    assert len(dataclasses.fields(ClearingPolicy)) <= 16
+
+
+def test_a_trigger_reads_every_spelling_as_one():
+    """A token count, a pair and Anthropic's dict all become ``(kind, n)``."""
+    as_dict = {"type": "input_tokens", "value": 5}
+    assert ClearingPolicy(trigger=5) == ClearingPolicy(trigger=("tokens", 5))
+    assert ClearingPolicy(trigger=as_dict).trigger == ("tokens", 5)
+
+
 def test_defaults_follow_turn_end_clearing():
     """No trigger, no minimum, clear at every round end, 2 turns kept, 200-char head."""
     p = ClearingPolicy()
-    assert (p.keep_turns, p.keep_head, p.batch_turns) == (2, 200, 1)
-    assert p.trigger_tokens is p.trigger_tool_uses is p.clear_at_least is p.keep is None
+    assert (p.keep_turns, p.keep_head) == (2, 200)
+    assert p.trigger is p.clear_at_least is p.keep is None
     assert p.clear_tool_inputs is False
     assert p.token_counter is count_tokens
     assert dict(p.retention) == dict(DEFAULT_RETENTION)
@@ -28,20 +42,21 @@ def test_defaults_follow_turn_end_clearing():
         ({"keep_turns": True}, "keep_turns"),
         ({"keep_head": "200"}, "keep_head"),
         ({"keep": -3}, "keep"),
-        ({"trigger_tokens": 1.5}, "trigger_tokens"),
-        ({"batch_turns": 0}, "batch_turns"),
+        ({"trigger": 1.5}, "trigger"),
+        ({"trigger": ("tool_uses", -1)}, "trigger"),
+        ({"trigger": ("turns", 3)}, "trigger"),
         ({"clear_at_least": -1}, "clear_at_least"),
-        ({"exclude_tools": "create_issue"}, "exclude_tools"),
-        ({"exclude_tools": [1]}, "exclude_tools"),
+        ({"repeatable": "create_issue"}, "repeatable"),
+        ({"repeatable": [1]}, "repeatable"),
+        ({"repeatable": {"x": "yes"}}, "repeatable"),
         ({"clear_tool_inputs": "bash"}, "clear_tool_inputs"),
         ({"retention": {"read": -1}}, "retention"),
-        ({"tool_retention": {"bash": "never"}}, "tool_retention"),
+        ({"retention": {"bash": "never"}}, "retention"),
         ({"categories": {"bash": 3}}, "categories"),
         ({"handle_keys": {"bash": 3}}, "handle_keys"),
         ({"placeholder": "{tool} {nope}"}, "nope"),
         ({"placeholder": "{tool"}, "malformed"),
         ({"placeholder": ""}, "placeholder"),
-        ({"max_placeholder_chars": 10}, "max_placeholder_chars"),
         ({"token_counter": 3}, "token_counter"),
         ({"token_counter": lambda text: len(text) / 4}, "token_counter must return an int"),
         ({"token_counter": lambda text: None}, "token_counter must return an int"),
@@ -55,9 +70,10 @@ def test_invalid_settings_raise_clear_errors(changes, message):
 
 
 def test_collections_are_normalised_and_immutable():
-    """exclude_tools becomes a frozenset; mappings cannot be changed after construction."""
-    p = ClearingPolicy(exclude_tools=["a", "b"], categories={"x": "read"})
-    assert p.exclude_tools == frozenset({"a", "b"})
+    """A collection of repeatable names becomes a mapping to True; mappings cannot be
+    changed after construction."""
+    p = ClearingPolicy(repeatable=["a", "b"], categories={"x": "read"})
+    assert p.repeatable == {"a": True, "b": True}
     with pytest.raises(TypeError):
         p.categories["y"] = "write"  # type: ignore[index]
 
@@ -94,33 +110,27 @@ def test_retention_follows_the_article_table_order():
 
 def test_keep_turns_is_a_floor_for_every_retention():
     """No category is cleared inside the keep_turns window."""
-    p = ClearingPolicy(keep_turns=5, tool_retention={"bash": 1})
+    p = ClearingPolicy(keep_turns=5, retention={**DEFAULT_RETENTION, "bash": 1})
     assert p.turns_to_keep("bash") == 5
     assert p.turns_to_keep("web_search") == 5
 
 
-def test_tool_retention_wins_over_category():
-    """A per-tool retention overrides the tool's category, None meaning never."""
-    p = ClearingPolicy(tool_retention={"read_file": None, "create_issue": 2})
+def test_a_tool_named_in_retention_wins_over_its_category():
+    """A retention keyed by tool name overrides the tool's category, None meaning never."""
+    p = ClearingPolicy(retention={**DEFAULT_RETENTION, "read_file": None, "create_issue": 2})
     assert p.turns_to_keep("read_file") is None
     assert p.turns_to_keep("create_issue") == 2
 
 
-def test_excluded_tools_are_never_cleared():
-    """An excluded tool has no retention at all."""
-    assert ClearingPolicy(exclude_tools={"bash"}).turns_to_keep("bash") is None
+def test_a_category_key_is_never_read_as_a_tool_name():
+    """A tool named like a category keeps its own category's retention, not the key's."""
+    p = ClearingPolicy(categories={"write": "search"}, retention={"search": 4, "write": 9})
+    assert p.turns_to_keep("write") == 4
 
 
 def test_uncategorised_tools_use_keep_turns():
     """A tool with no category keeps keep_turns turns."""
     assert ClearingPolicy(keep_turns=4).turns_to_keep("frobnicate") == 4
-
-
-def test_infer_categories_can_be_turned_off():
-    """Without inference, only declared categories apply."""
-    p = ClearingPolicy(infer_categories=False)
-    assert p.category_of("create_issue") is None
-    assert p.turns_to_keep("create_issue") == 2
 
 
 def test_clear_tool_inputs_may_name_tools():
@@ -133,7 +143,7 @@ def test_clear_tool_inputs_may_name_tools():
 def test_from_anthropic_defaults():
     """No argument: trigger at 100,000 input tokens, keep 3 tool uses, no turn windows."""
     p = ClearingPolicy.from_anthropic()
-    assert (p.trigger_tokens, p.keep, p.keep_turns) == (100_000, 3, 0)
+    assert (p.trigger, p.keep, p.keep_turns) == (("tokens", 100_000), 3, 0)
     assert p.turns_to_keep("create_issue") == 0
 
 
@@ -149,15 +159,20 @@ def test_from_anthropic_reads_the_edit_dict():
             "clear_tool_inputs": True,
         }
     )
-    assert (p.trigger_tokens, p.keep, p.clear_at_least) == (30000, 5, 5000)
-    assert p.exclude_tools == {"web_search"}
+    assert (p.trigger, p.keep, p.clear_at_least) == (("tokens", 30000), 5, 5000)
+    assert p.turns_to_keep("web_search") is None
     assert p.clear_tool_inputs is True
 
 
 def test_from_anthropic_tool_uses_trigger():
-    """A tool_uses trigger sets trigger_tool_uses instead of trigger_tokens."""
+    """A tool_uses trigger counts tool uses, not tokens."""
     p = ClearingPolicy.from_anthropic({"trigger": {"type": "tool_uses", "value": 10}})
-    assert (p.trigger_tool_uses, p.trigger_tokens, p.keep) == (10, None, 3)
+    assert (p.trigger, p.trigger_tool_uses, p.trigger_tokens, p.keep) == (
+        ("tool_uses", 10),
+        10,
+        None,
+        3,
+    )
 
 
 def test_from_anthropic_applies_overrides():
@@ -210,8 +225,8 @@ def test_replace_validates_again():
 
 def test_policies_are_hashable_and_compare_by_value():
     """Equal policies hash alike, so a policy can key a cache."""
-    a = ClearingPolicy(categories={"x": "read"}, exclude_tools={"y"})
-    b = ClearingPolicy(categories={"x": "read"}, exclude_tools={"y"})
+    a = ClearingPolicy(categories={"x": "read"}, repeatable={"y"})
+    b = ClearingPolicy(categories={"x": "read"}, repeatable={"y": True})
     assert a == b
     assert hash(a) == hash(b)
     assert len({a, b, ClearingPolicy()}) == 2
@@ -236,3 +251,20 @@ def test_a_category_given_a_retention_is_one():
     """A category of the user's own counts once the policy's ``retention`` gives it turns."""
     policy = ClearingPolicy(categories={"audit_log": "audit"}, retention={"audit": 50})
     assert policy.turns_to_keep("audit_log") == 50
+
+
+def test_every_surface_starts_from_the_same_default_policy():
+    """The CLI's default (also the gateway's), the LangGraph node and middleware and the
+    LiteLLM hook all clear under ``ClearingPolicy()``."""
+    pytest.importorskip("langchain.agents.middleware")
+    from slimtools.adapters.langgraph import ClearingMiddleware, ClearingNode
+    from slimtools.cli._policy import build_policy
+
+    default = ClearingPolicy()
+    assert build_policy("default") == default
+    assert ClearingNode()._clearers.policy == default
+    assert ClearingMiddleware().policy == default
+    if importlib.util.find_spec("litellm") is not None:
+        from slimtools.integrations.litellm import SlimtoolsClearing
+
+        assert SlimtoolsClearing().policy == default

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from slimtools.clearing import ClearingPolicy
+from slimtools.clearing import Clearer, ClearingPolicy
 from slimtools.clearing._plan import Candidates
 from slimtools.clearing._savings import SavingsIndex
 from slimtools.clearing.pricing import (
@@ -94,11 +94,14 @@ def test_from_anthropic_mirrors_the_server_without_cache_economics():
     assert ClearingPolicy.from_anthropic().pricing is None
 
 
-@pytest.mark.parametrize("name", ["expected_calls", "payback_horizon", "max_context_tokens"])
-def test_counts_must_be_positive(name):
-    """expected_calls, payback_horizon and max_context_tokens are None or >= 1."""
-    with pytest.raises(ConfigurationError, match=name):
-        ClearingPolicy(**{name: 0})
+def test_counts_must_be_positive():
+    """max_context_tokens, a horizon and expected_calls are None or >= 1."""
+    with pytest.raises(ConfigurationError, match="max_context_tokens"):
+        ClearingPolicy(max_context_tokens=0)
+    with pytest.raises(ConfigurationError, match="horizon"):
+        CachePricing(0.1, 1.25, horizon=0)
+    with pytest.raises(ConfigurationError, match="expected_calls"):
+        Clearer(expected_calls=0)
 
 
 def test_calls_ahead_counts_what_is_left_of_expected_calls():
@@ -132,7 +135,7 @@ def test_calls_ahead_past_the_horizon_is_the_horizon_for_every_run(
 
 
 def test_calls_ahead_without_horizon_is_the_runs_age():
-    """``payback_horizon=None``: a run is expected to last as long again."""
+    """``horizon=None``: a run is expected to last as long again."""
     assert calls_ahead(40, None, None) == 40
 
 
@@ -147,7 +150,7 @@ def test_calls_ahead_of_a_shell_agent_never_counts_past_the_horizon():
 
 
 def test_calls_ahead_of_a_shell_agent_without_horizon_is_the_runs_age():
-    """``payback_horizon=None`` has no bound to trust a shell agent for: age alone."""
+    """``horizon=None`` has no bound to trust a shell agent for: age alone."""
     assert calls_ahead(3, None, None, commands_only=True) == 3
 
 
@@ -158,7 +161,7 @@ def test_calls_ahead_prefers_expected_calls_to_the_shell_evidence():
 
 def test_default_horizon_is_eighteen_calls():
     """The measured default bound (bench_clearing section (e)) is 18 calls."""
-    assert DEFAULT_HORIZON == 18 == ClearingPolicy().payback_horizon
+    assert DEFAULT_HORIZON == 18 == ClearingPolicy().pricing.horizon
 
 
 def test_plan_clears_when_the_saving_outweighs_the_rewrite():

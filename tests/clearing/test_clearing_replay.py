@@ -25,7 +25,7 @@ def _prompts(history: list) -> list[int]:
 
 
 @settings(max_examples=examples(60), deadline=None)
-@given(history=turns(), policy=policies.map(lambda p: p.replace(thin=None)))
+@given(history=turns(), policy=policies)
 def test_a_replay_clears_what_the_clearer_clears_and_sums_its_savings(history, policy):
     """Property: with every message held, each call clears the clearer's results, and
     ``saved_before`` is the sum of what was saved before each position."""

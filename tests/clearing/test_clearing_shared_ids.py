@@ -25,7 +25,7 @@ from slimtools.clearing import (
 from slimtools.typing import Audit
 from tests.clearing.strategies_clearing import FORMATS, Call, Res, Turn, big, render, turns
 
-FLAT = ClearingPolicy(cache=None, retention={}, infer_categories=False, keep_turns=1)
+FLAT = ClearingPolicy(cache=None, retention={}, keep_turns=1)
 INPUTS = FLAT.replace(clear_tool_inputs=True)
 
 
@@ -248,22 +248,3 @@ def test_a_moved_history_never_gets_an_original_over_a_whole_result_of_a_reused_
     assert [r.cleared for r in view(out).results] == [True, False]
     note = {"role": "user", "content": "context"}
     assert restore([note, *out], audit) == [note, *history]
-
-
-def test_shortened_arguments_of_a_result_left_whole_are_restored():
-    """A write call's long arguments shortened while its short result stayed whole come back
-    (the result's record, matching the result as it stands, vouches for them)."""
-    history = render(
-        "anthropic",
-        [
-            Turn((Call("w", "write_file", {"path": "/a", "content": big("line")}, Res("ok")),)),
-            Turn(),
-            Turn(),
-        ],
-    )
-    policy = FLAT.replace(categories={"write_file": "write"}, retention={"write": 1})
-    audit = MemoryAudit()
-    out = clear_stale_results(history, policy, audit=audit)
-    assert out != history
-    assert not view(out).results[0].cleared
-    assert restore(out, audit) == history

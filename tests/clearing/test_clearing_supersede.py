@@ -138,15 +138,15 @@ def test_supersession_forgets_results_once_they_fall_due():
     """A long run of distinct calls keeps only the results of its last few turns in its tables."""
     from slimtools.clearing._batch import Pending
     from slimtools.clearing._ingest import SeenCall
-    from slimtools.clearing._supersede import _SWEEP, Supersession
+    from slimtools.clearing._rules.superseded import _SWEEP, Superseded
     from slimtools.clearing.formats.base import RawResult
 
-    tracker = Supersession(lambda tool: "read")
+    tracker = Superseded(ClearingPolicy(categories={"read_file": "read"}))
     for turn in range(1, 1_001):
         call = SeenCall("read_file", {"path": f"f{turn}.py"}, 2 * turn, 5, 20, turn)
         raw = RawResult(f"c{turn}", None, "text", 0, False, False, True)
         pending = Pending(raw, "read_file", call, 2 * turn + 1, turn, 100, turn)
-        assert tracker.file(pending, due=turn + 3) == []
+        assert tracker.propose(pending, turn + 3) == []
     # swept every _SWEEP turns: at most that many turns of entries past their due turn
     assert sum(len(calls) for _, calls in tracker._tools.values()) <= 4 + _SWEEP
     assert len(tracker._reads) <= 4 + _SWEEP

@@ -28,9 +28,7 @@ POLICIES = {
     "default": ClearingPolicy(),
     "openai": ClearingPolicy(cache="openai"),
     "window": ClearingPolicy(max_context_tokens=6_000),
-    "thin": ClearingPolicy(thin=[(0, 200), (3, 60), (8, 0)]),
-    "thin, no cache": ClearingPolicy(cache=None, thin=[(1, 120), (5, 0)]),
-    "thin in a window": ClearingPolicy(max_context_tokens=6_000, thin=[(2, 50), (6, 0)]),
+    "turn-end": ClearingPolicy(cache=None),
 }
 Requests = list[list[Any]]
 

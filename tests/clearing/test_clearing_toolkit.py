@@ -78,7 +78,7 @@ def test_toolkit_input_category_is_never_cleared():
 @pytest.mark.parametrize("fmt", FORMATS)
 def test_clearing_twice_changes_nothing(fmt):
     """Idempotence, per format, with every option on."""
-    policy = ClearingPolicy(cache=None, keep_turns=1, keep=1, clear_tool_inputs=True, batch_turns=2)
+    policy = ClearingPolicy(cache=None, keep_turns=1, keep=1, clear_tool_inputs=True)
     once = clear_stale_results(render(fmt, script(*["bash"] * 7)), policy)
     twice = clear_stale_results(once, policy)
     assert twice == once

@@ -157,7 +157,7 @@ def test_node_update_is_empty_when_nothing_is_stale():
 def test_excluded_write_results_survive():
     """Results of an excluded tool are never cleared."""
     model = ScriptedModel(responses=script(tool_name="create_ticket"))
-    policy = ClearingPolicy(cache=None, exclude_tools={"create_ticket"})
+    policy = ClearingPolicy(cache=None, retention={"create_ticket": None})
     messages = build_graph(model, ClearingNode(policy)).invoke({"messages": [HumanMessage("go")]})
     assert not any(is_placeholder(str(m.content)) for m in tool_messages(messages["messages"]))
 

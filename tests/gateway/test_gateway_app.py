@@ -18,7 +18,7 @@ from slimtools.gateway import create_app
 from tests.gateway.gateway_upstream import FakeUpstream, Script, create_upstream, serve
 
 TOKEN = "stats-token"
-POLICY = ClearingPolicy(cache=None, keep_turns=1, tool_retention={"read_log": 1})
+POLICY = ClearingPolicy(cache=None, keep_turns=1, retention={"read_log": 1})
 ANTHROPIC_TOOLS: list[Any] = [
     {
         "name": "read_log",

@@ -22,7 +22,7 @@ from slimtools.instrumentation import (
 from slimtools.ledger import TokenLedger
 from tests.clearing.strategies_clearing import render, script
 
-FLAT = ClearingPolicy(cache=None, retention={}, infer_categories=False)
+FLAT = ClearingPolicy(cache=None, retention={})
 ROWS = [{"id": i, "level": "ERROR", "message": "upstream timeout " * 5} for i in range(10)]
 
 
@@ -95,12 +95,12 @@ def test_a_listener_subscribed_twice_hears_each_event_twice():
     [
         lambda: observe(42),
         lambda: Toolkit("x", on_event="print"),
-        lambda: ClearingPolicy(on_event=3),
+        lambda: Clearer(on_event=3),
     ],
-    ids=["observe", "Toolkit", "ClearingPolicy"],
+    ids=["observe", "Toolkit", "Clearer"],
 )
 def test_a_listener_that_is_not_callable_is_refused(make):
-    """``observe``, ``Toolkit(on_event=)`` and ``ClearingPolicy(on_event=)`` say what they need."""
+    """``observe``, ``Toolkit(on_event=)`` and ``Clearer(on_event=)`` say what they need."""
     with pytest.raises(ConfigurationError, match="must be callable"):
         make()
 
@@ -139,10 +139,10 @@ def test_a_global_listener_hears_every_toolkit_and_unregistered_tools():
     assert isinstance(heard[-1], ClearingPass)
 
 
-def test_a_policy_listener_hears_only_clearing_under_its_policy():
-    """``ClearingPolicy(on_event=)`` hears passes under that policy, not under another."""
+def test_a_clearer_listener_hears_only_its_own_passes():
+    """``Clearer(on_event=)`` hears that clearer's passes, not another's."""
     heard = []
-    clear_stale_results(history(), FLAT.replace(on_event=heard.append))
+    Clearer(FLAT, on_event=heard.append).clear(history())
     clear_stale_results(history(), FLAT)
     assert [type(e) for e in heard] == [ClearingPass]
 
@@ -197,14 +197,14 @@ def test_a_raising_listener_does_not_keep_the_others_from_hearing():
     assert len(heard) == 1
 
 
-def test_a_raising_policy_listener_leaves_the_clearing_unchanged():
+def test_a_raising_clearer_listener_leaves_the_clearing_unchanged():
     """The cleared history is the one a policy without a listener gives."""
 
     def broken(event):
         raise RuntimeError("no")
 
     expected = clear_stale_results(history(), FLAT)
-    assert clear_stale_results(history(), FLAT.replace(on_event=broken)) == expected
+    assert Clearer(FLAT, on_event=broken).clear(history()) == expected
 
 
 def test_listeners_added_and_removed_from_many_threads_are_all_accounted():
@@ -235,35 +235,11 @@ def test_listeners_added_and_removed_from_many_threads_are_all_accounted():
     assert not any(s.active for s in kept)
 
 
-def test_policies_that_differ_only_in_their_listener_are_equal_and_hash_alike():
-    """``on_event`` observes; it takes no part in ``==`` or ``hash``."""
-    a, b = FLAT.replace(on_event=print), FLAT.replace(on_event=lambda e: None)
-    assert a == b == FLAT
-    assert hash(a) == hash(b) == hash(FLAT)
-
-
-def test_a_policy_with_an_unhashable_listener_is_still_hashable():
-    """A callable object without ``__hash__`` does not make the policy unhashable."""
-
-    class Sink:
-        __hash__ = None  # type: ignore[assignment]
-
-        def __call__(self, event):
-            pass
-
-    assert hash(FLAT.replace(on_event=Sink())) == hash(FLAT)
-
-
-def test_replace_keeps_the_listener():
-    """``policy.replace(...)`` keeps ``on_event`` unless told otherwise."""
-    assert FLAT.replace(on_event=print).replace(keep_turns=4).on_event is print
-
-
 @pytest.mark.parametrize("method", ["clear", "clear_in_place", "clear_with_report"])
 def test_every_clearer_call_is_reported(method):
     """``clear``, ``clear_in_place`` and ``clear_with_report`` each report one pass."""
     heard = []
-    clearer = Clearer(FLAT.replace(on_event=heard.append))
+    clearer = Clearer(FLAT, on_event=heard.append)
     getattr(clearer, method)(history())
     assert [type(e) for e in heard] == [ClearingPass]
 
@@ -272,7 +248,7 @@ def test_an_unobserved_clearer_reports_nothing():
     """``Clearer(observed=False)`` is heard by neither its policy's listener nor globally."""
     heard = []
     with observe(heard.append):
-        Clearer(FLAT.replace(on_event=heard.append), observed=False).clear(history())
+        Clearer(FLAT, on_event=heard.append, observed=False).clear(history())
     assert heard == []
 
 
@@ -280,7 +256,7 @@ def test_the_ledger_replays_are_not_reported():
     """A what-if replay (``TokenLedger.measure``) is not clearing the agent did."""
     heard = []
     with observe(heard.append):
-        TokenLedger.measure(history(), FLAT.replace(on_event=heard.append))
+        TokenLedger.measure(history(), FLAT)
     assert heard == []
 
 

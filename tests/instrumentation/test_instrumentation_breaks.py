@@ -29,7 +29,7 @@ def _usage(read: int, written: int, *, hour: bool = False) -> dict:
 
 
 def _pass(broken: bool) -> ClearingPass:
-    return ClearingPass("anthropic", None, 10, 1, 0, 0, ("c1",), 900, 400, 3, broken, 0, 1)
+    return ClearingPass("anthropic", None, 10, 1, 0, ("c1",), 900, 400, 3, broken, 0, 1)
 
 
 @given(st.integers(0, 500_000), st.integers(0, 500_000))

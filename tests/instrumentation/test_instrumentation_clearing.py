@@ -5,18 +5,18 @@ from __future__ import annotations
 import pytest
 
 import slimtools
-from slimtools.clearing import Clearer, ClearingPolicy, clear_stale_results, clear_with_report
+from slimtools.clearing import Clearer, ClearingPolicy
 from slimtools.instrumentation import ClearingPass
 from tests.clearing.strategies_clearing import FORMATS, render, script
 
-FLAT = ClearingPolicy(cache=None, retention={}, infer_categories=False)  # only keep_turns applies
+FLAT = ClearingPolicy(cache=None, retention={})  # only keep_turns applies
 fmt_param = pytest.mark.parametrize("fmt", FORMATS)
 
 
 def passes_while_growing(policy: ClearingPolicy, history: list) -> list[ClearingPass]:
     """Clear in place before each message is appended, as an agent loop would; the events."""
     heard: list[ClearingPass] = []
-    clearer = Clearer(policy.replace(on_event=heard.append))
+    clearer = Clearer(policy, on_event=heard.append)
     growing: list = []
     for message in history:
         growing.append(message)
@@ -29,11 +29,11 @@ def test_a_pass_reports_what_its_report_says(fmt):
     """One pass over five turns: the counts, tokens and first change of ``ClearingReport``."""
     heard = []
     history = render(fmt, script("t", "t", "t", "t", "t"))
-    cleared, report = clear_with_report(history, FLAT.replace(on_event=heard.append))
+    cleared, report = Clearer(FLAT, on_event=heard.append).clear_with_report(history)
     (event,) = heard
     assert event.format == fmt
     assert event.messages == len(cleared)
-    assert (event.cleared, event.inputs_cleared, event.thinned) == (3, 0, 0)
+    assert (event.cleared, event.inputs_cleared) == (3, 0)
     assert event.cleared_call_ids == report.cleared_call_ids == ("call_0", "call_1", "call_2")
     assert (event.tokens_before, event.tokens_after) == (report.tokens_before, report.tokens_after)
     assert event.tokens_saved == report.cleared_input_tokens > 0
@@ -44,7 +44,7 @@ def test_a_pass_reports_what_its_report_says(fmt):
 def test_a_pass_that_clears_nothing_breaks_no_cache():
     """Nothing stale: zero cleared, no first change, no cache break, tokens unchanged."""
     heard = []
-    clear_stale_results(render("anthropic", script("t")), FLAT.replace(on_event=heard.append))
+    Clearer(FLAT, on_event=heard.append).clear(render("anthropic", script("t")))
     (event,) = heard
     assert (event.cleared, event.first_changed, event.cache_broken) == (0, None, False)
     assert event.tokens_before == event.tokens_after
@@ -53,7 +53,7 @@ def test_a_pass_that_clears_nothing_breaks_no_cache():
 def test_a_first_pass_that_rewrites_counts_as_a_cache_break():
     """A clearer's first call cannot know the previous request: any rewrite is a break."""
     heard = []
-    clear_stale_results(render("openai_chat", script(*"tttt")), FLAT.replace(on_event=heard.append))
+    Clearer(FLAT, on_event=heard.append).clear(render("openai_chat", script(*"tttt")))
     assert heard[0].first_changed is not None
     assert heard[0].cache_broken
 
@@ -77,22 +77,12 @@ def test_clearing_only_messages_appended_since_the_last_call_breaks_nothing(fmt)
     assert not any(e.cache_broken for e in events)
 
 
-def test_thinned_placeholders_are_counted():
-    """Under a thinning schedule, the passes that shorten placeholders say how many."""
-    history = render("openai_chat", script(*"t" * 12, size=200))
-    policy = FLAT.replace(keep_turns=1, thin=[(0, 200), (3, 40), (6, 0)])
-    events = passes_while_growing(policy, history)
-    assert sum(e.thinned for e in events) > 0
-    assert sum(e.cleared for e in events) == 11
-
-
 def test_the_bound_session_is_reported():
     """A pass inside ``slimtools.session(...)`` names it; outside, None."""
     heard = []
-    policy = FLAT.replace(on_event=heard.append)
     with slimtools.session("user-42"):
-        clear_stale_results(render("langchain", script("t")), policy)
-    clear_stale_results(render("langchain", script("t")), policy)
+        Clearer(FLAT, on_event=heard.append).clear(render("langchain", script("t")))
+    Clearer(FLAT, on_event=heard.append).clear(render("langchain", script("t")))
     assert [e.session for e in heard] == ["user-42", None]
 
 
@@ -100,8 +90,7 @@ def test_blanked_arguments_are_counted_with_their_saving():
     """``clear_tool_inputs``: the calls whose arguments were blanked are counted."""
     heard = []
     history = render("openai_chat", script(*"tttt"))
-    _, report = clear_with_report(
-        history, FLAT.replace(clear_tool_inputs=True, on_event=heard.append)
-    )
+    clearer = Clearer(FLAT.replace(clear_tool_inputs=True), on_event=heard.append)
+    _, report = clearer.clear_with_report(history)
     assert heard[0].inputs_cleared == report.cleared_inputs == 2
     assert heard[0].tokens_saved == report.cleared_input_tokens

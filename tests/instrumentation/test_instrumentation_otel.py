@@ -13,14 +13,14 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from opentelemetry.trace import SpanKind
 
 from slimtools import ConfigurationError, Toolkit, paginate, project_fields, summarize_with_handle
-from slimtools.clearing import ClearingPolicy, clear_stale_results
+from slimtools.clearing import Clearer, ClearingPolicy
 from slimtools.instrumentation import CacheWatch, observe
 from slimtools.instrumentation.otel import METRICS, OTelListener, instrument
 from tests.adapters.sdk_adapter_fixtures import import_error_without
 from tests.clearing.strategies_clearing import render, script
 
 ROWS = [{"id": i, "level": "WARN", "message": "disk almost full " * 3} for i in range(8)]
-FLAT = ClearingPolicy(cache=None, retention={}, infer_categories=False)
+FLAT = ClearingPolicy(cache=None, retention={})
 
 
 class Otel:
@@ -177,9 +177,8 @@ def test_the_metrics_add_up_the_events(otel):
 def test_a_clearing_pass_is_a_span_with_its_numbers_and_counted(otel):
     """Results cleared, cache breaks and tokens saved per history format."""
     heard = []
-    policy = FLAT.replace(on_event=otel.listener())
     with observe(heard.append):
-        clear_stale_results(render("anthropic", script(*"ttttt")), policy)
+        Clearer(FLAT, on_event=otel.listener()).clear(render("anthropic", script(*"ttttt")))
     (span,) = otel.finished()
     (event,) = heard
     assert span.name == "slimtools.clearing_pass"
@@ -192,7 +191,6 @@ def test_a_clearing_pass_is_a_span_with_its_numbers_and_counted(otel):
     where = frozenset({("slimtools.clearing.format", "anthropic")})
     assert otel.metric("slimtools.clearing.results.cleared") == {where: 3}
     assert otel.metric("slimtools.clearing.cache.breaks") == {where: 1}
-    assert otel.metric("slimtools.clearing.placeholders.thinned") == {where: 0}
 
 
 def _watched_break(otel: Otel) -> None:
@@ -212,9 +210,7 @@ def test_every_metric_is_created_with_its_unit(otel):
     """The instruments of ``METRICS`` exist with their declared units once data flows."""
     _, search_logs = make_kit(otel.listener())
     search_logs("disk")
-    clear_stale_results(
-        render("openai_chat", script(*"tttt")), FLAT.replace(on_event=otel.listener())
-    )
+    Clearer(FLAT, on_event=otel.listener()).clear(render("openai_chat", script(*"tttt")))
     _watched_break(otel)
     data = otel.reader.get_metrics_data()
     units = {

@@ -22,14 +22,13 @@ ARGUMENTS = (
 
 @st.composite
 def policies(draw: st.DrawFn) -> ClearingPolicy | None:
-    """No clearing, or a policy with varied retention, heads, batching and input blanking."""
+    """No clearing, or a policy with varied retention, heads and input blanking."""
     if draw(st.booleans()):
         return None
     return ClearingPolicy(
         keep_turns=draw(st.integers(0, 3)),
         keep_head=draw(st.sampled_from([0, 40, 200, 500])),
         keep=draw(st.none() | st.integers(0, 3)),
-        batch_turns=draw(st.integers(1, 3)),
         clear_tool_inputs=draw(st.booleans()),
     )
 

@@ -70,7 +70,6 @@ def test_report_prints_every_strategy_and_a_total(tmp_path, capsys):
         "swe-agent last 5 observations",
         "complexity trap (10-turn window)",
         "slimtools turn-end (cache=None)",
-        "slimtools batched (5 turns, >=2k)",
         "slimtools (default)",
     ):
         assert label in out
@@ -105,10 +104,10 @@ def test_report_policy_none_matches_no_clearing(tmp_path, capsys):
 
 
 def test_report_options_name_the_policy(tmp_path, capsys):
-    """--keep-turns and --batch-turns are shown in the slimtools row's label."""
+    """--keep-turns and --clear-at-least are shown in the slimtools row's label."""
     write_run(tmp_path)
-    main(["report", str(tmp_path), "--keep-turns", "4", "--batch-turns", "2", "--no-peers"])
-    assert "slimtools (default, keep_turns=4, batch_turns=2)" in capsys.readouterr().out
+    main(["report", str(tmp_path), "--keep-turns", "4", "--clear-at-least", "2", "--no-peers"])
+    assert "slimtools (default, keep_turns=4, clear_at_least=2)" in capsys.readouterr().out
 
 
 def test_report_cache_option_prices_the_bill(tmp_path, capsys):

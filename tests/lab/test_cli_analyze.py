@@ -111,9 +111,9 @@ def test_policies_can_be_repeated_and_compared(capsys):
         "analyze",
         str(DATA / "tau_bench"),
         "--policy",
-        "batched",
+        "anthropic",
         "--compare",
-        "turn-end,batched",
+        "turn-end,anthropic",
     ]
     status, out, _ = cli(capsys, *argv)
     assert status == 0
@@ -121,7 +121,7 @@ def test_policies_can_be_repeated_and_compared(capsys):
     labels = [
         line.split()[1] if line.startswith("TOTAL") else line.split()[0] for line in savings[3:]
     ]
-    assert labels == ["no", "batched", "turn-end"]
+    assert labels == ["no", "anthropic", "turn-end"]
 
 
 def test_policy_options_reach_every_policy(capsys):
@@ -321,8 +321,8 @@ def test_suggest_with_an_unreadable_sample_fails_with_status_1(capsys, tmp_path)
 
 def test_the_policy_options_are_one_list_shared_by_the_commands(capsys):
     """analyze, report and clear offer the same ClearingPolicy options."""
-    flags = ("--cache", "--keep-turns", "--keep-head", "--batch-turns", "--clear-at-least")
-    flags += ("--expected-calls", "--payback-horizon", "--max-context-tokens", "--exclude-tool")
+    flags = ("--cache", "--keep-turns", "--keep-head", "--clear-at-least")
+    flags += ("--payback-horizon", "--max-context-tokens", "--exclude-tool")
     for command in ("analyze", "report", "clear"):
         with pytest.raises(SystemExit):
             main([command, "--help"])
@@ -332,11 +332,8 @@ def test_the_policy_options_are_one_list_shared_by_the_commands(capsys):
 
 
 def test_named_policies_are_the_documented_presets():
-    """turn-end, batched, anthropic, default and none, with the options applied to each."""
+    """turn-end, anthropic, default and none, with the options applied to each."""
     assert build_policy("turn-end", keep_turns=4) == ClearingPolicy(cache=None, keep_turns=4)
-    assert build_policy("batched") == ClearingPolicy(
-        cache=None, batch_turns=5, clear_at_least=2_000
-    )
     assert build_policy("default", cache="gemini") == ClearingPolicy(cache="gemini")
     assert build_policy("anthropic", keep_head=10) == ClearingPolicy.from_anthropic(keep_head=10)
     assert build_policy("none") is None

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from slimtools.clearing import ClearingPolicy, is_placeholder, view
+from slimtools.clearing import DEFAULT_RETENTION, ClearingPolicy, is_placeholder, view
 from slimtools.cli import main
 from slimtools.transcripts import clear_file, load_file
 from tests._ports import run, slimtools
@@ -98,10 +98,9 @@ def test_jsonl_lines_without_cleared_results_are_untouched(tmp_path):
         (["--keep-turns", "0"], {"keep_turns": 0}),
         (
             ["--exclude-tool", "search_logs", "--exclude-tool", "bash"],
-            {"exclude_tools": {"search_logs", "bash"}},
+            {"retention": {**DEFAULT_RETENTION, "search_logs": None, "bash": None}},
         ),
         (["--clear-at-least", "1000000"], {"clear_at_least": 1_000_000}),
-        (["--batch-turns", "4"], {"batch_turns": 4}),
     ],
 )
 def test_policy_options_reach_the_policy(options, policy, tmp_path, capsys):
@@ -214,7 +213,7 @@ def test_without_audit_a_note_warns_that_restore_is_impossible(tmp_path, capsys)
     [
         ["clear", "x.jsonl"],  # no -o
         ["clear", "x.jsonl", "-o", "y", "--keep-turns", "-1"],
-        ["clear", "x.jsonl", "-o", "y", "--batch-turns", "0"],
+        ["clear", "x.jsonl", "-o", "y", "--payback-horizon", "0"],
         ["clear", "x.jsonl", "-o", "y", "--format", "chatgpt"],
         ["restore", "x.jsonl", "-o", "y"],  # no --audit
     ],

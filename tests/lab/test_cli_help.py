@@ -135,23 +135,12 @@ def test_analyze_by_transcript_is_the_deprecated_spelling_of_file(capsys, tmp_pa
     assert str(tmp_path / "run.traj") in out
 
 
-def test_report_hint_does_not_advise_expected_calls_when_it_was_given(capsys, tmp_path):
-    """With --expected-calls 40 the hint names the figure given, not the option to pass."""
-    write_run(tmp_path, chars=20_000)
-    argv = ["report", str(tmp_path), "--no-peers", "--expected-calls", "40"]
-    status, out, _ = cli(capsys, *argv)
-    assert status == 0
-    hint = next(line for line in out.splitlines() if line.startswith("hint:"))
-    assert "pass --expected-calls" not in hint
-    assert "--expected-calls 40" in hint
-
-
-def test_report_hint_advises_expected_calls_when_it_was_not_given(capsys, tmp_path):
-    """Without it, the hint still suggests passing --expected-calls."""
+def test_report_hint_advises_a_smaller_horizon(capsys, tmp_path):
+    """When the default cost more, the hint suggests a smaller --payback-horizon."""
     write_run(tmp_path, chars=20_000)
     status, out, _ = cli(capsys, "report", str(tmp_path), "--no-peers")
     assert status == 0
-    assert "pass --expected-calls" in out
+    assert "--payback-horizon" in out
 
 
 def _figure(rounds: int = 40):

@@ -113,15 +113,6 @@ def test_cleared_count_is_reported_per_round():
     assert rows[-1].cleared == 8 - 2  # all but the last two turns' results
 
 
-def test_batched_clearing_breaks_the_cache_less_often():
-    """batch_turns=5 moves the cleared prefix once per five turns instead of every turn."""
-    history = chat_history(30, "w" * 4_000)
-    every_turn = TokenLedger.measure(history, ClearingPolicy(cache=None)).summary
-    batched = TokenLedger.measure(history, ClearingPolicy(cache=None, batch_turns=5)).summary
-    assert batched.cache_breaks < every_turn.cache_breaks
-    assert batched.cache_breaks <= 30 // 5 + 1
-
-
 def test_clear_callable_sees_the_growing_history():
     """A custom clear step is called before each model call with the history so far."""
     seen: list[int] = []

@@ -12,9 +12,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from slimtools.clearing import ClearingPolicy, view
+from slimtools.clearing import CachePricing, ClearingPolicy, view
 from slimtools.clearing.replay import ReplayClearer
-from slimtools.errors import ConfigurationError
 from slimtools.ledger import TokenLedger
 from slimtools.ledger import _standin as standin
 from slimtools.ledger.stream import NO_CLEARING, LedgerColumns, RunReplay
@@ -28,25 +27,23 @@ from tests.clearing.strategies_clearing import (
     Res,
     Turn,
     big,
-    edit_cases,
     policies,
     render,
     turns,
 )
 
 # The replay does not model thinning.
-unthinned = policies.map(lambda p: p.replace(thin=None))
 
 DATA = "tests/data/transcripts"
 PRESETS = {
     "default": ClearingPolicy(),
     "turn-end": ClearingPolicy(cache=None),
-    "batched": ClearingPolicy(cache=None, batch_turns=5, clear_at_least=2_000),
+    "at least": ClearingPolicy(cache=None, clear_at_least=2_000),
     "anthropic": ClearingPolicy.from_anthropic(
         {"trigger": {"type": "input_tokens", "value": 3000}}
     ),
     "inputs": ClearingPolicy(cache=None, keep_turns=0, clear_tool_inputs=True),
-    "window": ClearingPolicy(max_context_tokens=4_000, expected_calls=30),
+    "window": ClearingPolicy(max_context_tokens=4_000, cache=CachePricing(0.1, 1.25, horizon=30)),
 }
 
 
@@ -80,20 +77,10 @@ def test_every_real_transcript_replays_as_measure_does():
 
 @pytest.mark.parametrize("fmt", FORMATS)
 @settings(max_examples=examples(60), deadline=None)
-@given(history=turns(), policy=unthinned, cache=st.sampled_from(["anthropic", "openai", None]))
+@given(history=turns(), policy=policies, cache=st.sampled_from(["anthropic", "openai", None]))
 def test_any_history_and_policy_replay_as_measure_does(fmt, history, policy, cache):
     """Property: for random histories and policies, the streamed ledger is measure's."""
     assert_same_ledgers(render(fmt, history), fmt, {"p": policy}, cache)
-
-
-@pytest.mark.parametrize("fmt", FORMATS)
-@settings(max_examples=examples(60), deadline=None)
-@given(case=edit_cases, cache=st.sampled_from(["anthropic", "openai", None]))
-def test_shortened_write_calls_replay_as_measure_does(fmt, case, cache):
-    """Property: with write calls' long arguments shortened, the streamed ledger is
-    measure's."""
-    history, policy = case
-    assert_same_ledgers(render(fmt, history), fmt, {"p": policy.replace(thin=None)}, cache)
 
 
 @pytest.mark.parametrize("fmt", FORMATS)
@@ -313,9 +300,7 @@ def test_a_call_answered_after_the_next_model_call_has_its_arguments_blanked_as_
         *(Turn((Call(f"c{i}", "x", {}, Res(big(f"r{i}_"))),)) for i in range(2, 6)),
     ]
     history = render(fmt, late)
-    blanking = ClearingPolicy(
-        cache=None, keep_turns=0, clear_tool_inputs=True, retention={}, infer_categories=False
-    )
+    blanking = ClearingPolicy(cache=None, keep_turns=0, clear_tool_inputs=True, retention={})
     assert_same_ledgers(history, fmt, {**PRESETS, "blanking": blanking})
     figures = replayed(
         history, fmt, {"on": blanking, "off": blanking.replace(clear_tool_inputs=False)}
@@ -394,12 +379,6 @@ def test_any_rereading_run_replays_superseded_results_as_measure_does(fmt, calls
     ]
     policy = ClearingPolicy(supersede=True, keep_turns=keep, cache=cache)
     assert_same_ledgers(render(fmt, script), fmt, {"p": policy})
-
-
-def test_a_thinning_policy_is_refused_with_what_to_use_instead():
-    """The streaming replay does not model thinning: it says so and names the alternative."""
-    with pytest.raises(ConfigurationError, match=r"TokenLedger\.measure"):
-        RunReplay("openai_chat", {"thin": ClearingPolicy(thin=[(0, 200), (5, 0)])})
 
 
 def test_a_replay_is_freed_as_soon_as_it_is_dropped():

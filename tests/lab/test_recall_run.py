@@ -28,7 +28,7 @@ from tests.lab.recall_helpers import (
     refetches,
 )
 
-OFF, HEAD0, HEAD200, HEAD500, THINNING = DEFAULT_SWEEP
+OFF, HEAD0, HEAD200, HEAD500 = DEFAULT_SWEEP
 
 
 def episode(name: str = "file_reading", repeat: int = 0) -> Any:
@@ -37,38 +37,21 @@ def episode(name: str = "file_reading", repeat: int = 0) -> Any:
 
 
 def test_default_sweep_is_clearing_off_heads_0_200_500_and_a_thinning_head():
-    """Clearing off, three fixed heads, one head that thins with age, in order."""
+    """Clearing off and three fixed heads, in order."""
     assert [s.label for s in DEFAULT_SWEEP] == [
         "clearing off",
         "keep_head=0",
         "keep_head=200",
         "keep_head=500",
-        "thin 200, 80 at 3, 0 at 8",
     ]
     assert OFF.policy is None
     assert [s.policy.keep_head for s in DEFAULT_SWEEP[1:4]] == [0, 200, 500]
-    assert THINNING.policy.thin == ((0, 200), (3, 80), (8, 0))
 
 
 def test_every_sweep_setting_clears_at_the_round_end_whatever_the_cache():
     """Round M's result is cleared by the question in every setting: no cache economics."""
     report = run_recall(["file_reading", "log_search"], decline, DEFAULT_SWEEP[1:], repeats=2)
     assert all(s.cleared.count == s.trials for s in report.summaries())
-
-
-def test_the_thinning_setting_shows_its_aged_head_when_asked():
-    """At the defaults round 3's result is 5 turns past due: its head has thinned to 80."""
-    from slimtools.clearing.thinning import head_length
-
-    seen: list[str] = []
-
-    def record(messages, tools):
-        seen.extend(m["content"] for m in messages if m.get("tool_call_id") == "call_3")
-        return decline(messages, tools)
-
-    result = run_trial(episode("log_search"), THINNING, record)
-    assert result.cleared
-    assert head_length(seen[-1]) == 80
 
 
 def test_calling_the_tool_again_is_refetched():

@@ -197,7 +197,7 @@ def test_policy_options_are_applied(tmp_path):
     tools = {"search_logs", "read_file", "bash"}
     assert (
         clear_file(
-            path, tmp_path / "b.json", ClearingPolicy(cache=None, exclude_tools=tools)
+            path, tmp_path / "b.json", ClearingPolicy(cache=None, retention=dict.fromkeys(tools))
         ).cleared
         == 0
     )

@@ -186,11 +186,11 @@ def use_stores_and_helpers() -> None:
 
 def use_clearing_and_ledger(history: list[dict[str, Any]]) -> None:
     """Clearing, its report and the ledger, as a user's agent loop calls them."""
-    policy = slimtools.ClearingPolicy(keep_turns=2, keep_head=200, exclude_tools={"create_issue"})
+    policy = slimtools.ClearingPolicy(keep_turns=2, keep_head=200, retention={"create_issue": None})
     assert_type(slimtools.clear_stale_results(history, policy), list[Any])
     cleared, report = clear_with_report(history, policy)
     assert_type(report.cleared_tool_uses, int)
-    clearer = slimtools.Clearer(slimtools.ClearingPolicy.for_toolkit(kit, batch_turns=5))
+    clearer = slimtools.Clearer(slimtools.ClearingPolicy.for_toolkit(kit, keep=5))
     assert_type(clearer.clear(cleared), list[Any])
     assert_type(slimtools.ClearingPolicy.from_anthropic(), slimtools.ClearingPolicy)
     assert_type(tool_result_bill(20, 5_000), list[tuple[int, int, int]])
@@ -199,7 +199,7 @@ def use_clearing_and_ledger(history: list[dict[str, Any]]) -> None:
 
 
 def use_live_metrics() -> None:
-    """Listening to events: per toolkit, per policy, process-wide, and OpenTelemetry."""
+    """Listening to events: per toolkit, per clearer, process-wide, and OpenTelemetry."""
     from slimtools.instrumentation import (
         ClearingPass,
         Event,
@@ -224,11 +224,11 @@ def use_live_metrics() -> None:
     listener: Listener = tally
     listening = slimtools.Toolkit("metrics", on_event=listener)
     assert_type(listening.on_event, Listener | None)
-    policy = slimtools.ClearingPolicy(on_event=tally)
+    clearer = slimtools.Clearer(on_event=tally)
     with slimtools.observe(tally) as subscription:
         assert_type(subscription.active, bool)
         search_logs("timeout")
-        slimtools.clear_stale_results([], policy)
+        clearer.clear([])
     assert_type(subscription, Subscription)
     with instrument(spans="never"):
         search_logs("timeout")

@@ -6,6 +6,22 @@ and compaction only ever see the neutral records of :mod:`slimtools.clearing.for
 """
 
 from slimtools.clearing.formats._objects import get, with_changes
+from slimtools.clearing.formats.view import (
+    ANTHROPIC,
+    API_FORMATS,
+    LANGCHAIN,
+    OPENAI_CHAT,
+    OPENAI_RESPONSES,
+)
 from slimtools.clearing.formats.view import _format_of as message_format
 
-__all__ = ["get", "message_format", "with_changes"]
+__all__ = [
+    "ANTHROPIC",
+    "API_FORMATS",
+    "LANGCHAIN",
+    "OPENAI_CHAT",
+    "OPENAI_RESPONSES",
+    "get",
+    "message_format",
+    "with_changes",
+]

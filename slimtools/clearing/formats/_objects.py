@@ -12,12 +12,10 @@ from typing import Any
 from pydantic import BaseModel
 from pydantic_core import PydanticUndefined
 
+from slimtools._fields import field_of
 
-def get(obj: Any, key: str, default: Any = None) -> Any:
-    """Read ``key`` from a dict or an attribute of an SDK object (OpenAI, Anthropic)."""
-    if isinstance(obj, dict):
-        return obj.get(key, default)
-    return getattr(obj, key, default)
+get = field_of
+"""Read ``key`` from a dict or an attribute of an SDK object (OpenAI, Anthropic)."""
 
 
 def updated(obj: Any, **changes: Any) -> Any:

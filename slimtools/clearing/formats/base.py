@@ -132,11 +132,9 @@ class Codec(Protocol):
     def replace_results(self, message: Any, texts: Mapping[int, str]) -> Any:
         """A copy of ``message`` with the result at each slot replaced by its text."""
 
-    def blank_inputs(
-        self, message: Any, call_ids: Collection[str], args: Mapping[str, Args] | None = None
-    ) -> Any:
-        """A copy of ``message`` with every copy of those calls' arguments emptied, or set
-        to ``args[call_id]`` for the ids it names (shortened arguments, still valid JSON)."""
+    def blank_inputs(self, message: Any, call_ids: Collection[str]) -> Any:
+        """A copy of ``message`` with every copy of those calls' arguments emptied (still
+        valid JSON)."""
 
     def result_content(self, message: Any, slot: int) -> Any:
         """The original content of one result, as stored in the message (for audit)."""
@@ -361,16 +359,10 @@ class ListedCalls:
         entries = get(message, self.calls_field)
         return entries if isinstance(entries, (list, tuple)) else ()
 
-    def blank_inputs(
-        self, message: Any, call_ids: Collection[str], args: Mapping[str, Args] | None = None
-    ) -> Any:
-        """The model message with those calls' arguments emptied (or set to ``args``)."""
-        given = args or {}
+    def blank_inputs(self, message: Any, call_ids: Collection[str]) -> Any:
+        """The model message with those calls' arguments emptied."""
         entries = [
-            self.blank_entry(e, given.get(get(e, "id"), EMPTY_ARGS))
-            if self.is_call(e, call_ids)
-            else e
-            for e in self._entries(message)
+            self.blank_entry(e) if self.is_call(e, call_ids) else e for e in self._entries(message)
         ]
         return with_changes(message, {self.calls_field: entries})
 

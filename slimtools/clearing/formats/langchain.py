@@ -138,13 +138,9 @@ class LangChainCodec(WholeMessageResults):
             return SystemMessage(content=message.content_text)
         return HumanMessage(content=message.content_text)
 
-    def blank_inputs(
-        self, message: Any, call_ids: Collection[str], args: Mapping[str, Args] | None = None
-    ) -> Any:
-        """Empty the arguments (or set ``args[call_id]``) in tool_calls, additional_kwargs
-        and content blocks."""
-        given = args or {}
-        return _rewrite(message, {cid: given.get(cid, EMPTY_ARGS) for cid in call_ids}, {})
+    def blank_inputs(self, message: Any, call_ids: Collection[str]) -> Any:
+        """Empty the arguments in tool_calls, additional_kwargs and content blocks."""
+        return _rewrite(message, dict.fromkeys(call_ids, EMPTY_ARGS), {})
 
     def input_snapshot(self, message: Any, call_id: str) -> Any:
         """Every entry holding the call's arguments: ``[[field, index, entry], ...]``."""

@@ -14,7 +14,6 @@ from typing import Any
 from slimtools.clearing.formats._objects import get, updated
 from slimtools.clearing.formats.base import (
     EMPTY_ARGS,
-    Args,
     Decoded,
     WholeMessageResults,
     args_json,
@@ -103,18 +102,13 @@ class OpenAIResponsesCodec(WholeMessageResults):
         speaker = "assistant" if message.model_output else role
         return {"type": "message", "role": speaker, "content": message.content_text}
 
-    def blank_inputs(
-        self, message: Any, call_ids: Collection[str], args: Mapping[str, Args] | None = None
-    ) -> Any:
-        """The call item with ``arguments`` ``"{}"`` or the JSON of ``args[call_id]``
-        (custom tools: empty ``input``, or ``args[call_id]["input"]``)."""
-        call_id = get(message, "call_id")
-        if call_id not in call_ids:
+    def blank_inputs(self, message: Any, call_ids: Collection[str]) -> Any:
+        """The call item with ``arguments`` ``"{}"`` (custom tools: an empty ``input``)."""
+        if get(message, "call_id") not in call_ids:
             return message
-        given = (args or {}).get(call_id, EMPTY_ARGS)
         if get(message, "type") == "custom_tool_call":
-            return updated(message, input=custom_input(given))
-        return updated(message, arguments=args_json(given))
+            return updated(message, input=custom_input(EMPTY_ARGS))
+        return updated(message, arguments=args_json(EMPTY_ARGS))
 
     def input_snapshot(self, message: Any, call_id: str) -> Any:
         """The original call item as a whole."""

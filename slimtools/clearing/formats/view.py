@@ -11,7 +11,7 @@ import importlib
 import logging
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Final
 
 from slimtools.clearing.formats._objects import get
 from slimtools.clearing.formats.base import OTHER, Codec, Decoded, starts_turn
@@ -20,14 +20,23 @@ from slimtools.errors import ConfigurationError
 
 logger = logging.getLogger("slimtools.clearing")
 
-FORMATS = ("langchain", "openai_chat", "openai_responses", "anthropic")
+# Each history format's name, the one spelling every module uses.
+LANGCHAIN: Final = "langchain"
+OPENAI_CHAT: Final = "openai_chat"
+OPENAI_RESPONSES: Final = "openai_responses"
+ANTHROPIC: Final = "anthropic"
+
+FORMATS: Final = (LANGCHAIN, OPENAI_CHAT, OPENAI_RESPONSES, ANTHROPIC)
 """The history formats the clearer reads and writes."""
 
+API_FORMATS: Final = (OPENAI_CHAT, OPENAI_RESPONSES, ANTHROPIC)
+"""The formats of model APIs' request bodies (all but LangChain's objects)."""
+
 _CODECS = {
-    "langchain": ("slimtools.clearing.formats.langchain", "LangChainCodec"),
-    "openai_chat": ("slimtools.clearing.formats.openai_chat", "OpenAIChatCodec"),
-    "openai_responses": ("slimtools.clearing.formats.openai_responses", "OpenAIResponsesCodec"),
-    "anthropic": ("slimtools.clearing.formats.anthropic", "AnthropicCodec"),
+    LANGCHAIN: ("slimtools.clearing.formats.langchain", "LangChainCodec"),
+    OPENAI_CHAT: ("slimtools.clearing.formats.openai_chat", "OpenAIChatCodec"),
+    OPENAI_RESPONSES: ("slimtools.clearing.formats.openai_responses", "OpenAIResponsesCodec"),
+    ANTHROPIC: ("slimtools.clearing.formats.anthropic", "AnthropicCodec"),
 }
 _RESPONSES_TYPES = frozenset(
     {"function_call", "function_call_output", "custom_tool_call", "custom_tool_call_output"}

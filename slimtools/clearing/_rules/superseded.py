@@ -1,4 +1,4 @@
-"""Superseded results: a result a later one makes stale, whatever its age.
+"""The superseded rule: a result a later one makes stale goes, whatever its age.
 
 Two rules, both decided when the newer result is filed (it is then in the history in full):
 
@@ -18,12 +18,15 @@ from __future__ import annotations
 
 import hashlib
 from collections import deque
-from collections.abc import Callable, Mapping
-from typing import Any
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
 
 import orjson
 
-from slimtools.clearing._batch import Pending
+if TYPE_CHECKING:
+    from slimtools.clearing._batch import Pending
+    from slimtools.clearing._rules.base import Proposal
+    from slimtools.clearing.policy import ClearingPolicy
 
 PATH_KEYS = ("path", "file_path", "filepath", "file", "filename", "target_file", "absolute_path")
 """Argument names that carry the path a call reads or writes."""
@@ -39,7 +42,7 @@ _NEVER = 1 << 62  # a turn no run reaches
 _SWEEP = 8  # turns between sweeps of the entries that fell due
 
 
-class Supersession:
+class Superseded:
     """The latest result of each call and of each path, to tell which older one went stale.
 
     Only a result not yet due by its age can be superseded (one already due may have been
@@ -49,8 +52,8 @@ class Supersession:
 
     __slots__ = ("_category", "_due", "_expiry", "_reads", "_tools", "_writes")
 
-    def __init__(self, category_of: Callable[[str], str | None]) -> None:
-        self._category = category_of
+    def __init__(self, policy: ClearingPolicy) -> None:
+        self._category = policy.category_of
         # tool -> (its category, asked once; its latest result per canonical arguments):
         # keyed by bytes within a tool, no (tool, arguments) tuple is made per result
         self._tools: dict[str, tuple[str | None, dict[bytes, Pending]]] = {}
@@ -62,9 +65,9 @@ class Supersession:
         self._expiry: dict[int, deque[Any]] = {}
         self._due = _NEVER  # the turn of the next sweep (never while nothing is filed)
 
-    def file(self, newer: Pending, *, due: int) -> list[tuple[Pending, str]]:
+    def propose(self, newer: Pending, due: int) -> list[Proposal]:
         """File ``newer`` (due by its age at turn ``due``); the older results it
-        supersedes, each with the reason."""
+        supersedes, each stale from ``newer``'s turn, with the reason."""
         turn = newer.turn
         if turn >= self._due:
             self._expire(turn)
@@ -98,9 +101,9 @@ class Supersession:
             written = self._writes.get(path, -1)
             if read is not None and read is not older and read.position < written:
                 if older is None:
-                    return [(read, REREAD)]
-                return [(older, SAME_CALL), (read, REREAD)]
-        return [(older, SAME_CALL)] if older is not None else []
+                    return [(read, turn, REREAD)]
+                return [(older, turn, SAME_CALL), (read, turn, REREAD)]
+        return [(older, turn, SAME_CALL)] if older is not None else []
 
     def _expire(self, turn: int) -> None:
         """Drop the entries whose results are due by ``turn``: none can be superseded now."""
