@@ -206,13 +206,17 @@ def workers() -> None:
               f"conversations kept {s_kept} against {d_kept}")  # fmt: skip
 
 
-SOAK_CLIENTS, SOAK_ROUNDS, SOAK_STATE = 200, 50, 8 * 1024 * 1024
+SOAK_CLIENTS, SOAK_ROUNDS, SOAK_STATE = 200, 50, 16 * 1024 * 1024
 
 
-async def soak_client(client: httpx.AsyncClient, url: str, worker: int) -> dict[str, int]:
+async def soak_client(
+    client: httpx.AsyncClient, url: str, worker: int, fake: FakeUpstream
+) -> dict[str, int]:
     """One client's 50 rounds; every fifth round also sends one fault."""
     seen = {"ok": 0, "error": 0, "dropped": 0, "fault": 0}
     for rounds in range(SOAK_ROUNDS):
+        if len(fake.received) > 1000:  # the recorder's own memory is not the gateway's
+            fake.received.clear()
         body = orjson.dumps({"model": "m", "max_tokens": 8, "tools": TOOLS,
                              "messages": worker_history(worker, rounds, shared=True, size=500)})  # fmt: skip
         try:
@@ -253,7 +257,7 @@ def soak() -> None:
                 limits = httpx.Limits(max_connections=SOAK_CLIENTS)
                 async with httpx.AsyncClient(limits=limits, timeout=60) as client:
                     return await asyncio.gather(
-                        *(soak_client(client, gw, w) for w in range(SOAK_CLIENTS))
+                        *(soak_client(client, gw, w, fake) for w in range(SOAK_CLIENTS))
                     )
 
             gc.collect()

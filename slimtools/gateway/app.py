@@ -16,6 +16,7 @@ a keep-alive connection dropped without notice).
 from __future__ import annotations
 
 import contextlib
+import functools
 import hmac
 import logging
 import secrets
@@ -118,7 +119,7 @@ class Gateway:
             self.client = _client(self.limits)
         return self.client
 
-    @property
+    @functools.cached_property
     def base_path(self) -> str:
         """The path of the upstream's base URL (``/base/v1`` of ``http://host/base/v1``)."""
         return httpx.URL(self.upstream).path.rstrip("/")
