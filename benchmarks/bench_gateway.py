@@ -218,7 +218,7 @@ async def soak_client(
         if len(fake.received) > 1000:  # the recorder's own memory is not the gateway's
             fake.received.clear()
         body = orjson.dumps({"model": "m", "max_tokens": 8, "tools": TOOLS,
-                             "messages": worker_history(worker, rounds, shared=True, size=500)})  # fmt: skip
+                             "messages": worker_history(worker, rounds, shared=True, size=200)})  # fmt: skip
         try:
             answer = await client.post(url + "/v1/messages", content=body)
             seen["ok" if answer.status_code == 200 else "error"] += 1
