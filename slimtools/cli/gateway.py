@@ -92,6 +92,13 @@ def add_commands(sub: Any) -> None:
         "prompt_cache_options.comparison_response_id) and report the cache misses it "
         "measures in the stats, beside the modelled cost",
     )
+    _add_limit_options(parser)
+    add_policy_options(parser)
+    parser.set_defaults(run=run_gateway_command)
+
+
+def _add_limit_options(parser: argparse.ArgumentParser) -> None:
+    """The options bounding the gateway in bytes and time."""
     limits = parser.add_argument_group("limits")
     limits.add_argument(
         "--max-body",
@@ -124,8 +131,6 @@ def add_commands(sub: Any) -> None:
         help="upstream connections open at once; past it a request waits --connect-timeout, "
         "then gets 503 'pool exhausted' (default: 100)",
     )
-    add_policy_options(parser)
-    parser.set_defaults(run=run_gateway_command)
 
 
 def upstream_url(text: str) -> str:
@@ -175,8 +180,8 @@ def seconds(text: str) -> float:
 
 
 def gateway_limits(args: argparse.Namespace) -> Any:
-    """The :class:`~slimtools.gateway.app.Limits` the options name."""
-    from slimtools.gateway.app import Limits
+    """The :class:`~slimtools.gateway.Limits` the options name."""
+    from slimtools.gateway import Limits
 
     return Limits(
         max_body=args.max_body * 1024 * 1024,

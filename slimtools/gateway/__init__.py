@@ -10,6 +10,7 @@ that the LiteLLM hook shares.
 
 from __future__ import annotations
 
+from slimtools.gateway._request import Limits
 from slimtools.gateway._rewrite import Outgoing, clear_body, rewrite
 from slimtools.gateway._state import Cleared, Conversation, ConversationCache, conversation_name
 from slimtools.gateway._wire import ENDPOINTS, Endpoint, UnreadableError
@@ -23,6 +24,7 @@ __all__ = [
     "ConversationStats",
     "Endpoint",
     "GatewayStats",
+    "Limits",
     "Outgoing",
     "UnreadableError",
     "Usage",

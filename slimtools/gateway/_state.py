@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import hashlib
 import itertools
+import json
 import os
 from collections import OrderedDict
 from collections.abc import Sequence
@@ -59,9 +60,11 @@ _SALT = os.urandom(16)
 def digest(message: Any) -> bytes:
     """A 16-byte digest of one normalized message (keys sorted, so field order is moot),
     salted per process."""
-    return hashlib.blake2b(
-        orjson.dumps(message, option=orjson.OPT_SORT_KEYS), digest_size=16, key=_SALT
-    ).digest()
+    try:
+        text = orjson.dumps(message, option=orjson.OPT_SORT_KEYS)
+    except TypeError:  # an integer past 64 bits, read exactly: the standard library writes it
+        text = json.dumps(message, sort_keys=True, separators=(",", ":")).encode()
+    return hashlib.blake2b(text, digest_size=16, key=_SALT).digest()
 
 
 def conversation_name(history: Sequence[dict[str, Any]], format: str) -> str:
@@ -159,13 +162,16 @@ class ConversationCache:
         self.policy = policy
         self.max_conversations = max_conversations
         self.max_bytes = max_bytes
-        # First message's digest -> the conversations that start with it, any number of
-        # them (parallel workers share a system prompt). A request is matched by comparing
-        # its messages with what a candidate read (a C-level list comparison, cheaper than
-        # digesting the whole history again on every request).
-        self._by_first: dict[bytes, list[Conversation]] = {}
-        # Every conversation, least recently used first, with the size it was charged.
-        self._recent: OrderedDict[int, tuple[bytes, Conversation, int]] = OrderedDict()
+        # First message's digest -> length read -> last message's digest -> conversations.
+        # Any number share a first message (parallel workers share a system prompt): a
+        # request looks up, for each length a candidate has read, its own message at that
+        # length, so it meets only the candidates that end as its prefix does, whatever
+        # their number; those are then compared whole (a C-level list comparison, cheaper
+        # than digesting the whole history again on every request).
+        self._by_first: dict[bytes, dict[int, dict[bytes, list[Conversation]]]] = {}
+        # Every conversation, least recently used first: where it is filed, and the size
+        # it was charged.
+        self._recent: OrderedDict[int, tuple[bytes, int, bytes, Conversation, int]] = OrderedDict()
         self._serial = itertools.count(1)
         self.size = 0
 
@@ -207,20 +213,20 @@ class ConversationCache:
     def _find(self, key: bytes, normalized: list[Any], format: str) -> Conversation | None:
         """The conversation that read the longest prefix of this history, provided that
         prefix ends where this history records a model call."""
-        candidates = self._by_first.get(key)
-        if not candidates:
+        by_length = self._by_first.get(key)
+        if not by_length:
             return None
         best: Conversation | None = None
-        for candidate in candidates:
-            length = len(candidate.seen)
-            if length > len(normalized) or (best is not None and length <= len(best.seen)):
+        for length in sorted(by_length, reverse=True):
+            if length > len(normalized):
                 continue
-            # The last message read tells most candidates apart in one comparison (the
-            # workers sharing a first message differ by their latest result).
-            if candidate.seen[-1] != normalized[length - 1]:
-                continue
-            if candidate.seen == normalized[:length]:
-                best = candidate
+            last = digest(normalized[length - 1])
+            best = next(
+                (c for c in by_length[length].get(last, ()) if c.seen == normalized[:length]),
+                None,
+            )
+            if best is not None:
+                break
         if best is None:
             return None
         self._recent.move_to_end(id(best))
@@ -236,24 +242,36 @@ class ConversationCache:
         return Conversation(name, Clearer(self.policy, format=format))
 
     def _remember(self, key: bytes, conversation: Conversation) -> None:
-        """Record a conversation's new size; evict the least recently used past a bound."""
+        """File a conversation under what it has now read, with its new size; evict the
+        least recently used past a bound."""
         held = self._recent.pop(id(conversation), None)
-        if held is None:
-            self._by_first.setdefault(key, []).append(conversation)
-        else:
-            self.size -= held[2]
-        self._recent[id(conversation)] = (key, conversation, conversation.size)
+        if held is not None:
+            self._unfile(*held[:4])
+            self.size -= held[4]
+        length, last = len(conversation.seen), digest(conversation.seen[-1])
+        by_length = self._by_first.setdefault(key, {})
+        by_length.setdefault(length, {}).setdefault(last, []).append(conversation)
+        self._recent[id(conversation)] = (key, length, last, conversation, conversation.size)
         self.size += conversation.size
         while len(self._recent) > 1 and (
             self.size > self.max_bytes or len(self._recent) > self.max_conversations
         ):
-            _, (old_key, old, charged) = self._recent.popitem(last=False)
+            _, (old_key, old_length, old_last, old, charged) = self._recent.popitem(last=False)
+            self._unfile(old_key, old_length, old_last, old)
             self.size -= charged
-            bucket = [c for c in self._by_first[old_key] if c is not old]
-            if bucket:
-                self._by_first[old_key] = bucket
-            else:
-                del self._by_first[old_key]
+
+    def _unfile(self, key: bytes, length: int, last: bytes, conversation: Conversation) -> None:
+        by_length = self._by_first[key]
+        by_last = by_length[length]
+        kept = [c for c in by_last[last] if c is not conversation]
+        if kept:
+            by_last[last] = kept
+            return
+        del by_last[last]
+        if not by_last:
+            del by_length[length]
+            if not by_length:
+                del self._by_first[key]
 
 
 def _call_at(codec: Any, normalized: Sequence[Any], position: int) -> bool:

@@ -12,7 +12,14 @@ from typing import Any
 
 import orjson
 
-from slimtools.gateway.stats import Diagnosis, Usage, diagnosis_of, raw_usage_in_event, usage_of
+from slimtools.gateway.stats import (
+    ConversationStats,
+    Diagnosis,
+    Usage,
+    diagnosis_of,
+    raw_usage_in_event,
+    usage_of,
+)
 
 MAX_JSON_BYTES = 8 * 1024 * 1024
 """A JSON response larger than this is relayed without reading its usage."""
@@ -62,6 +69,16 @@ class UsageTap:
                 logger.debug("response body is not a JSON object; usage unknown")
         self._buffer = bytearray()
         return self.usage
+
+    def settle(self, stats: ConversationStats, *, ok: bool, cleared: bool) -> None:
+        """The response has passed: add its usage and diagnosis to the conversation's
+        figures when it was ``ok`` (complete, and not an error status)."""
+        usage = self.close()
+        if not ok:
+            return
+        if usage is not None:
+            stats.billed.add(usage)
+        stats.diagnosed(self.diagnosis, cleared=cleared)
 
     def _event(self, data: bytes) -> None:
         try:

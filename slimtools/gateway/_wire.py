@@ -37,6 +37,14 @@ ENDPOINTS: tuple[Endpoint, ...] = (
 them under ``/v1``, ``/openai/v1`` or nothing; Anthropic's are always under ``/v1``."""
 
 
+def endpoint_of(method: str, path: str) -> Endpoint | None:
+    """The model route a request goes to (None: forwarded without clearing)."""
+    if method != "POST":
+        return None
+    path = path.partition("?")[0].rstrip("/")
+    return next((e for e in ENDPOINTS if path.endswith(e.path)), None)
+
+
 class UnreadableError(ValueError):
     """A request body the gateway cannot clear; it is forwarded unchanged."""
 

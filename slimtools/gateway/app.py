@@ -3,33 +3,30 @@
 ``create_app(upstream, policy)`` returns a Starlette app. ``POST`` to a model route
 (:data:`~slimtools.gateway._wire.ENDPOINTS`) goes through :func:`rewrite`; every other path
 and method goes upstream unchanged. Responses, streamed or not, are relayed chunk by chunk
-as they arrive, headers included (as the bytes that came), while the usage they bill is
-read on the side. Headers are never logged (they carry the agent's API key).
-
-The forwarding route is a plain ASGI callable rather than a Starlette endpoint: it must
-watch for the client going away while it waits on the upstream (to cancel that request),
-and answer every failure itself, with one log line and ``Connection: close``, so that no
-input and no upstream fault ever reaches the server as an exception (a 500, a traceback,
-a keep-alive connection dropped without notice).
+as they arrive, headers as the bytes that came, while the usage they bill is read on the
+side. Headers are never logged (they carry the agent's API key). Forwarding is a plain
+ASGI callable, not a Starlette endpoint: it watches for the client going away while it
+waits on the upstream (to cancel that request), and answers every failure itself, with one
+log line and ``Connection: close``: no input and no upstream fault reaches the server as an
+exception (a 500, a traceback, a keep-alive connection dropped without notice).
 """
 
 from __future__ import annotations
 
 import contextlib
-import hmac
+import functools
 import logging
 import secrets
 import signal
 import socket
-import ssl
 from collections.abc import (
     AsyncIterator,
     Awaitable,
     Callable,
     Collection,
     Iterator,
-    MutableMapping,
 )
+from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -40,6 +37,7 @@ try:
     from starlette.requests import Request
     from starlette.responses import JSONResponse, Response
     from starlette.routing import Route
+    from starlette.types import Message, Receive, Scope, Send
 except ImportError as exc:  # pragma: no cover - the message names the extra
     raise ImportError(
         "slimtools.gateway needs starlette, uvicorn and httpx: pip install 'slimtools[gateway]'"
@@ -47,54 +45,31 @@ except ImportError as exc:  # pragma: no cover - the message names the extra
 
 from slimtools.clearing import ClearingPolicy
 from slimtools.clearing.pricing import pricing_of
+from slimtools.gateway._asgi import ClientGoneError, read_body, watching
 from slimtools.gateway._request import (
-    MAX_PATH_BYTES,
+    LOOPBACK_NAMES,
+    Limits,
     RefusedError,
+    connect_cause,
+    error_body,
     forwarded_headers,
+    relayed_headers,
+    root_cause,
+    stats_refusal,
     target_path,
 )
 from slimtools.gateway._rewrite import Outgoing, rewrite
 from slimtools.gateway._state import MAX_BYTES, ConversationCache
 from slimtools.gateway._tap import UsageTap
-from slimtools.gateway._wire import ENDPOINTS, Endpoint
+from slimtools.gateway._wire import Endpoint, endpoint_of
 from slimtools.gateway.stats import GatewayStats
+
+__all__ = ["STATS_PATH", "Gateway", "Limits", "create_app", "gateway_of", "run"]
 
 logger = logging.getLogger("slimtools.gateway")
 
 STATS_PATH = "/slimtools/stats"
 """Where the gateway serves its figures (JSON); never forwarded."""
-
-Scope = MutableMapping[str, Any]
-Message = MutableMapping[str, Any]
-Receive = Callable[[], Awaitable[Message]]
-Send = Callable[[Message], Awaitable[None]]
-
-_RESPONSE_DROP = frozenset(
-    {b"content-length", b"connection", b"keep-alive", b"transfer-encoding", b"content-encoding"}
-)
-
-
-@dataclass(frozen=True, slots=True)
-class Limits:
-    """What bounds one gateway in bytes and time (each a ``slimtools gateway`` option).
-
-    Attributes:
-        max_body: the largest request body accepted, in bytes (larger: 413). Anthropic and
-            OpenAI refuse bodies past 32 MB themselves.
-        connect_timeout: seconds to open an upstream connection, and to wait for a free one
-            when all ``max_connections`` are busy.
-        read_timeout: seconds the upstream may stay silent (before its answer's first byte
-            or between two chunks) before the request is given up with a 504. A model may
-            think for minutes before it answers a request that is not streamed; the SDKs
-            wait 600 s for it.
-        max_connections: upstream connections open at once; a request past it waits
-            ``connect_timeout`` for one, then gets 503 "pool exhausted".
-    """
-
-    max_body: int = 32 * 1024 * 1024
-    connect_timeout: float = 10.0
-    read_timeout: float = 600.0
-    max_connections: int = 100
 
 
 @dataclass
@@ -118,7 +93,7 @@ class Gateway:
             self.client = _client(self.limits)
         return self.client
 
-    @property
+    @functools.cached_property
     def base_path(self) -> str:
         """The path of the upstream's base URL (``/base/v1`` of ``http://host/base/v1``)."""
         return httpx.URL(self.upstream).path.rstrip("/")
@@ -163,9 +138,21 @@ def create_app(
         clearing=clear,
         limits=limits if limits is not None else Limits(),
         stats_token=stats_token or secrets.token_urlsafe(24),
-        stats_hosts=frozenset(h.lower().strip("[]") for h in stats_hosts) | _LOOPBACK_NAMES,
+        stats_hosts=frozenset(h.lower().strip("[]") for h in stats_hosts) | LOOPBACK_NAMES,
         diagnostics=cache_diagnostics,
     )
+
+    routes = [Route(STATS_PATH, _stats_endpoint(gateway), methods=["GET"])]
+    app = Starlette(routes=routes, lifespan=_lifespan(gateway))
+    # Every other path and method is forwarded: the router's fallback, so that no path
+    # (one with a newline, say) falls between the routes' patterns.
+    app.router.default = _Forwarder(gateway)
+    app.state.gateway = gateway
+    return app
+
+
+def _lifespan(gateway: Gateway) -> Callable[[Starlette], AbstractAsyncContextManager[None]]:
+    """The app's lifespan: the upstream client opens with it and closes after it."""
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
@@ -175,26 +162,26 @@ def create_app(
         finally:
             await gateway.client.aclose()
 
-    async def stats(request: Request) -> Response:
-        refused = _stats_refusal(gateway, request)
-        if refused is not None:
-            logger.warning("slimtools gateway: GET %s %s", STATS_PATH, refused)
-            return JSONResponse(
-                {
-                    "type": "error",
-                    "error": {"type": _KIND[refused.status], "message": refused.message},
-                },
-                status_code=refused.status,
-                headers={"www-authenticate": "Bearer"} if refused.status == 401 else None,
-            )
-        return JSONResponse(gateway.stats.as_dict())
+    return lifespan
 
-    app = Starlette(routes=[Route(STATS_PATH, stats, methods=["GET"])], lifespan=lifespan)
-    # Every other path and method is forwarded: the router's fallback, so that no path
-    # (one with a newline, say) falls between the routes' patterns.
-    app.router.default = _Forwarder(gateway)
-    app.state.gateway = gateway
-    return app
+
+def _stats_endpoint(gateway: Gateway) -> Callable[[Request], Awaitable[Response]]:
+    """``GET /slimtools/stats``: the figures, to a loopback ``Host`` with the token."""
+
+    async def stats(request: Request) -> Response:
+        refused = stats_refusal(
+            request.headers.get("host", ""),
+            request.headers.get("authorization", ""),
+            gateway.stats_token,
+            gateway.stats_hosts,
+        )
+        if refused is None:
+            return JSONResponse(gateway.stats.as_dict())
+        logger.warning("slimtools gateway: GET %s %s", STATS_PATH, refused)
+        challenge = {"www-authenticate": "Bearer"} if refused.status == 401 else None
+        return Response(error_body(refused.status, refused.message), refused.status, challenge)
+
+    return stats
 
 
 @dataclass(frozen=True, slots=True)
@@ -208,39 +195,11 @@ class _Forwarder:
             await _forward(self.gateway, scope, receive, send)
 
 
-_LOOPBACK_NAMES = frozenset({"localhost", "127.0.0.1", "::1"})
-_KIND = {400: "invalid_request_error", 401: "authentication_error", 403: "permission_error"}
-
-
-def _stats_refusal(gateway: Gateway, request: Request) -> RefusedError | None:
-    """Why ``/slimtools/stats`` is refused to this request (None: it is not)."""
-    host = request.headers.get("host", "")
-    name = host.rpartition("]")[0].lstrip("[") if host.startswith("[") else host.partition(":")[0]
-    if name.lower() not in gateway.stats_hosts:
-        return RefusedError(403, f"Host {host[:100]!r} is not one the stats answer to")
-    scheme, _, token = request.headers.get("authorization", "").partition(" ")
-    if scheme.lower() != "bearer" or not hmac.compare_digest(
-        token.strip().encode(), gateway.stats_token.encode()
-    ):
-        return RefusedError(401, "the stats need the gateway's token: Authorization: Bearer …")
-    return None
-
-
 def _client(limits: Limits) -> httpx.AsyncClient:
-    timeout = httpx.Timeout(
-        connect=limits.connect_timeout,
-        read=limits.read_timeout,
-        write=limits.read_timeout,
-        pool=limits.connect_timeout,
-    )
-    pool = httpx.Limits(
-        max_connections=limits.max_connections, max_keepalive_connections=limits.max_connections
-    )
+    connect, read, size = limits.connect_timeout, limits.read_timeout, limits.max_connections
+    timeout = httpx.Timeout(connect=connect, read=read, write=read, pool=connect)
+    pool = httpx.Limits(max_connections=size, max_keepalive_connections=size)
     return httpx.AsyncClient(timeout=timeout, limits=pool, follow_redirects=False)
-
-
-class _ClientGoneError(Exception):
-    """The client closed its connection before its request was answered."""
 
 
 async def _forward(gateway: Gateway, scope: Scope, receive: Receive, send: Send) -> None:
@@ -254,8 +213,8 @@ async def _forward(gateway: Gateway, scope: Scope, receive: Receive, send: Send)
 
     try:
         path = _path(gateway, scope)
-        raw = await _read_body(scope, receive, gateway.limits.max_body)
-        endpoint = _endpoint_of(scope["method"], path) if gateway.clearing else None
+        raw = await read_body(scope, receive, gateway.limits.max_body)
+        endpoint = endpoint_of(scope["method"], path) if gateway.clearing else None
         # Clearing runs on the event loop, not in a thread: the conversation cache is not
         # thread-safe, and a request costs its new messages only once the state is warm.
         outgoing = (
@@ -268,7 +227,7 @@ async def _forward(gateway: Gateway, scope: Scope, receive: Receive, send: Send)
         if outgoing is None:
             gateway.stats.forwarded += 1
         body = outgoing.body if outgoing else raw
-        await _watching(
+        await watching(
             receive,
             _relay(
                 gateway,
@@ -280,7 +239,7 @@ async def _forward(gateway: Gateway, scope: Scope, receive: Receive, send: Send)
                 endpoint=endpoint,
             ),
         )
-    except _ClientGoneError:
+    except ClientGoneError:
         logger.info("slimtools gateway: the client went away; its upstream request is cancelled")
     except RefusedError as refused:
         logger.warning("slimtools gateway: %s %s", scope["method"], refused)
@@ -296,7 +255,7 @@ async def _forward(gateway: Gateway, scope: Scope, receive: Receive, send: Send)
 def _path(gateway: Gateway, scope: Scope) -> str:
     """The path (and query) to send upstream, or a refusal."""
     raw_path = scope.get("raw_path") or scope["path"].encode("utf-8")
-    path, doubled = target_path(raw_path, gateway.base_path)
+    path, doubled = target_path(raw_path, gateway.base_path, scope.get("query_string", b""))
     if doubled and not gateway.warned_doubled_v1:
         gateway.warned_doubled_v1 = True
         logger.warning(
@@ -305,65 +264,7 @@ def _path(gateway: Gateway, scope: Scope) -> str:
             "gateway an upstream without it)",
             gateway.upstream,
         )
-    query: bytes = scope.get("query_string", b"")
-    if len(query) > MAX_PATH_BYTES:
-        raise RefusedError(414, f"the query is longer than {MAX_PATH_BYTES} bytes")
-    if query:
-        try:
-            path += "?" + query.decode("ascii")
-        except UnicodeDecodeError:
-            raise RefusedError(400, "the query is not percent-encoded") from None
     return path
-
-
-async def _read_body(scope: Scope, receive: Receive, limit: int) -> bytes:
-    """The whole request body, refused with 413 as soon as it passes ``limit`` bytes."""
-    for key, value in scope["headers"]:
-        if key == b"content-length":
-            if not value.isdigit():
-                raise RefusedError(400, "content-length is not a number")
-            if int(value) > limit:
-                raise RefusedError(413, f"the body is larger than {limit} bytes")
-    chunks: list[bytes] = []
-    size = 0
-    while True:
-        message = await receive()
-        if message["type"] == "http.disconnect":
-            raise _ClientGoneError
-        chunk = message.get("body", b"")
-        size += len(chunk)
-        if size > limit:
-            raise RefusedError(413, f"the body is larger than {limit} bytes")
-        chunks.append(chunk)
-        if not message.get("more_body", False):
-            return b"".join(chunks)
-
-
-async def _watching(receive: Receive, work: Awaitable[None]) -> None:
-    """Run ``work`` until done or the client goes away, whichever comes first (then the
-    upstream request is cancelled: its connection closes, and the upstream stops)."""
-    gone = False
-    async with anyio.create_task_group() as group:
-
-        async def watch() -> None:
-            nonlocal gone
-            while (await receive())["type"] != "http.disconnect":
-                pass
-            gone = True
-            group.cancel_scope.cancel()
-
-        group.start_soon(watch)
-        await work
-        group.cancel_scope.cancel()
-    if gone:
-        raise _ClientGoneError
-
-
-def _endpoint_of(method: str, path: str) -> Endpoint | None:
-    if method != "POST":
-        return None
-    path = path.partition("?")[0].rstrip("/")
-    return next((e for e in ENDPOINTS if path.endswith(e.path)), None)
 
 
 async def _relay(
@@ -397,12 +298,11 @@ async def _relay(
     tap = UsageTap(answer.headers.get("content-type", "")) if outgoing and outgoing.stats else None
     # Model routes asked for identity; elsewhere the bytes pass still encoded, as they came.
     stream = answer.aiter_raw() if endpoint is None else answer.aiter_bytes()
-    drop = _RESPONSE_DROP if endpoint is not None else _RESPONSE_DROP - {b"content-encoding"}
-    if method == "HEAD":  # no body follows: the length the upstream gave is the answer
-        drop = drop - {b"content-length"}
     complete = False
     try:
-        raw_headers = [(k.lower(), v) for k, v in answer.headers.raw if k.lower() not in drop]
+        raw_headers = relayed_headers(
+            answer.headers.raw, decoded=endpoint is not None, head=method == "HEAD"
+        )
         await send(
             {"type": "http.response.start", "status": answer.status_code, "headers": raw_headers}
         )
@@ -421,11 +321,8 @@ async def _relay(
         with anyio.CancelScope(shield=True):
             await answer.aclose()
         if tap is not None and outgoing is not None and outgoing.stats is not None:
-            usage = tap.close()
-            if complete and usage is not None and answer.status_code < 400:
-                outgoing.stats.billed.add(usage)
-            if complete and answer.status_code < 400:
-                outgoing.stats.diagnosed(tap.diagnosis, cleared=outgoing.cleared > 0)
+            tap.settle(outgoing.stats, ok=complete and answer.status_code < 400,
+                       cleared=outgoing.cleared > 0)  # fmt: skip
 
 
 def upstream_failure(exc: httpx.HTTPError, upstream: str, limits: Limits) -> tuple[int, str]:
@@ -442,44 +339,18 @@ def upstream_failure(exc: httpx.HTTPError, upstream: str, limits: Limits) -> tup
         )
     if isinstance(exc, httpx.TimeoutException):
         return 504, f"upstream timed out: {upstream}: silent for {limits.read_timeout:g} s"
-    root = _root_cause(exc)
+    root = root_cause(exc)
     detail = str(root) or type(root).__name__
     if isinstance(exc, httpx.ConnectError):
-        return 502, f"upstream unreachable: {upstream}: {_connect_cause(root)} ({detail})"
+        return 502, f"upstream unreachable: {upstream}: {connect_cause(root)} ({detail})"
     if isinstance(exc, (httpx.ReadError, httpx.RemoteProtocolError, httpx.WriteError)):
         return 502, f"upstream connection reset: {upstream} ({detail})"
     return 502, f"upstream failed: {upstream}: {type(exc).__name__} ({detail})"
 
 
-def _root_cause(exc: BaseException) -> BaseException:
-    """The innermost exception of a chain (httpx wraps the OS error that names the cause)."""
-    seen = {id(exc)}
-    while (inner := exc.__cause__ or exc.__context__) is not None and id(inner) not in seen:
-        seen.add(id(inner))
-        exc = inner
-    return exc
-
-
-def _connect_cause(root: BaseException) -> str:
-    """Why a connection could not be opened, in words."""
-    if isinstance(root, ConnectionRefusedError):
-        return "connection refused"
-    if isinstance(root, socket.gaierror):
-        return "DNS lookup failed"
-    if isinstance(root, ssl.SSLError):
-        return "TLS handshake failed"
-    if isinstance(root, ConnectionResetError):
-        return "connection reset"
-    if isinstance(root, TimeoutError):
-        return "timed out"
-    return "connection failed"
-
-
 async def _error(send: Send, status: int, message: str) -> None:
-    """Answer with the gateway's own error (Anthropic's error shape, which the OpenAI SDKs
-    read too) and close the connection after it."""
-    kind = _KIND.get(status, "invalid_request_error" if status < 500 else "api_error")
-    body = JSONResponse({"type": "error", "error": {"type": kind, "message": message}}).body
+    """Answer with the gateway's own error and close the connection after it."""
+    body = error_body(status, message)
     headers = [
         (b"content-type", b"application/json"),
         (b"content-length", str(len(body)).encode()),

@@ -22,7 +22,7 @@ import anyio
 import orjson
 import uvicorn
 from starlette.applications import Starlette
-from starlette.requests import Request
+from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
@@ -159,7 +159,13 @@ def create_upstream(fake: FakeUpstream) -> Starlette:
         await record(request, parse=False)
         return JSONResponse({"type": "error", "error": {"type": "overloaded_error"}}, 529)
 
+    async def gone(request: Request, exc: Exception) -> Response:
+        """The gateway cancelled the request (its client went away) while it was read."""
+        fake.cancelled += 1
+        return Response(status_code=499)
+
     return Starlette(
+        exception_handlers={ClientDisconnect: gone},
         routes=[
             Route("/fault/odd-header", odd_header, methods=["GET", "POST"]),
             Route("/fault/slow", slow, methods=["GET", "POST"]),
@@ -169,7 +175,7 @@ def create_upstream(fake: FakeUpstream) -> Starlette:
             Route("/v1/chat/completions", chat, methods=["POST"]),
             Route("/v1/responses", responses, methods=["POST"]),
             Route("/{path:path}", other, methods=["GET", "HEAD", "POST", "PUT", "DELETE"]),
-        ]
+        ],
     )
 
 

@@ -1,0 +1,55 @@
+"""The ASGI side of forwarding, free of any web framework: read a request body under a
+limit, and run the upstream exchange until it ends or the client goes away."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, MutableMapping
+from typing import Any
+
+import anyio
+
+from slimtools.gateway._request import RefusedError, check_declared_length
+
+Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]
+
+
+class ClientGoneError(Exception):
+    """The client closed its connection before its request was answered."""
+
+
+async def read_body(scope: MutableMapping[str, Any], receive: Receive, limit: int) -> bytes:
+    """The whole request body, refused with 413 as soon as it passes ``limit`` bytes."""
+    check_declared_length(scope["headers"], limit)
+    chunks: list[bytes] = []
+    size = 0
+    while True:
+        message = await receive()
+        if message["type"] == "http.disconnect":
+            raise ClientGoneError
+        chunk = message.get("body", b"")
+        size += len(chunk)
+        if size > limit:
+            raise RefusedError(413, f"the body is larger than {limit} bytes")
+        chunks.append(chunk)
+        if not message.get("more_body", False):
+            return b"".join(chunks)
+
+
+async def watching(receive: Receive, work: Awaitable[None]) -> None:
+    """Run ``work`` until done or the client goes away, whichever comes first (then the
+    upstream request is cancelled: its connection closes, and the upstream stops)."""
+    gone = False
+    async with anyio.create_task_group() as group:
+
+        async def watch() -> None:
+            nonlocal gone
+            while (await receive())["type"] != "http.disconnect":
+                pass
+            gone = True
+            group.cancel_scope.cancel()
+
+        group.start_soon(watch)
+        await work
+        group.cancel_scope.cancel()
+    if gone:
+        raise ClientGoneError
