@@ -241,7 +241,7 @@ def test_a_cleared_search_result_gives_its_real_size() -> None:
         )
         history.append({"role": "user", "content": [
             {"type": "tool_result", "tool_use_id": f"t{n}", "content": [block]}]})  # fmt: skip
-    policy = ClearingPolicy(cache=None, keep_turns=1, tool_retention={"search_docs": 1})
+    policy = ClearingPolicy(cache=None, keep_turns=1, retention={"search_docs": 1})
     placeholder = ConversationCache(policy).clear(history, "anthropic").messages[2]
     sent = placeholder["content"][0]["content"]
     assert is_placeholder(sent)
