@@ -33,6 +33,12 @@ EXPECTED = {
         '"body":"Steps to reproduce',
     ],
     "pydantic_ai_agent.py": ["page 9 is past the end", "get_record", '"body":"Steps to reproduce'],
+    "google_adk_agent.py": [
+        "final answer: Issue 101 crashes on start-up.",
+        "{'total': 10, 'briefs': [{'number': 101, 'title': 'crash on start-up (101)'",
+        "'result': '[cleared ",
+        "the session keeps the envelope: {'total': 10",
+    ],
     "langgraph_clearing.py": [
         "CLEARED",
         "Handles: 1, 2, 3",

@@ -249,6 +249,7 @@ FRAMEWORKS = (
     "anthropic",
     "pydantic_ai",
     "agents",
+    "google",
     "redis",
     "starlette",
     "uvicorn",
