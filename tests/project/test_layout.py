@@ -250,6 +250,7 @@ FRAMEWORKS = (
     "pydantic_ai",
     "agents",
     "google",
+    "strands",
     "redis",
     "starlette",
     "uvicorn",
