@@ -277,3 +277,20 @@ def test_a_missing_google_adk_names_the_extra():
     assert "pip install 'slimtools[google-adk]'" in import_error_without(
         "google.adk", "slimtools.adapters.google_adk"
     )
+
+
+def test_a_result_holding_media_keeps_it_and_loses_denied_values():
+    """An image beside data passes to the model as media; the data is screened by deny."""
+    chart = types.Part(inline_data=types.Blob(mime_type="image/png", data=b"\x89PNG"))
+
+    def plot(query: str) -> dict[str, Any]:
+        """Plot tickets."""
+        return {"chart": chart, "count": 12, "ssn": "123-45-6789"}
+
+    model, _ = run(
+        [plot], [SlimPlugin(Toolkit("t"), deny=["ssn"])], [turn(("plot", {"query": "x"}))]
+    )
+    (part,) = [p for c in model.seen[1] for p in c.parts or () if p.function_response]
+    assert part.function_response.response == {"count": 12}
+    assert part.function_response.parts[0].inline_data.data == b"\x89PNG"
+    assert "123-45-6789" not in str(model.seen)

@@ -245,3 +245,17 @@ def test_a_missing_strands_names_the_extra():
     assert "pip install 'slimtools[strands]'" in import_error_without(
         "strands", "slimtools.adapters.strands"
     )
+
+
+def test_a_result_holding_media_keeps_it_and_loses_denied_values():
+    """An image block passes to the model as it is; the text beside it is screened by deny."""
+    image = {"image": {"format": "png", "source": {"bytes": b"\x89PNG"}}}
+
+    @tool
+    def plot(query: str) -> dict[str, Any]:
+        """Plot tickets."""
+        return {"status": "success", "content": [{"text": '{"count": 12, "ssn": "1-2"}'}, image]}
+
+    model, _ = run([plot], [SlimHook(Toolkit("t"), deny=["ssn"])], [[("plot", {"query": "x"})]])
+    (block,) = [b for m in model.seen[1] for b in m["content"] if "toolResult" in b]
+    assert block["toolResult"]["content"] == [{"text": '{"count":12}'}, image]
