@@ -9,6 +9,7 @@ from typing import Any
 from hypothesis import given
 from hypothesis import strategies as st
 
+import slimtools
 from slimtools import Toolkit
 from slimtools.foreign import Raw
 from slimtools.foreign.hooks import ResultSlimmer
@@ -69,3 +70,30 @@ def test_a_later_slimmer_on_the_same_toolkit_replaces_the_earlier_one():
     assert slimmed.structured is not None
     assert [b["title"] for b in slimmed.structured["briefs"]] == ["x"]
     assert "id" not in slimmed.structured["briefs"][0]
+
+
+UNIQUE = st.lists(
+    st.fixed_dictionaries({"title": st.text(max_size=20), "token": SECRET}), max_size=15
+).map(lambda rs: [{"id": i, **r} for i, r in enumerate(rs)])
+
+
+@given(UNIQUE)
+def test_a_hook_and_wrap_show_the_same_briefs_and_records(records):
+    """Slimmed in a hook or by wrap(), one result gives the same briefs and the same records."""
+    options = {"fields": ["id", "title"], "deny": ["token"], "key": "id", "limit": 100}
+
+    def search() -> list[dict[str, Any]]:
+        """Search."""
+        return records
+
+    wrapped_kit, hook_kit = Toolkit("w"), Toolkit("h")
+    wrapped = slimtools.wrap(search, toolkit=wrapped_kit, **options)().jsonable()
+    slimmed = ResultSlimmer(hook_kit, **options).slim("search", raw(records))
+    assert slimmed is not None
+    assert slimmed.structured is not None
+    assert (slimmed.structured["total"], slimmed.structured["briefs"]) == (
+        wrapped["total"],
+        wrapped["briefs"],
+    )
+    for r in records[:3]:
+        assert hook_kit.get_record(r["id"]) == wrapped_kit.get_record(r["id"])
