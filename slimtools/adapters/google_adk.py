@@ -8,6 +8,7 @@ both; a result that cannot be projected under ``fields`` or ``deny`` is withheld
 The envelope goes to the model as the function response itself (``{total, briefs, hint}``),
 not as JSON text inside it. An ADK tool keeps its own schema, so a long result is summarised
 rather than paged (see :mod:`slimtools.foreign.hooks`); ``get_record`` reaches the rest.
+Handles are kept per ADK user (the session bound with ``slimtools.session``, if any, wins).
 
 :class:`ClearingPlugin` clears in ``before_model_callback`` by editing the request's
 contents: ADK builds them per request as copies of the session's events, so the model sees
@@ -32,6 +33,7 @@ except ImportError as exc:  # pragma: no cover - exercised only without the extr
     ) from exc
 
 from slimtools._json import dumps_str, loads, to_jsonable
+from slimtools._session import current_session
 from slimtools.adapters._clearing import Conversations
 from slimtools.foreign import DEFAULT_MAX_TOKENS, Raw, Screen
 from slimtools.foreign.hooks import ResultSlimmer, Slimmed
@@ -90,7 +92,10 @@ class SlimPlugin(BasePlugin):
     ) -> dict[str, Any] | None:
         """The slimmed result as the function response (None: the result as it is)."""
         slimmed = await self.slimmer.aslim(
-            tool.name, _raw(result), call_id=tool_context.function_call_id
+            tool.name,
+            _raw(result),
+            call_id=tool_context.function_call_id,
+            session=_session(tool_context),
         )
         return None if slimmed is None else _response(slimmed)
 
@@ -158,13 +163,21 @@ class _RecordTool(BaseTool):
         )
 
     async def run_async(self, *, args: dict[str, Any], tool_context: ToolContext) -> Any:
-        result = await self._kit.acall(self.name, args, call_id=tool_context.function_call_id)
+        result = await self._kit.acall(
+            self.name, args, call_id=tool_context.function_call_id, session=_session(tool_context)
+        )
         if result.is_error:
             return {"error": result.text}
         try:  # a record is sent as data, as ADK sends every result
             return {"result": loads(result.text)}
         except ValueError:
             return {"result": result.text}
+
+
+def _session(context: ToolContext) -> str:
+    """The handle session of a call: the one bound with ``slimtools.session``, else the ADK
+    user's id, so one user's handles are never read by another's ``get_record``."""
+    return current_session() or str(context.user_id)
 
 
 # -- results ------------------------------------------------------------------------------

@@ -125,20 +125,28 @@ class ResultSlimmer:
                 self._plans[name] = self._register(name)
             return self._plans[name]
 
-    def slim(self, name: str, raw: Raw, *, call_id: str | None = None) -> Slimmed | None:
-        """What the model reads instead of tool ``name``'s result ``raw`` (None: as it is)."""
+    def slim(
+        self, name: str, raw: Raw, *, call_id: str | None = None, session: str | None = None
+    ) -> Slimmed | None:
+        """What the model reads instead of tool ``name``'s result ``raw`` (None: as it is).
+
+        ``session`` scopes its handles (default: the one bound with ``slimtools.session``,
+        else the toolkit's default).
+        """
         plan = self.plan(name)
         if plan is None:
             return None
         call = _Call(raw)
         token = _PENDING.set(call)
         try:
-            result = self.toolkit.call(name, {}, call_id=call_id)
+            result = self.toolkit.call(name, {}, call_id=call_id, session=session)
         finally:
             _PENDING.reset(token)
         return _slimmed(plan, call, result)
 
-    async def aslim(self, name: str, raw: Raw, *, call_id: str | None = None) -> Slimmed | None:
+    async def aslim(
+        self, name: str, raw: Raw, *, call_id: str | None = None, session: str | None = None
+    ) -> Slimmed | None:
         """Asynchronous :meth:`slim` (handles kept through the store's async API)."""
         plan = self.plan(name)
         if plan is None:
@@ -146,7 +154,7 @@ class ResultSlimmer:
         call = _Call(raw)
         token = _PENDING.set(call)
         try:
-            result = await self.toolkit.acall(name, {}, call_id=call_id)
+            result = await self.toolkit.acall(name, {}, call_id=call_id, session=session)
         finally:
             _PENDING.reset(token)
         return _slimmed(plan, call, result)

@@ -18,6 +18,7 @@ from google.adk.models.llm_response import LlmResponse
 from google.adk.runners import InMemoryRunner
 from google.genai import types
 
+import slimtools
 from slimtools import Toolkit
 from slimtools.adapters.google_adk import ClearingPlugin, SlimPlugin, record_tool
 from slimtools.clearing import ClearingPolicy, is_placeholder
@@ -294,3 +295,14 @@ def test_a_result_holding_media_keeps_it_and_loses_denied_values():
     assert part.function_response.response == {"count": 12}
     assert part.function_response.parts[0].inline_data.data == b"\x89PNG"
     assert "123-45-6789" not in str(model.seen)
+
+
+def test_handles_are_kept_per_adk_user():
+    """A user's handles are read in that user's session only, never in another's."""
+    kit = Toolkit("t")
+    plugin = SlimPlugin(kit, fields=["id"], key="id")
+    run([search_tickets], [plugin], [turn(("search_tickets", {"query": "login"}))])
+    with slimtools.session("u"):
+        assert '"id":3' in kit.get_record(3).replace(" ", "")
+    with slimtools.session("someone-else"):
+        assert '"id":3' not in kit.get_record(3).replace(" ", "")
