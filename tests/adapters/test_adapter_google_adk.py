@@ -306,3 +306,11 @@ def test_handles_are_kept_per_adk_user():
         assert '"id":3' in kit.get_record(3).replace(" ", "")
     with slimtools.session("someone-else"):
         assert '"id":3' not in kit.get_record(3).replace(" ", "")
+
+
+def test_record_tool_declares_get_records_parameters():
+    """The model is shown get_record's handle, source and page, as every adapter shows them."""
+    kit = Toolkit("t")
+    declared = record_tool(kit)._get_declaration().parameters_json_schema
+    assert declared == kit.spec("get_record").parameters
+    assert {"handle", "source", "page"} <= set(declared["properties"])

@@ -259,3 +259,12 @@ def test_a_result_holding_media_keeps_it_and_loses_denied_values():
     model, _ = run([plot], [SlimHook(Toolkit("t"), deny=["ssn"])], [[("plot", {"query": "x"})]])
     (block,) = [b for m in model.seen[1] for b in m["content"] if "toolResult" in b]
     assert block["toolResult"]["content"] == [{"text": '{"count":12}'}, image]
+
+
+def test_record_tool_declares_get_records_parameters():
+    """The model is shown get_record's handle, source and page, as every adapter shows them."""
+    kit = Toolkit("t")
+    spec = record_tool(kit).tool_spec
+    assert spec["name"] == "get_record"
+    assert spec["inputSchema"]["json"] == kit.spec("get_record").parameters
+    assert {"handle", "source", "page"} <= set(spec["inputSchema"]["json"]["properties"])
