@@ -2,8 +2,8 @@
 
 ``list_issues`` returns whole issues (bodies, node ids, reactions, a reporter's e-mail).
 ``SlimHook`` shows the model briefs of them instead, the e-mail denied; ``record_tool``
-gives the agent ``get_record`` to expand one; ``ClearingHook`` writes placeholders over the
-stale results in the agent's history before each model call. Strands ships no scripted
+gives the agent ``get_record`` to expand one; ``ClearingHook`` replaces the stale results in
+what each later model call is sent by placeholders (``agent.messages`` keeps the originals). Strands ships no scripted
 model, so a small ``Model`` below plays one: it lists crash issues and typo issues in one
 turn (two parallel calls), expands issue 101, lists again, and answers.
 
@@ -97,6 +97,8 @@ def main() -> None:
                 if "toolResult" in block:
                     print("  ", preview(block["toolResult"]["content"][0]["text"]))
     assert "ana@example.com" not in str(model.requests)
+    kept = [b for m in agent.messages for b in m["content"] if "toolResult" in b]
+    print("\nthe agent's history keeps:", preview(kept[0]["toolResult"]["content"][0]["text"]))
 
 
 if __name__ == "__main__":

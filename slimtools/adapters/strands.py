@@ -8,10 +8,11 @@ tool, per tool (``tools=``), or both; a result that cannot be projected under ``
 block. A Strands tool keeps its own schema, so a long result is summarised rather than paged
 (see :mod:`slimtools.foreign.hooks`); ``get_record`` reaches the rest.
 
-:class:`ClearingHook` clears on ``BeforeModelCallEvent``, which carries no messages of its
-own: it rewrites stale ``toolResult`` blocks in ``agent.messages`` itself (persisted
-clearing: the agent's history, and a session manager that saves it later, hold the
-placeholders; an ``audit=`` sink keeps the originals). Each block keeps its ``toolUseId``
+:class:`ClearingHook` clears what each model call is sent. ``BeforeModelCallEvent`` carries
+no messages to edit, so by default it adds an ``InvokeModelStage.Input`` middleware, which
+edits Strands' per-call copy of the messages (ephemeral: ``agent.messages`` keeps the
+originals); with ``persist=True`` it rewrites stale ``toolResult`` blocks in
+``agent.messages`` on ``BeforeModelCallEvent`` instead. Each block keeps its ``toolUseId``
 and place, so Strands' pairing (and the parallel calls of one turn, answered in one user
 message) is untouched. One clearer is kept per agent.
 """
@@ -22,7 +23,13 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, cast
 
 try:
-    from strands.hooks import AfterToolCallEvent, BeforeModelCallEvent, HookProvider
+    from strands.hooks import (
+        AfterToolCallEvent,
+        AgentInitializedEvent,
+        BeforeModelCallEvent,
+        HookProvider,
+    )
+    from strands.middleware import InvokeModelStage
     from strands.tools.tools import PythonAgentTool
 except ImportError as exc:  # pragma: no cover - exercised only without the extra
     raise ImportError(
@@ -37,6 +44,7 @@ from slimtools.toolkit import Toolkit, default_toolkit
 
 if TYPE_CHECKING:
     from strands.hooks import HookRegistry
+    from strands.middleware.stages import InvokeModelContext
 
     from slimtools.clearing import ClearingPolicy
     from slimtools.clearing.audit import Audit
@@ -91,10 +99,15 @@ class SlimHook(HookProvider):
 
 
 class ClearingHook(HookProvider):
-    """Clears stale tool results in the agent's history before each model call.
+    """Clears stale tool results from what the model is sent before each model call.
 
     Args:
         policy: what to clear and when (defaults: turn-end clearing, 2 turns kept).
+        persist: False (default): ephemeral, the model sees the cleared history (through an
+            ``InvokeModelStage.Input`` middleware, on Strands' own copy of the messages) and
+            ``agent.messages`` keeps the originals. True: the placeholders are written into
+            ``agent.messages`` on ``BeforeModelCallEvent`` (the history, and a session manager
+            that saves it later, hold them; an ``audit=`` sink keeps the originals).
         audit: a sink receiving each original before it is replaced.
         max_agents: clearers kept, one per agent (least recently used go first).
     """
@@ -103,19 +116,35 @@ class ClearingHook(HookProvider):
         self,
         policy: ClearingPolicy | None = None,
         *,
+        persist: bool = False,
         audit: Audit | None = None,
         max_agents: int = 1024,
     ) -> None:
+        self.persist = persist
         self.conversations = Conversations(policy, audit=audit, max_conversations=max_agents)
 
     def register_hooks(self, registry: HookRegistry, **kwargs: Any) -> None:
-        """Subscribe to ``BeforeModelCallEvent``."""
-        registry.add_callback(BeforeModelCallEvent, self.before_model_call)
+        """Persisted: subscribe to ``BeforeModelCallEvent``; ephemeral: add the middleware
+        once the agent exists."""
+        if self.persist:
+            registry.add_callback(BeforeModelCallEvent, self.before_model_call)
+        else:
+            registry.add_callback(AgentInitializedEvent, self._add_middleware)
 
     def before_model_call(self, event: BeforeModelCallEvent) -> None:
-        """Write placeholders over the stale results of ``event.agent.messages``."""
-        agent = event.agent
-        history = agent.messages
+        """Persisted use: write placeholders over the stale results of ``agent.messages``."""
+        self._clear(event.agent, event.agent.messages)
+
+    def model_input(self, context: InvokeModelContext) -> InvokeModelContext:
+        """Ephemeral use: clear the copy of the messages this model call is sent."""
+        self._clear(context.agent, context.messages)
+        return context
+
+    def _add_middleware(self, event: AgentInitializedEvent) -> None:
+        event.agent.add_middleware(InvokeModelStage.Input, self.model_input)
+
+    def _clear(self, agent: Any, history: list[Any]) -> None:
+        """Replace, in ``history``, each message holding a stale result by a cleared copy."""
         key = f"{agent.agent_id}:{id(agent)}"
         for edit in self.conversations.edits(key, [_message(m) for m in history]):
             message = history[edit.message]

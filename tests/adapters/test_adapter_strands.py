@@ -190,11 +190,22 @@ def test_unknown_options_are_refused_naming_the_tool():
         SlimHook(Toolkit("t"), tools={"list_users": {"feilds": ["id"]}})
 
 
-def test_clearing_writes_placeholders_over_stale_results_in_the_history():
-    """Old results become placeholders in agent.messages; the audit keeps the originals."""
+def test_clearing_replaces_stale_results_in_what_the_model_is_sent_only():
+    """By default old results become placeholders in the request; agent.messages keeps them."""
+    script = [[("search_tickets", {"query": q})] for q in ("login", "payment", "node", "#1")]
+    clearing = ClearingHook(ClearingPolicy(cache=None, keep_turns=1))
+    model, agent = run([search_tickets], [clearing], script)
+    sent = results(model.seen[-1])
+    assert is_placeholder(sent[0])
+    assert not is_placeholder(sent[-1])
+    assert not any(is_placeholder(r) for r in results(agent.messages))
+
+
+def test_persisted_clearing_writes_placeholders_into_the_history():
+    """persist=True: old results become placeholders in agent.messages; the audit keeps them."""
     audit = MemoryAudit()
     script = [[("search_tickets", {"query": q})] for q in ("login", "payment", "node", "#1")]
-    clearing = ClearingHook(ClearingPolicy(cache=None, keep_turns=1), audit=audit)
+    clearing = ClearingHook(ClearingPolicy(cache=None, keep_turns=1), persist=True, audit=audit)
     model, agent = run([search_tickets], [clearing], script)
     sent = results(model.seen[-1])
     assert is_placeholder(sent[0])

@@ -45,6 +45,7 @@ EXPECTED = {
         '{"total":10,"briefs":[{"number":101,"title":"crash on start-up (101)"',
         "[cleared ",
         'call list_issues(query="crash") again',
+        'the agent\'s history keeps: {"total":10',
     ],
     "langgraph_clearing.py": [
         "CLEARED",
