@@ -20,8 +20,6 @@ import weakref
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from pydantic import BaseModel
-
 from slimtools.errors import ConfigurationError
 from slimtools.foreign import (
     DEFAULT_MAX_TOKENS,
@@ -241,11 +239,6 @@ def _options(config: Mapping[str, Any] | None, options: dict[str, Any]) -> ToolO
             "needs, or wrap the tool twice (under two names) with and without fields= "
             "(the MCP proxy's response_format = true does add it)"
         )
-    model = table.get("fields")
-    if isinstance(model, type) and issubclass(model, BaseModel):
-        del table["fields"]
-        parsed = tool_options(table, source="wrap()")
-        return ToolOptions(**{**parsed.__dict__, "model": model})
     return tool_options(table, source="wrap()")
 
 

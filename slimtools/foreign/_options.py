@@ -7,6 +7,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import re
 from collections.abc import Mapping, Sequence
@@ -108,9 +109,16 @@ def _model(name: str, fields: Sequence[FieldSpec]) -> type[BaseModel]:
 def tool_options(table: Mapping[str, Any], *, source: str = "<options>") -> ToolOptions:
     """Validate one tool's options given as a mapping (a config table, or keywords).
 
+    ``fields`` may also be a Pydantic allowlist model, given in code (``wrap()``'s keywords,
+    a hook's per-tool table): it is used as it is, and the other keys are validated.
+
     Raises:
         ConfigurationError: an unknown option or a bad value, named.
     """
+    model = table.get("fields")
+    if isinstance(model, type) and issubclass(model, BaseModel):
+        rest = {k: v for k, v in table.items() if k != "fields"}
+        return dataclasses.replace(tool_options(rest, source=source), model=model)
     try:
         parsed = ToolTable.model_validate(dict(table))
     except ValidationError as exc:

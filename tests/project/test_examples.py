@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import subprocess
 import sys
 from pathlib import Path
@@ -33,6 +34,19 @@ EXPECTED = {
         '"body":"Steps to reproduce',
     ],
     "pydantic_ai_agent.py": ["page 9 is past the end", "get_record", '"body":"Steps to reproduce'],
+    "google_adk_agent.py": [
+        "final answer: Issue 101 crashes on start-up.",
+        "{'total': 10, 'briefs': [{'number': 101, 'title': 'crash on start-up (101)'",
+        "'result': '[cleared ",
+        "the session keeps the envelope: {'total': 10",
+    ],
+    "strands_agent.py": [
+        "final answer: Issue 101 crashes on start-up.",
+        '{"total":10,"briefs":[{"number":101,"title":"crash on start-up (101)"',
+        "[cleared ",
+        'call list_issues(query="crash") again',
+        'the agent\'s history keeps: {"total":10',
+    ],
     "langgraph_clearing.py": [
         "CLEARED",
         "Handles: 1, 2, 3",
@@ -55,11 +69,18 @@ EXPECTED = {
     ],
 }
 
+# Examples of a framework the dev extra cannot hold beside its other pins: they run where the
+# framework is installed (.ci/run gives Strands a venv of its own, where this test runs them).
+APART = {"strands_agent.py": "strands"}
+
 
 @pytest.mark.subprocess
 @pytest.mark.parametrize("path", EXAMPLES, ids=[p.name for p in EXAMPLES])
 def test_example_runs_offline_and_prints_its_story(path: Path) -> None:
     """The example exits 0 and prints the lines that show its point."""
+    framework = APART.get(path.name)
+    if framework is not None and importlib.util.find_spec(framework) is None:
+        pytest.skip(f"{framework} is not installed here; .ci/run runs this example in its venv")
     done = subprocess.run(
         [sys.executable, str(path)], capture_output=True, text=True, timeout=300, check=False
     )

@@ -249,6 +249,8 @@ FRAMEWORKS = (
     "anthropic",
     "pydantic_ai",
     "agents",
+    "google",
+    "strands",
     "redis",
     "starlette",
     "uvicorn",

@@ -12,7 +12,7 @@ import pytest
 import slimtools
 
 FRAMEWORKS = ("langchain", "langchain_core", "langgraph", "mcp", "openai", "anthropic")
-FRAMEWORKS += ("pydantic_ai", "agents", "redis")
+FRAMEWORKS += ("pydantic_ai", "agents", "google", "strands", "redis")
 FRAMEWORKS += ("rich", "matplotlib")  # the cli extra: tables and plots only
 FRAMEWORKS += ("opentelemetry",)  # the otel extra: only slimtools.instrumentation.otel imports it
 FRAMEWORKS += ("starlette", "uvicorn", "httpx", "litellm")  # the gateway and litellm extras
