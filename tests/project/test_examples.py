@@ -32,6 +32,13 @@ EXPECTED = {
         "get_record",
         '"body":"Steps to reproduce',
     ],
+    "claude_agent.py": [
+        "mcp__issues__search_issues, mcp__slimtools__get_record",
+        '{"total":10,"briefs":[{"number":101,"title":"crash on start-up (101)","state":"open"}',
+        '"body":"Steps to reproduce',
+        "more: mcp__slimtools__get_record(",
+        "the model saw",
+    ],
     "pydantic_ai_agent.py": ["page 9 is past the end", "get_record", '"body":"Steps to reproduce'],
     "langgraph_clearing.py": [
         "CLEARED",
