@@ -39,6 +39,12 @@ EXPECTED = {
         "more: mcp__slimtools__get_record(",
         "the model saw",
     ],
+    "crewai_crew.py": [
+        'search_issues -> the model saw: {"total":10,"briefs":[{"number":101,',
+        'get_record -> the model saw: {"number":101,',
+        '"body":"Steps to reproduce',
+        "final answer: issue 101 crashes on start-up.",
+    ],
     "pydantic_ai_agent.py": ["page 9 is past the end", "get_record", '"body":"Steps to reproduce'],
     "langgraph_clearing.py": [
         "CLEARED",
