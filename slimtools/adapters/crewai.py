@@ -28,12 +28,13 @@ try:
         unregister_after_tool_call_hook,
     )
     from crewai.tools import BaseTool
+    from crewai.tools.base_tool import Tool
 except ImportError as exc:  # pragma: no cover - exercised only without the extra
     raise ImportError(
         "slimtools.adapters.crewai needs CrewAI: pip install 'slimtools[crewai]'"
     ) from exc
 
-from pydantic import BaseModel, Field, PrivateAttr
+from pydantic import BaseModel, Field
 
 from slimtools.foreign import DEFAULT_MAX_TOKENS, Raw
 from slimtools.foreign.hooks import HookSlimmer
@@ -54,23 +55,21 @@ class _RecordArguments(BaseModel):
     page: int = Field(default=1, description="For long texts and records, the page to read.")
 
 
-class _RecordTool(BaseTool):
-    """The toolkit's ``get_record`` as a CrewAI tool (its answers never raise)."""
-
-    args_schema: type[BaseModel] = _RecordArguments
-    _kit: Toolkit = PrivateAttr()
-
-    def _run(self, handle: str | int, source: str | None = None, page: int = 1) -> str:
-        arguments = {"handle": handle, "source": source, "page": page}
-        return self._kit.call(self._kit.companion_name, arguments).text
-
-
 def _record_tool(kit: Toolkit) -> BaseTool:
-    """``kit``'s ``get_record`` as a CrewAI tool, described as the toolkit describes it."""
-    made = _RecordTool(
-        name=kit.companion_name, description=kit.spec(kit.companion_name).description
+    """``kit``'s ``get_record`` as a CrewAI tool, described as the toolkit describes it (its
+    answers never raise: an unknown handle or a bad page is a text the model can act on)."""
+
+    def get_record(handle: str | int, source: str | None = None, page: int = 1) -> str:
+        arguments = {"handle": handle, "source": source, "page": page}
+        return kit.call(kit.companion_name, arguments).text
+
+    description = kit.spec(kit.companion_name).description
+    made: BaseTool = Tool(
+        name=kit.companion_name,
+        description=description,
+        func=get_record,
+        args_schema=_RecordArguments,
     )
-    made._kit = kit
     return made
 
 
