@@ -10,8 +10,14 @@ from typing import Any
 
 import orjson
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+from slimtools import Toolkit
 from slimtools.errors import ConfigurationError
+from slimtools.foreign import Raw
+from slimtools.foreign.hooks import HookSlimmer
+from tests._profile import examples
 
 claude_agent_sdk = pytest.importorskip("claude_agent_sdk", reason="pip install '.[dev]'")
 
@@ -233,3 +239,30 @@ def test_cli_no_denied_value_reaches_the_model(cli_run: Any) -> None:
     """No request the CLI sent upstream holds a denied value."""
     model, _ = cli_run
     assert b"corp.example" not in orjson.dumps(model.requests)
+
+
+ROWS = st.lists(
+    st.fixed_dictionaries(
+        {"id": st.integers(0, 10**6), "name": st.text(max_size=20),
+         "secret": st.text(min_size=1, max_size=12).map(lambda s: f"zz_{s}")}
+    ),
+    max_size=8,
+    unique_by=lambda r: r["id"],
+)  # fmt: skip
+
+
+@settings(max_examples=examples(40), deadline=None)
+@given(rows=ROWS)
+def test_hook_shows_what_the_shared_slimmer_shows_and_no_denied_value(rows: list[Any]) -> None:
+    """The MCP hook's block is HookSlimmer's text for the same result (one rule, every
+    surface), and no denied value is in it."""
+    options = {"fields": ["id", "name"], "key": "id", "deny": ["secret"]}
+    [block] = output(run_hook(ClaudeSlimming({SEARCH: options}), post(SEARCH, blocks(rows))))
+    text = orjson.dumps(rows).decode()
+    kit = Toolkit("shared", companion_name="mcp__slimtools__get_record")
+    shared = HookSlimmer({SEARCH: options}, toolkit=kit).slim(
+        SEARCH, {}, Raw(texts=[text], native=text)
+    )
+    assert shared is not None
+    assert block["text"] == shared.text
+    assert not any(row["secret"] in block["text"] for row in rows)

@@ -9,8 +9,13 @@ from typing import Any
 
 import orjson
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from slimtools.errors import ConfigurationError
+from slimtools.foreign import Raw
+from slimtools.foreign.hooks import HookSlimmer
+from tests._profile import examples
 
 os.environ.setdefault("CREWAI_DISABLE_TELEMETRY", "true")
 os.environ.setdefault("OTEL_SDK_DISABLED", "true")
@@ -162,3 +167,25 @@ def test_crew_get_record_tool_expands_a_brief(crew_run: list[str]) -> None:
 def test_crew_no_denied_value_reaches_the_model(crew_run: list[str]) -> None:
     """Nothing the model was shown holds a denied value."""
     assert "corp.example" not in "".join(crew_run)
+
+
+@settings(max_examples=examples(40), deadline=None)
+@given(
+    rows=st.lists(
+        st.fixed_dictionaries(
+            {"id": st.integers(0, 10**6), "name": st.text(max_size=20),
+             "secret": st.text(min_size=1, max_size=12).map(lambda s: f"zz_{s}")}
+        ),
+        max_size=8,
+        unique_by=lambda r: r["id"],
+    )
+)  # fmt: skip
+def test_hook_shows_what_the_shared_slimmer_shows_and_no_denied_value(rows: list[Any]) -> None:
+    """The CrewAI hook's text is HookSlimmer's for the same result, without denied values."""
+    options = {"fields": ["id", "name"], "key": "id", "deny": ["secret"]}
+    text = json.dumps(rows)
+    replaced = CrewSlimming({"find": options}).hook(context("find", text))
+    shared = HookSlimmer({"find": options}).slim("find", {}, Raw(texts=[text], native=text))
+    assert shared is not None
+    assert replaced == shared.text
+    assert not any(row["secret"] in replaced for row in rows)
