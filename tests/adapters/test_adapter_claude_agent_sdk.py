@@ -188,14 +188,17 @@ def cli_run(tmp_path_factory: pytest.TempPathFactory) -> Any:
         lambda m: (SEARCH, {"repo": "o/r"}),
         expand,
         lambda m: ("Bash", {"command": "seq 1 3000", "description": "count"}),
+        lambda m: ("Read", {"file_path": str(home / "big.txt")}),
     ])  # fmt: skip
-    slimming = ClaudeSlimming({SEARCH: CONFIG, "Bash": {"max_tokens": 150}})
+    slimming = ClaudeSlimming({SEARCH: CONFIG, "Bash": {"max_tokens": 150},
+                               "Read": {"max_tokens": 150}})  # fmt: skip
     home = tmp_path_factory.mktemp("claude-home")
+    (home / "big.txt").write_text("\n".join(f"row {n} of the file" for n in range(1500)))
 
     async def run() -> None:
         options = slimming.apply(ClaudeAgentOptions(
             mcp_servers={"data": create_sdk_mcp_server("data", tools=[list_issues])},
-            allowed_tools=[SEARCH, "Bash"], env=offline_env(url, str(home)), cwd=str(home),
+            allowed_tools=[SEARCH, "Bash", "Read"], env=offline_env(url, str(home)), cwd=str(home),
             setting_sources=[],
         ))  # fmt: skip
         async for _ in query(prompt="List the issues.", options=options):
@@ -232,6 +235,15 @@ def test_cli_bash_output_is_slimmed_through_updated_tool_output(cli_run: Any) ->
     envelope = orjson.loads(results[2])
     assert envelope["total"] == 3000
     assert "mcp__slimtools__get_record" in envelope["hint"]
+
+
+@pytest.mark.subprocess
+def test_cli_read_output_is_slimmed_through_updated_tool_output(cli_run: Any) -> None:
+    """Read's long file reaches the model as an envelope (the CLI numbers it as line 1)."""
+    _, results = cli_run
+    envelope = orjson.loads(results[3].split("\t", 1)[1])
+    assert envelope["total"] == 1500
+    assert "row 0 of the file" in envelope["text"]
 
 
 @pytest.mark.subprocess
