@@ -38,8 +38,8 @@ if TYPE_CHECKING:
     from claude_agent_sdk.types import HookCallback
 
 from slimtools.foreign import DEFAULT_MAX_TOKENS, Raw, Screen
-from slimtools.foreign.hooks import HookSlimmer
-from slimtools.toolkit import Toolkit, ToolResult
+from slimtools.foreign.hooks import ResultSlimmer, Slimmed
+from slimtools.toolkit import Toolkit
 
 __all__ = ["BUILTIN_TEXT", "ClaudeSlimming"]
 
@@ -64,8 +64,8 @@ class ClaudeSlimming:
         store: where handles are kept (a ``HandleStore`` or a store URL; default memory).
 
     Raises:
-        ConfigurationError: an unknown option, a bad value, or ``limit``/``max_limit``
-            (a hook cannot add ``page`` to a tool it does not own).
+        ConfigurationError: an unknown option or a bad value (``limit`` and ``max_limit``
+            do not apply: a hook cannot add ``page`` to a tool it does not own).
     """
 
     def __init__(
@@ -79,8 +79,8 @@ class ClaudeSlimming:
     ) -> None:
         self.server_name = server
         kit = Toolkit(f"claude-{server}", store=store, companion_name=f"mcp__{server}__get_record")
-        self.slimmer = HookSlimmer(
-            tools, default=default, toolkit=kit, max_tokens=max_tokens, screen_native=_screen_blocks
+        self.slimmer = ResultSlimmer(
+            kit, tools=tools, max_tokens=max_tokens, screen_native=_screen_blocks, **(default or {})
         )
 
     @property
@@ -105,17 +105,13 @@ class ClaudeSlimming:
         raw = _mcp_raw(response) if mcp else _builtin_raw(name, response)
         if raw is None:
             return {}
-        arguments = input_data.get("tool_input")
         result = await self.slimmer.aslim(
-            name,
-            arguments if isinstance(arguments, Mapping) else {},
-            raw,
-            call_id=tool_use_id or input_data.get("tool_use_id"),
+            name, raw, call_id=tool_use_id or input_data.get("tool_use_id")
         )
         if result is None:
             return {}
         if mcp:
-            key, output = "updatedMCPToolOutput", _mcp_output(result, raw)
+            key, output = "updatedMCPToolOutput", _mcp_output(result)
         else:
             key, output = "updatedToolOutput", _builtin_output(name, response, result)
         return {"hookSpecificOutput": {"hookEventName": "PostToolUse", key: output}}
@@ -193,11 +189,11 @@ def _screen_blocks(native: Any, screen: Screen) -> Any:
     return [{**b, "text": screen.text(b["text"])} if _is_text(b) else b for b in native]
 
 
-def _mcp_output(result: ToolResult, raw: Raw) -> list[Any]:
-    """The content blocks sent instead: the screened blocks of a passed-through result with
-    more than text, else one text block."""
-    if raw.opaque and isinstance(result.value, list):
-        return result.value
+def _mcp_output(result: Slimmed) -> list[Any]:
+    """The content blocks sent instead: the screened blocks of a passed-through result, else
+    one text block."""
+    if result.passed and isinstance(result.native, list):
+        return list(result.native)
     return [{"type": "text", "text": result.text}]
 
 
@@ -216,7 +212,7 @@ def _builtin_raw(name: str, response: Any) -> Raw | None:
     return Raw(texts=[text], native=response)
 
 
-def _builtin_output(name: str, response: Any, result: ToolResult) -> Any:
+def _builtin_output(name: str, response: Any, result: Slimmed) -> Any:
     """The tool's own output with its text field replaced (its schema kept)."""
     path = BUILTIN_TEXT[name]
     out = _replaced(response, path, result.text)

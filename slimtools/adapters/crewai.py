@@ -37,7 +37,7 @@ except ImportError as exc:  # pragma: no cover - exercised only without the extr
 from pydantic import BaseModel, Field
 
 from slimtools.foreign import DEFAULT_MAX_TOKENS, Raw
-from slimtools.foreign.hooks import HookSlimmer
+from slimtools.foreign.hooks import ResultSlimmer
 from slimtools.toolkit import Toolkit
 
 __all__ = ["CrewSlimming"]
@@ -84,8 +84,8 @@ class CrewSlimming:
         store: where handles are kept (a ``HandleStore`` or a store URL; default memory).
 
     Raises:
-        ConfigurationError: an unknown option, a bad value, or ``limit``/``max_limit``
-            (a hook cannot add ``page`` to a tool it does not own).
+        ConfigurationError: an unknown option or a bad value (``limit`` and ``max_limit``
+            do not apply: a hook cannot add ``page`` to a tool it does not own).
     """
 
     def __init__(
@@ -97,7 +97,7 @@ class CrewSlimming:
         store: Any = None,
     ) -> None:
         kit = Toolkit("crewai", store=store)
-        self.slimmer = HookSlimmer(tools, default=default, toolkit=kit, max_tokens=max_tokens)
+        self.slimmer = ResultSlimmer(kit, tools=tools, max_tokens=max_tokens, **(default or {}))
         self.record_tool = _record_tool(kit)
         """``get_record`` as a CrewAI tool: add it to each agent's ``tools``."""
 
@@ -114,11 +114,11 @@ class CrewSlimming:
         name = context.tool_name
         raw = Raw(texts=[result], native=result)
         try:
-            slimmed = self.slimmer.slim(name, context.tool_input, raw)
+            slimmed = self.slimmer.slim(name, raw)
         except Exception:  # CrewAI would keep the raw result: never let it through a guard
             _log.warning("slimtools: slimming %s's result failed", name, exc_info=True)
-            options = self.slimmer.options(name)
-            if options is not None and options.guards:
+            plan = self.slimmer.plan(name)
+            if plan is not None and plan.options is not None and plan.options.guards:
                 return f"[withheld by slimtools: slimming {name}'s result failed]"
             return None
         return None if slimmed is None else slimmed.text

@@ -14,9 +14,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from slimtools import Toolkit
-from slimtools.errors import ConfigurationError
 from slimtools.foreign import Raw
-from slimtools.foreign.hooks import HookSlimmer
+from slimtools.foreign.hooks import ResultSlimmer
 from tests._profile import examples
 
 claude_agent_sdk = pytest.importorskip("claude_agent_sdk", reason="pip install '.[dev]'")
@@ -137,12 +136,6 @@ def test_record_tool_results_pass_untouched() -> None:
     """get_record's own results are not slimmed again."""
     slimming = ClaudeSlimming(default=CONFIG, max_tokens=1)
     assert run_hook(slimming, post(slimming.record_tool, blocks(ISSUES))) == {}
-
-
-def test_paging_options_are_refused() -> None:
-    """limit cannot apply in a hook: a ConfigurationError says why."""
-    with pytest.raises(ConfigurationError, match="limit"):
-        ClaudeSlimming({SEARCH: {"limit": 5}})
 
 
 def test_apply_adds_the_hook_first_the_server_and_allows_the_record_tool() -> None:
@@ -266,14 +259,14 @@ ROWS = st.lists(
 @settings(max_examples=examples(40), deadline=None)
 @given(rows=ROWS)
 def test_hook_shows_what_the_shared_slimmer_shows_and_no_denied_value(rows: list[Any]) -> None:
-    """The MCP hook's block is HookSlimmer's text for the same result (one rule, every
+    """The MCP hook's block is ResultSlimmer's text for the same result (one rule, every
     surface), and no denied value is in it."""
     options = {"fields": ["id", "name"], "key": "id", "deny": ["secret"]}
     [block] = output(run_hook(ClaudeSlimming({SEARCH: options}), post(SEARCH, blocks(rows))))
     text = orjson.dumps(rows).decode()
     kit = Toolkit("shared", companion_name="mcp__slimtools__get_record")
-    shared = HookSlimmer({SEARCH: options}, toolkit=kit).slim(
-        SEARCH, {}, Raw(texts=[text], native=text)
+    shared = ResultSlimmer(kit, tools={SEARCH: options}).slim(
+        SEARCH, Raw(texts=[text], native=text)
     )
     assert shared is not None
     assert block["text"] == shared.text

@@ -12,9 +12,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from slimtools.errors import ConfigurationError
+from slimtools import Toolkit
 from slimtools.foreign import Raw
-from slimtools.foreign.hooks import HookSlimmer
+from slimtools.foreign.hooks import ResultSlimmer
 from tests._profile import examples
 
 os.environ.setdefault("CREWAI_DISABLE_TELEMETRY", "true")
@@ -104,12 +104,6 @@ def test_registered_adds_and_removes_the_global_hook() -> None:
     assert slimming.hook not in get_after_tool_call_hooks()
 
 
-def test_paging_options_are_refused() -> None:
-    """limit cannot apply in a hook: a ConfigurationError says why."""
-    with pytest.raises(ConfigurationError, match="limit"):
-        CrewSlimming({"list_issues": {"limit": 5}})
-
-
 class ScriptedLLM(BaseLLM):
     """A ReAct agent: list issues, expand the third brief, answer; notes what it was shown."""
 
@@ -181,11 +175,13 @@ def test_crew_no_denied_value_reaches_the_model(crew_run: list[str]) -> None:
     )
 )  # fmt: skip
 def test_hook_shows_what_the_shared_slimmer_shows_and_no_denied_value(rows: list[Any]) -> None:
-    """The CrewAI hook's text is HookSlimmer's for the same result, without denied values."""
+    """The CrewAI hook's text is ResultSlimmer's for the same result, without denied values."""
     options = {"fields": ["id", "name"], "key": "id", "deny": ["secret"]}
     text = json.dumps(rows)
     replaced = CrewSlimming({"find": options}).hook(context("find", text))
-    shared = HookSlimmer({"find": options}).slim("find", {}, Raw(texts=[text], native=text))
+    shared = ResultSlimmer(Toolkit("shared"), tools={"find": options}).slim(
+        "find", Raw(texts=[text], native=text)
+    )
     assert shared is not None
     assert replaced == shared.text
     assert not any(row["secret"] in replaced for row in rows)
