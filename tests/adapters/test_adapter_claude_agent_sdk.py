@@ -271,3 +271,20 @@ def test_hook_shows_what_the_shared_slimmer_shows_and_no_denied_value(rows: list
     assert shared is not None
     assert block["text"] == shared.text
     assert not any(row["secret"] in block["text"] for row in rows)
+
+
+def test_parallel_tool_calls_each_get_their_own_envelope() -> None:
+    """Hooks running at once (parallel tool calls) never see each other's result."""
+    slimming = ClaudeSlimming({SEARCH: CONFIG})
+
+    async def one(n: int) -> Any:
+        rows = [{**ISSUES[0], "number": n, "title": f"only {n}"}]
+        data = {**post(SEARCH, blocks(rows)), "tool_use_id": f"toolu_{n}"}
+        return await slimming.hook(data, data["tool_use_id"], {"signal": None})
+
+    async def run() -> list[Any]:
+        return await asyncio.gather(*(one(n) for n in range(20)))
+
+    for n, answer in enumerate(asyncio.run(run())):
+        [block] = output(answer)
+        assert orjson.loads(block["text"])["briefs"] == [{"number": n, "title": f"only {n}"}]
