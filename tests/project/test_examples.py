@@ -33,6 +33,19 @@ EXPECTED = {
         "get_record",
         '"body":"Steps to reproduce',
     ],
+    "claude_agent.py": [
+        "mcp__issues__search_issues, mcp__slimtools__get_record",
+        '{"total":10,"briefs":[{"number":101,"title":"crash on start-up (101)","state":"open"}',
+        '"body":"Steps to reproduce',
+        "more: mcp__slimtools__get_record(",
+        "the model saw",
+    ],
+    "crewai_crew.py": [
+        'search_issues -> the model saw: {"total":10,"briefs":[{"number":101,',
+        'get_record -> the model saw: {"number":101,',
+        '"body":"Steps to reproduce',
+        "final answer: issue 101 crashes on start-up.",
+    ],
     "pydantic_ai_agent.py": ["page 9 is past the end", "get_record", '"body":"Steps to reproduce'],
     "google_adk_agent.py": [
         "final answer: Issue 101 crashes on start-up.",
