@@ -275,19 +275,23 @@ def forward_all(
         add("logging/setLevel", types.SetLevelRequestParams, _set_level(client))
     if ours_tools is not None:
         add("tools/list", types.PaginatedRequestParams, _list_tools(ours_tools, upstream_tools))
-    roots_changed = _roots_changed(client)
+    _follow_client(server, client, relay)
+    _advertise(low, capabilities)
+
+
+def _follow_client(server: MCPServer[Any], client: Client, relay: Relay | None) -> None:
+    """Show the upstream the client's roots as a direct connection would (it asks once
+    initialised, before any client joined, so it is told they changed when one joins)."""
+    low = server._lowlevel_server
     low.add_notification_handler(
-        "notifications/roots/list_changed", types.NotificationParams, roots_changed
+        "notifications/roots/list_changed", types.NotificationParams, _roots_changed(client)
     )
-    # An upstream asks for roots once it is initialised, before any client has connected:
-    # when one with roots connects, it is told they changed, so it asks again.
     low.add_notification_handler(
         "notifications/initialized", types.NotificationParams, _joined(client, relay)
     )
     if not speaks_current_protocol(client):  # nor does the proxy (``slimtools.proxy._era``)
         low.add_request_handler(DISCOVER, types.RequestParams, refuse_probe)
         mark_handshake_only(server)
-    _advertise(low, capabilities)
 
 
 def _advertise(low: Any, upstream: types.ServerCapabilities) -> None:
