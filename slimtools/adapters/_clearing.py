@@ -44,6 +44,8 @@ class Conversations:
         policy: what to clear and when (defaults: turn-end clearing, 2 turns kept).
         audit: a sink receiving each original before it is replaced.
         max_conversations: clearers kept (a session, an agent); the oldest go first.
+        format: the history format of the messages (the adapters' converted ones are
+            Anthropic's; LangGraph's nodes pass LangChain messages).
     """
 
     def __init__(
@@ -52,6 +54,7 @@ class Conversations:
         *,
         audit: Audit | None = None,
         max_conversations: int = 1024,
+        format: str = "anthropic",
     ) -> None:
         if max_conversations < 1:
             raise ValueError("max_conversations must be at least 1")
@@ -62,31 +65,35 @@ class Conversations:
         self.policy = policy if policy is not None else ClearingPolicy()
         self.audit = audit
         self.max_conversations = max_conversations
+        self.format = format
         self._clearers: OrderedDict[str, tuple[Clearer, threading.Lock]] = OrderedDict()
         self._lock = threading.Lock()
 
-    def edits(self, key: str, messages: Sequence[Mapping[str, Any]]) -> list[Edit]:
-        """What clearing changes in conversation ``key``'s Anthropic-form ``messages``.
-
-        On any failure nothing (logged), so clearing can never stop the agent loop; that
-        conversation's clearer starts afresh next time.
-        """
+    def clear(self, key: str, messages: Sequence[Any]) -> list[Any] | None:
+        """Conversation ``key``'s ``messages`` (in :attr:`format`) cleared; None on any
+        failure (logged), so clearing can never stop the agent loop; that conversation's
+        clearer starts afresh next time."""
         try:
             clearer, lock = self._for(key)
             with lock:
-                cleared = clearer.clear(messages)
+                return clearer.clear(messages)
         except Exception:
             logger.warning("clearing failed; the model gets the history as is", exc_info=True)
             with self._lock:
                 self._clearers.pop(key, None)
-            return []
-        return list(edits(messages, cleared))
+            return None
+
+    def edits(self, key: str, messages: Sequence[Mapping[str, Any]]) -> list[Edit]:
+        """What clearing changes in conversation ``key``'s Anthropic-form ``messages``
+        (nothing when clearing failed)."""
+        cleared = self.clear(key, messages)
+        return [] if cleared is None else list(edits(messages, cleared))
 
     def _for(self, key: str) -> tuple[Clearer, threading.Lock]:
         with self._lock:
             entry = self._clearers.get(key)
             if entry is None:
-                clearer = Clearer(self.policy, format="anthropic", audit=self.audit)
+                clearer = Clearer(self.policy, format=self.format, audit=self.audit)
                 entry = self._clearers[key] = (clearer, threading.Lock())
                 while len(self._clearers) > self.max_conversations:
                     self._clearers.popitem(last=False)

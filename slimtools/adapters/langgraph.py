@@ -25,9 +25,6 @@ middleware shared by many conversations still costs time proportional to the new
 
 from __future__ import annotations
 
-import logging
-import threading
-from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any
 
@@ -47,13 +44,13 @@ except ImportError as exc:  # pragma: no cover - exercised only without the extr
         "pip install 'slimtools[langchain]'"
     ) from exc
 
-from slimtools.clearing import Clearer, ClearingPolicy
-from slimtools.clearing.audit import Audit, check_audit
+from slimtools.adapters._clearing import Conversations
+from slimtools.clearing import ClearingPolicy
+from slimtools.clearing.audit import Audit
 
 __all__ = ["ClearingMiddleware", "ClearingNode", "replaced_messages"]
 
 _DEFAULT_THREAD = "__default__"
-logger = logging.getLogger("slimtools.adapters.langgraph")
 
 
 def replaced_messages(before: Sequence[Any], after: Sequence[Any]) -> list[Any]:
@@ -66,53 +63,26 @@ def replaced_messages(before: Sequence[Any], after: Sequence[Any]) -> list[Any]:
 
 
 class _Clearers:
-    """One :class:`Clearer` per LangGraph thread, least recently used dropped beyond a bound."""
+    """One :class:`Clearer` per LangGraph thread, least recently used dropped beyond a bound
+    (the adapters' one table of clearers, :class:`~slimtools.adapters._clearing.Conversations`)."""
 
     def __init__(
         self, policy: ClearingPolicy | None, audit: Audit | None, max_threads: int
     ) -> None:
         if max_threads < 1:
             raise ValueError("max_threads must be at least 1")
-        if policy is not None and not isinstance(policy, ClearingPolicy):
-            raise TypeError(f"policy must be a ClearingPolicy, got {type(policy).__name__}")
-        if audit is not None:  # refused now, not as a warning on every model call
-            check_audit(audit, "write")
-        self.policy = policy if policy is not None else ClearingPolicy()
-        self.audit = audit
-        self.max_threads = max_threads
         # Each clearer with its own lock: a Clearer is not thread-safe, and calls without a
         # thread id (a batch run without a checkpointer) all share one.
-        self._by_thread: OrderedDict[str, tuple[Clearer, threading.Lock]] = OrderedDict()
-        self._lock = threading.Lock()
+        self._threads = Conversations(
+            policy, audit=audit, max_conversations=max_threads, format="langchain"
+        )
+        self.policy = self._threads.policy
 
     def clear(self, messages: Sequence[Any]) -> list[Any]:
         """The cleared history; on any failure the history unchanged (logged), so clearing
         can never stop the agent loop; that thread's clearer starts afresh next time."""
-        thread = _thread_id()
-        try:
-            clearer, lock = self._for(thread)
-            with lock:
-                return clearer.clear(messages)
-        except Exception:
-            logger.warning("clearing failed; the model gets the history as is", exc_info=True)
-            with self._lock:
-                self._by_thread.pop(thread, None)
-            return list(messages)
-
-    def _for(self, thread: str) -> tuple[Clearer, threading.Lock]:
-        with self._lock:
-            entry = self._by_thread.get(thread)
-            if entry is None:
-                entry = (
-                    Clearer(self.policy, format="langchain", audit=self.audit),
-                    threading.Lock(),
-                )
-                self._by_thread[thread] = entry
-                while len(self._by_thread) > self.max_threads:
-                    self._by_thread.popitem(last=False)
-            else:
-                self._by_thread.move_to_end(thread)
-            return entry
+        cleared = self._threads.clear(_thread_id(), messages)
+        return list(messages) if cleared is None else cleared
 
 
 def _thread_id() -> str:
