@@ -35,61 +35,95 @@ _SCALARS = (int, float, bool, type(None))
 
 
 class _Rule:
-    """A deny tree compiled for the shortcut: one generated pass per page that copies each
-    record holding a top-level key it denies, without that key (:func:`_strip_source`).
+    """A deny tree compiled for the shortcut: one generated pass per page (:func:`_compile`)
+    that copies each record holding a top-level key it denies without that key, and the
+    object under a dotted path's first step without the keys denied inside it.
 
-    The keys are the spellings met so far whose folded form is denied whole: when a page
-    still names a denied key after the pass, its top-level keys are learnt and the pass is
-    generated again (so at most once per new spelling).
+    The keys are the spellings met so far: when a page still names a denied key after the
+    pass, its top-level keys are learnt and the pass is generated again (so at most once
+    per new spelling).
     """
 
-    __slots__ = ("drop", "names", "seen", "strip", "tree")
+    __slots__ = ("drop", "heads", "names", "seen", "strip", "tree")
 
     def __init__(self, tree: DenyTree) -> None:
         self.tree = tree
         self.names = denied_names(tree)
         self.seen: set[Any] = set()  # raw top-level keys met so far
         self.drop: tuple[str, ...] = ()  # those of them denied whole
-        self.strip = _compile_strip(self.drop)
+        self.heads: dict[str, DenyTree] = {}  # those of them a dotted path starts with
+        self.strip = _compile(self.drop, self.heads, tree)
 
     def learn(self, records: Sequence[Any]) -> bool:
         """Note the records' new top-level keys; True when one is denied (the pass changed)."""
         new = {key for record in records for key in record if key not in self.seen}
         self.seen |= new
-        drop = [k for k in new if isinstance(k, str) and self.tree.get(fold(k), ...) is None]
-        if not drop:
-            return False
-        self.drop = (*self.drop, *drop)
-        self.strip = _compile_strip(self.drop)
-        return True
+        changed = False
+        for key in new:
+            sub = self.tree.get(fold(key), ...) if isinstance(key, str) else ...
+            if sub is None:
+                self.drop = (*self.drop, key)
+            elif sub is not ...:
+                self.heads[key] = sub
+            changed = changed or sub is not ...
+        if changed:
+            self.strip = _compile(self.drop, self.heads, self.tree)
+        return changed
 
 
-def _compile_strip(
-    drop: tuple[str, ...],
-) -> Callable[[Sequence[Any], list[Any]], list[Any] | None]:
+Strip = Callable[[Sequence[Any], list[Any]], "list[Any] | None"]
+
+
+def _compile(drop: tuple[str, ...], heads: dict[str, DenyTree], tree: DenyTree) -> Strip:
     """The generated pass: ``strip(records, removed)`` gives the records without the
-    ``drop`` keys (copied where one is there, appending its value to ``removed``), or
-    ``None`` at the first record that is not a dict."""
-    test = " or ".join(f"{k!r} in r" for k in drop) or "False"
-    pops = "".join(f"\n            removed.append(c.pop({k!r}, _M))" for k in drop)
-    source = f"""
-def strip(records, removed):
-    out = []
-    append = out.append
-    for r in records:
-        if type(r) is not dict:
-            return None
-        if {test}:
-            c = r.copy(){pops}
-            append(c)
-        else:
-            append(r)
-    return out
-"""
-    namespace: dict[str, Any] = {"_M": None}
-    exec(compile(source, "<slimtools deny>", "exec"), namespace)
-    made: Callable[[Sequence[Any], list[Any]], list[Any] | None] = namespace["strip"]
+    ``drop`` keys and with the ``heads``' objects stripped (:func:`_inside`), copied where
+    they change, the values removed appended to ``removed``; ``None`` at the first record
+    that is not a dict."""
+    lines = [
+        "def strip(records, removed):",
+        "    out = []",
+        "    append = out.append",
+        "    for r in records:",
+        "        if type(r) is not dict:",
+        "            return None",
+        "        c = r",
+    ]
+    if drop:
+        lines += [
+            f"        if {' or '.join(f'{k!r} in r' for k in drop)}:",
+            "            c = r.copy()",
+            *(f"            removed.append(c.pop({k!r}, None))" for k in drop),
+        ]
+    env: dict[str, Any] = {"_inside": _inside, "_root": tree}
+    for i, key in enumerate(heads):
+        env[f"_sub{i}"] = heads[key]
+        lines += [
+            f"        v = r.get({key!r})",
+            "        if type(v) is dict:",
+            f"            w = _inside(v, _root, _sub{i}, removed)",
+            "            if w is not v:",
+            "                if c is r:",
+            "                    c = r.copy()",
+            f"                c[{key!r}] = w",
+        ]
+    lines += ["        append(c)", "    return out"]
+    exec(compile("\n".join(lines), "<slimtools deny>", "exec"), env)
+    made: Strip = env["strip"]
     return made
+
+
+def _inside(value: dict[Any, Any], root: DenyTree, sub: DenyTree, removed: list[Any]) -> Any:
+    """``value`` (found under a dotted path's first step) without the keys ``sub`` or the
+    root deny whole, copied if one is there; deeper paths are left to the walk."""
+    copy = None
+    for key in value:
+        if isinstance(key, str):
+            step = fold(key)
+            if sub.get(step, ...) is None or root.get(step, ...) is None:
+                if copy is None:
+                    copy = dict(value)
+                removed.append(copy.pop(key))
+    return value if copy is None else copy
 
 
 _RULES: dict[int, tuple[DenyTree, _Rule]] = {}
