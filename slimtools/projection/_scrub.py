@@ -53,7 +53,8 @@ class Secrets:
     __slots__ = ("_singles", "_values")
 
     def __init__(self, values: Collection[str]) -> None:
-        self._values = frozenset(v for v in values if v)
+        found = frozenset(values)
+        self._values = found - {""} if "" in found else found
         self._singles: frozenset[str] | None = None  # the values that are one word, once known
 
     def __bool__(self) -> bool:
