@@ -32,12 +32,14 @@ from slimtools._core.withhold import mask_out, masked, unreadable
 from slimtools._json import dumps_str, to_jsonable
 from slimtools.envelope import Envelope
 from slimtools.projection import (
+    Rows,
     Secrets,
     Unreadable,
     denied_values,
     read,
     record_to_plain,
     records_by_id,
+    rows,
     scrub_exception,
 )
 
@@ -188,6 +190,12 @@ def _invoke(
     except Exception as exc:
         scrub_exception(exc, cfg.denied_names, cfg.allowed_names)
         raise
+    if kind == "records" and cfg.guarded:  # rows without keys: named, or withheld
+        data = rows(data)
+        if isinstance(data, Unreadable):
+            kind = "unreadable"
+    if type(data) is Rows:  # also read so by a foreign tool's guard (slimtools.foreign)
+        notes.append(data.note())
     if kind == "unreadable":
         return (*unreadable(cfg, call, data), None)
     if cfg.deny is not None and kind == "records":

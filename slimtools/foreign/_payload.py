@@ -22,11 +22,13 @@ from slimtools._json import dumps_str, to_jsonable
 from slimtools.projection import (
     UNPARSED,
     DenyTree,
+    Rows,
     Unreadable,
     denied_names,
     deny_anywhere,
     read,
     read_text,
+    rows,
     scrub_pairs,
 )
 from slimtools.tokens import TokenCounter
@@ -85,7 +87,8 @@ def guard_value(
     values seen there are masked in every other string. A ``ToolResult`` (a forwarder's
     final answer) passes as it is; an ``Envelope`` the tool relays is read like any result.
     Text at ``items`` (the records' path) is read too: JSON there is the records, prose
-    there is an ``Unreadable`` verdict like prose anywhere.
+    there is an ``Unreadable`` verdict like prose anywhere. A list's items are read as the
+    core reads them (``slimtools.projection.rows``): rows without keys are withheld.
     """
     if value is None or isinstance(value, ToolResult):
         return value
@@ -96,9 +99,14 @@ def guard_value(
         if on_unreadable == "text" and found.text is not None:
             return scrub_pairs(found.text, denied_names(deny))
         return found
-    if isinstance(found, Iterator):
-        found = list(found)
-    return deny_anywhere(to_jsonable(found), deny) if deny else found
+    if isinstance(found, (list, tuple, set, frozenset, Iterator)):
+        found = rows(found)  # rows without keys: named, or withheld (the core's one rule)
+        if isinstance(found, Unreadable):
+            return found
+    if not deny:
+        return found
+    plain = deny_anywhere(to_jsonable(found), deny)
+    return Rows(plain, found.withheld) if type(found) is Rows else plain
 
 
 def _read_at(data: Any, path: str) -> Any:

@@ -14,16 +14,25 @@ whole under an allowlisted name; the shape rule is ``slimtools.projection._shape
 
 The package also owns what projection withholds: ``deny=`` paths (``DenyTree``,
 ``compile_deny``, ``strip``), the reader that decides what a result reads as records
-(``read``; what it cannot read is ``Unreadable`` and withheld; ``records_by_id`` for a
-mapping of ids to records), and the masking of denied
-values in text (``scrub_pairs``, ``scrub_exception``). The slimming core, ``wrap()`` and the
-proxy use these public names.
+(``read``; what it cannot read is ``Unreadable`` and withheld; ``rows`` for the items of a
+list, rows without keys included; ``records_by_id`` for a mapping of ids to records), and
+the masking of denied values in text (``scrub_pairs``, ``scrub_exception``). The slimming
+core, ``wrap()`` and the proxy use these public names.
 """
 
 from slimtools.clip import Clip, clip_text
 from slimtools.projection._deny import DenyTree, compile_deny, strip, strip_anywhere
 from slimtools.projection._projection import Projection, record_to_plain
-from slimtools.projection._readable import UNPARSED, Unreadable, read, read_text, records_by_id
+from slimtools.projection._readable import (
+    UNPARSED,
+    Rows,
+    Unreadable,
+    as_record,
+    read,
+    read_text,
+    records_by_id,
+    rows,
+)
 from slimtools.projection._scrub import (
     DENIED_ATTR,
     Secrets,
@@ -41,8 +50,10 @@ __all__ = [
     "Clip",
     "DenyTree",
     "Projection",
+    "Rows",
     "Secrets",
     "Unreadable",
+    "as_record",
     "clip_text",
     "compile_deny",
     "denied_names",
@@ -52,6 +63,7 @@ __all__ = [
     "read_text",
     "record_to_plain",
     "records_by_id",
+    "rows",
     "scrub_exception",
     "scrub_pairs",
     "secrets_anywhere",
