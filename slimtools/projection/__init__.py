@@ -33,6 +33,7 @@ from slimtools.projection._readable import (
     records_by_id,
     rows,
 )
+from slimtools.projection._rowtext import scrub_rows
 from slimtools.projection._scrub import (
     DENIED_ATTR,
     Secrets,
@@ -66,6 +67,7 @@ __all__ = [
     "rows",
     "scrub_exception",
     "scrub_pairs",
+    "scrub_rows",
     "secrets_anywhere",
     "strip",
     "strip_anywhere",

@@ -25,6 +25,7 @@ from pydantic import BaseModel
 
 from slimtools._json import dumps_str
 from slimtools.projection._deny import DenyTree, strip_anywhere
+from slimtools.projection._rowtext import scrub_rows
 from slimtools.redaction import MASK
 
 MIN_CHARS = 5
@@ -227,10 +228,13 @@ def scrub_pairs(text: str, denied: Collection[str], allowed: Collection[str] | N
     (an allowlist's names), a quoted pair (``"key": v``, ``'key': v``) or a keyword pair
     of a repr (``Row(key=v)``, ``key='v'``) whose key is not allowed is masked too; prose such as
     ``timeout: 30s`` is left alone. A masked value that is specific (:data:`MIN_CHARS`) is
-    masked wherever else it appears in ``text`` too.
+    masked wherever else it appears in ``text`` too. Under a deny, rows quoted without their
+    column names (``(1, 'alice', '078-05-1120')``) lose their values
+    (``slimtools.projection._rowtext``).
     """
     if not denied and allowed is None:
         return text
+    text = scrub_rows(text, denied)  # rows quoted without their column names
     out: list[str] = []
     seen: set[str] = set()
     pos = 0

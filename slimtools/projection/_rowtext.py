@@ -1,0 +1,66 @@
+"""Rows without keys quoted in text: their values masked under a deny (pure).
+
+An error quoting a database row rarely names its columns: ``UNIQUE constraint failed on
+row (1, 'alice', '078-05-1120')`` (the ``repr`` of a ``fetchall()`` tuple), or Postgres'
+``Key (ssn)=(078-05-1120) already exists``. ``scrub_pairs`` finds ``key: value`` pairs, and
+neither form has one, so a tool with a ``deny`` would show the denied column's value. Here:
+
+- a tuple literal of two or more items, one of them quoted, has every specific value masked
+  (a quoted string or a number of at least ``MIN_CHARS`` characters): which item is the
+  denied column cannot be known, so none is shown;
+- ``(names)=(values)`` has its values masked when one of its names is denied.
+
+Short values (``(1, 'a')``) stay, as :data:`MIN_CHARS` says of every denied value.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Collection
+
+from slimtools.redaction import MASK
+
+MIN_CHARS = 5
+"""Values shorter than this are not specific enough to identify anything (as ``_scrub``)."""
+
+_ITEM = r"""(?:'(?:[^'\\\n]|\\.)*'|"(?:[^"\\\n]|\\.)*"|-?\d[\w.+-]*|None|True|False|NULL|null)"""
+_TUPLE = re.compile(rf"\(\s*{_ITEM}\s*(?:,\s*{_ITEM}\s*)*,?\s*\)")
+"""A parenthesised run of scalars separated by commas: ``(1, 'a')``, ``('a',)``; every
+separator is a required comma, so the scan is linear."""
+_VALUE = re.compile(_ITEM)
+_KEYED = re.compile(r"\(([\w\s,\"]{1,200})\)\s*=\s*\(([^()\n]*)\)")
+"""Postgres' ``Key (a, b)=(1, x)``: names in the first parentheses, values in the second."""
+
+
+def scrub_rows(text: str, denied: Collection[str]) -> str:
+    """``text`` with the values of the rows without keys it quotes masked (see the module).
+
+    Nothing is masked without ``denied``: with no deny, nothing is withheld from a row.
+    """
+    if not denied or "(" not in text:
+        return text
+    text = _KEYED.sub(lambda m: _keyed(m, denied), text)
+    return _TUPLE.sub(_masked_tuple, text)
+
+
+def _keyed(match: re.Match[str], denied: Collection[str]) -> str:
+    names = {n.strip().strip('"') for n in match[1].split(",")}
+    if names.isdisjoint(denied):
+        return match[0]
+    return match[0][: match.start(2) - match.start()] + MASK + ")"
+
+
+def _masked_tuple(match: re.Match[str]) -> str:
+    row = match[0]
+    if ("'" not in row and '"' not in row) or "," not in row:  # (1, 2), ('a'): not a row
+        return row
+    return _VALUE.sub(_masked_value, row)
+
+
+def _masked_value(match: re.Match[str]) -> str:
+    value = match[0]
+    quote = value[0] if value[0] in "'\"" else ""
+    inner = value[1:-1] if quote else value
+    if len(inner.strip()) < MIN_CHARS:
+        return value
+    return f"{quote}{MASK}{quote}"
