@@ -27,6 +27,7 @@ from slimtools._core.paging import (
     past_end,
     tool_call,
 )
+from slimtools._core.params import hide_in_exception
 from slimtools._core.texts import multipage, show_text
 from slimtools._core.withhold import mask_out, masked, unreadable
 from slimtools._json import dumps_str, to_jsonable
@@ -189,6 +190,8 @@ def _invoke(
         kind, data = classify(result)  # a generator runs here
     except Exception as exc:
         scrub_exception(exc, cfg.denied_names, cfg.allowed_names)
+        if call.withheld:  # the application's hidden arguments, quoted by the tool
+            hide_in_exception(exc, call.withheld)
         raise
     if kind == "records" and cfg.guarded:  # rows without keys: named, or withheld
         data = rows(data)
