@@ -62,6 +62,7 @@ _BLOCK_KEYS = frozenset({"type", "text", "id", "annotations", "index", "extras",
 _SCALARS = (int, float, decimal.Decimal, datetime.date, datetime.time, datetime.timedelta)
 _FENCE = re.compile(r"^```[\w+.-]*[ \t]*\r?\n(.*?)\r?\n?```", re.DOTALL)
 _ID = re.compile(r"(?=[^0-9]*[0-9])[A-Za-z0-9_.:\-]{1,64}")
+_DICT = frozenset({dict})
 
 
 @dataclass(frozen=True, slots=True)
@@ -157,7 +158,7 @@ def rows(items: Any) -> Any:
     if type(items) is Rows:
         return items
     seq = items if isinstance(items, (list, tuple)) else list(items)
-    if all(type(x) is dict for x in seq):  # the usual list of records: one pass
+    if set(map(type, seq)) <= _DICT:  # the usual list of records: one pass, in C
         return seq
     records: list[Any] = []
     dropped: list[Any] = []
