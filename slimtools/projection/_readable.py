@@ -16,7 +16,8 @@ reader behind that rule, shared by the decorators, ``slimtools.wrap`` and the MC
   its briefs: the allowlist and ``deny`` apply to it like to any result;
 - a row whose names are known is read as a record: a namedtuple (its ``_fields``), a
   ``sqlite3.Row`` (its ``keys()``), a frame-like object (public ``columns`` and ``values``, a
-  ``pandas.DataFrame``: its rows, through ``to_dict(orient="records")`` when it has one);
+  ``pandas.DataFrame``: its rows, through ``to_dict(orient="records")`` when it has one; or
+  ``columns`` and ``to_dicts()``, a ``polars.DataFrame``);
 - records (mappings, Pydantic models, dataclasses, objects with attributes), lists of them,
   iterators and numbers are returned as they are: projection reads them. A mapping of ids
   to records (``{"123": {...}, "456": {...}}``) is one record here; the pipeline asks
@@ -225,9 +226,12 @@ def _named_object(value: Any) -> Any:
         return UNPARSED
     columns = getattr(value, "columns", None)
     values = getattr(value, "values", None)
-    if columns is None or values is None or callable(values):
+    to_dicts = getattr(value, "to_dicts", None)  # polars: no ``values``, rows as dicts
+    if columns is None or ((values is None or callable(values)) and not callable(to_dicts)):
         return UNPARSED
     try:
+        if callable(to_dicts) and (values is None or callable(values)):
+            return _mappings(to_dicts())
         return _frame_rows(value, columns, values)
     except Exception:  # a frame whose rows cannot be read is withheld, never shown raw
         return Unreadable(type(value).__name__, _size(value), "a table whose rows fail")
@@ -237,12 +241,17 @@ def _frame_rows(frame: Any, columns: Any, values: Any) -> list[dict[Any, Any]]:
     """The rows of a frame-like object (``pandas.DataFrame``) as dicts of its columns."""
     to_dict = getattr(frame, "to_dict", None)
     if callable(to_dict):
-        found = to_dict(orient="records")
-        if isinstance(found, list) and all(isinstance(r, Mapping) for r in found):
-            return [dict(r) for r in found]
+        return _mappings(to_dict(orient="records"))
     names = list(columns.tolist() if hasattr(columns, "tolist") else columns)
     table = values.tolist() if hasattr(values, "tolist") else list(values)
     return [dict(zip(names, row, strict=True)) for row in table]
+
+
+def _mappings(found: Any) -> list[dict[Any, Any]]:
+    """A frame's rows as dicts; ``TypeError`` when they are not a list of mappings."""
+    if not isinstance(found, list) or not all(isinstance(r, Mapping) for r in found):
+        raise TypeError("the table's rows are not mappings")
+    return [dict(r) for r in found]
 
 
 def read_text(text: str) -> Any:

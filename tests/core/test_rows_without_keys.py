@@ -230,6 +230,19 @@ def test_a_frames_to_dict_records_are_preferred():
     assert read(Frame()) == [{"id": 7}]
 
 
+def test_a_polars_like_table_is_read_through_to_dicts():
+    """A table with ``columns`` and ``to_dicts()`` (polars) is read as its rows."""
+
+    class Frame:
+        columns = ("id", "ssn")
+
+        def to_dicts(self) -> Any:
+            return [{"id": 1, "ssn": SSN}]
+
+    assert read(Frame()) == [{"id": 1, "ssn": SSN}]
+    assert SSN not in _seen(_decorated(Frame(), allow=["id"]))
+
+
 def test_a_frame_whose_rows_fail_is_withheld():
     """A table whose rows cannot be read is withheld, never shown raw."""
 
