@@ -8,7 +8,10 @@ neither form has one, so a tool with a ``deny`` would show the denied column's v
 - a tuple literal of two or more items, one of them quoted, has every specific value masked
   (a quoted string or a number of at least ``MIN_CHARS`` characters): which item is the
   denied column cannot be known, so none is shown;
-- ``(names)=(values)`` has its values masked when one of its names is denied.
+- ``(names)=(values)`` has its values masked when one of its names is denied;
+- a bare value a database quotes beside the key it broke has it masked when the key names
+  a denied column: MySQL's ``Duplicate entry '...' for key 'users.ssn'``, SQL Server's
+  ``... constraint 'UQ_users_ssn' ... The duplicate key value is (...)``.
 
 Short values (``(1, 'a')``) stay, as :data:`MIN_CHARS` says of every denied value.
 """
@@ -20,6 +23,7 @@ from collections.abc import Collection
 
 from slimtools.redaction import MASK
 
+MASK_QUOTED = f"'{MASK}'"
 MIN_CHARS = 5
 """Values shorter than this are not specific enough to identify anything (as ``_scrub``)."""
 
@@ -30,6 +34,13 @@ separator is a required comma, so the scan is linear."""
 _VALUE = re.compile(_ITEM)
 _KEYED = re.compile(r"\(([\w\s,\"]{1,200})\)\s*=\s*\(([^()\n]*)\)")
 """Postgres' ``Key (a, b)=(1, x)``: names in the first parentheses, values in the second."""
+_FOR_KEY = re.compile(r"(?i)'([^'\n]*)'(\s+for\s+(?:key|column)\s+'([^'\n]{1,200})')")
+"""MySQL's ``Duplicate entry 'value' for key 'table.column'``."""
+_DUPLICATE = re.compile(
+    r"(?i)(constraint\s+'([^'\n]{1,200})'[^\n]{0,200}?duplicate key value is \()([^()\n]*)\)"
+)
+"""SQL Server's ``... constraint 'UQ_users_ssn' ... The duplicate key value is (value).``"""
+_NAME_WORD = re.compile(r"[A-Za-z0-9]+")
 
 
 def scrub_rows(text: str, denied: Collection[str]) -> str:
@@ -37,10 +48,26 @@ def scrub_rows(text: str, denied: Collection[str]) -> str:
 
     Nothing is masked without ``denied``: with no deny, nothing is withheld from a row.
     """
-    if not denied or "(" not in text:
+    if not denied:
+        return text
+    if "'" in text:
+        text = _FOR_KEY.sub(lambda m: MASK_QUOTED + m[2] if _names(m[3], denied) else m[0], text)
+    if "(" not in text:  # the usual message: no row in it
         return text
     text = _KEYED.sub(lambda m: _keyed(m, denied), text)
+    if "'" in text:
+        text = _DUPLICATE.sub(lambda m: m[1] + MASK + ")" if _names(m[2], denied) else m[0], text)
     return _TUPLE.sub(_masked_tuple, text)
+
+
+def _names(key: str, denied: Collection[str]) -> bool:
+    """Whether a key or constraint name (``users.ssn``, ``users_ssn_key``) names a denied
+    column: the whole name, or one of its words."""
+    return (
+        key in denied
+        or any(w in denied for w in _NAME_WORD.findall(key))
+        or any(part in denied for part in key.split("."))
+    )
 
 
 def _keyed(match: re.Match[str], denied: Collection[str]) -> str:

@@ -72,6 +72,37 @@ def test_a_postgres_key_of_a_denied_column_loses_its_value():
     )
 
 
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (
+            f"Duplicate entry '{SSN}' for key 'users.ssn'",
+            "Duplicate entry '[redacted]' for key 'users.ssn'",
+        ),
+        (
+            f"Duplicate entry '{SSN}' for key 'users_ssn_unique'",
+            "Duplicate entry '[redacted]' for key 'users_ssn_unique'",
+        ),
+        (
+            f"Violation of UNIQUE KEY constraint 'UQ_users_ssn'. Cannot insert duplicate key in "
+            f"object 'dbo.users'. The duplicate key value is ({SSN}).",
+            "Violation of UNIQUE KEY constraint 'UQ_users_ssn'. Cannot insert duplicate key in "
+            "object 'dbo.users'. The duplicate key value is ([redacted]).",
+        ),
+    ],
+    ids=["mysql", "mysql constraint name", "sql server"],
+)
+def test_a_bare_value_beside_the_denied_key_it_broke_is_masked(text, expected):
+    """A database quoting the duplicate value beside a key naming the denied column."""
+    assert scrub_rows(text, {"ssn"}) == expected
+
+
+def test_a_bare_value_beside_another_key_is_kept():
+    """The value of a key that names no denied column is the error's own words."""
+    text = "Duplicate entry 'bob@example.org' for key 'users.email'"
+    assert scrub_rows(text, {"ssn"}) == text
+
+
 def test_numbers_only_and_short_values_are_kept():
     """``(1, 2)`` is not a quoted row, and values under five characters identify nothing."""
     assert scrub_rows("f(1, 2) or (3, 'ab')", {"ssn"}) == "f(1, 2) or (3, 'ab')"
@@ -89,6 +120,7 @@ def test_hostile_parentheses_are_scanned_in_linear_time(size):
     """An unterminated run of items or parentheses is scanned once (no backtracking blowup)."""
     assert scrub_rows("(" + "'abcdef'," * size, {"ssn"}).startswith("(")
     assert scrub_rows("(" * size + "'abcdef', 1", {"ssn"}).startswith("(")
+    assert scrub_rows("constraint 'x' (" * (size // 10), {"ssn"}).startswith("constraint")
 
 
 _specific = st.text(alphabet=string.ascii_letters + string.digits + "-@.", min_size=5, max_size=20)

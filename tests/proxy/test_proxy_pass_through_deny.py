@@ -113,3 +113,11 @@ async def test_an_error_quoting_a_postgres_key_of_the_denied_column_loses_its_va
     result = await _through([_text(text)], is_error=True)
     assert SSN not in everything_sent(result)
     assert "Key (ssn)=" in result.content[0].text
+
+
+async def test_an_error_quoting_a_bare_value_of_the_denied_key_loses_it():
+    """MySQL's ``Duplicate entry '...' for key 'users.ssn'`` reaches the client masked."""
+    text = f"(1062, \"Duplicate entry '{SSN}' for key 'users.ssn'\")"
+    result = await _through([_text(text)], is_error=True)
+    assert SSN not in everything_sent(result)
+    assert "Duplicate entry" in result.content[0].text
