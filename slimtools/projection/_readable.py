@@ -176,7 +176,7 @@ def rows(items: Any) -> Any:
         plural = "row" if len(seq) == 1 else "rows"
         reason = f"{len(seq):,} {plural} of {kinds} without field names"
         return Unreadable(type(items).__name__, _size(seq), reason)
-    why = "rows without field names: a denied column cannot be found in them"
+    why = "rows without field names: nothing tells which of their values to show or deny"
     return Rows(records, Unreadable(kinds, len(dropped), why))
 
 
@@ -229,6 +229,8 @@ def _named_object(value: Any) -> Any:
     to_dicts = getattr(value, "to_dicts", None)  # polars: no ``values``, rows as dicts
     if columns is None or ((values is None or callable(values)) and not callable(to_dicts)):
         return UNPARSED
+    if isinstance(columns, (str, bytes)) or not hasattr(columns, "__iter__"):
+        return UNPARSED  # ``columns = 3`` of a chart: not a table, read as an object
     try:
         if callable(to_dicts) and (values is None or callable(values)):
             return _mappings(to_dicts())

@@ -243,6 +243,18 @@ def test_a_polars_like_table_is_read_through_to_dicts():
     assert SSN not in _seen(_decorated(Frame(), allow=["id"]))
 
 
+def test_an_object_whose_columns_is_a_number_is_no_table():
+    """``columns`` and ``values`` of a chart are not a table: the object is read as one."""
+
+    class Chart:
+        def __init__(self) -> None:
+            self.columns = 3
+            self.values = [1, 2, 3]
+
+    chart = Chart()
+    assert read(chart) is chart
+
+
 def test_a_frame_whose_rows_fail_is_withheld():
     """A table whose rows cannot be read is withheld, never shown raw."""
 
