@@ -330,3 +330,24 @@ def test_no_surface_returns_a_denied_value_of_any_row(items, surface):
 def test_the_proxy_returns_no_denied_value_of_any_row(items):
     """The proxy's forwarder holds the same rule for the ``str()`` of any rows."""
     assert "DENIED" not in _seen(_proxied(str(items)))
+
+
+def _shown(kit: Toolkit) -> tuple[int, list[dict[str, Any]], bool]:
+    """What a call shows: the total, the briefs without their handles, whether items were
+    withheld."""
+    env = json.loads(kit.call("users", {}).text)
+    briefs = [{k: v for k, v in b.items() if k != "handle"} for b in env["briefs"]]
+    return env["total"], briefs, "could not be read as records" in env.get("hint", "")
+
+
+@given(_mixed_rows())
+def test_the_decorators_and_wrap_show_the_same_rows(items):
+    """One rule, two surfaces: the same rows give the same briefs and the same note."""
+    decorated = _decorated(items, allow=["id", "name"])
+    kit = Toolkit("rows-wrap-allow")
+
+    def users() -> Any:
+        return items
+
+    slimtools.wrap(users, toolkit=kit, fields=["id", "name"], deny=["ssn"])
+    assert _shown(decorated) == _shown(kit)
