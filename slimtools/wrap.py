@@ -256,6 +256,7 @@ def _guarding(fn: Any, options: ToolOptions) -> Any:
     ``key: value`` pairs (``projection._scrub``)."""
     tree, mode, items = options.deny_tree, options.on_unreadable, options.items
     names = denied_names(tree)
+    tables = not options.allowlisted  # an allowlist's pipeline reads tables itself
     if inspect.iscoroutinefunction(fn) or inspect.isasyncgenfunction(fn):
         streams = inspect.isasyncgenfunction(fn)  # its result is what it yields
 
@@ -266,7 +267,7 @@ def _guarding(fn: Any, options: ToolOptions) -> Any:
                     result = [item async for item in fn(*args, **kwargs)]
                 else:
                     result = await fn(*args, **kwargs)
-                return guard_value(result, tree, on_unreadable=mode, items=items)
+                return guard_value(result, tree, on_unreadable=mode, items=items, tables=tables)
             except Exception as exc:
                 scrub_exception(exc, names)
                 raise
@@ -276,7 +277,8 @@ def _guarding(fn: Any, options: ToolOptions) -> Any:
     @functools.wraps(fn)
     def guarding(*args: Any, **kwargs: Any) -> Any:
         try:  # a generator runs in guard_value, as its items are read
-            return guard_value(fn(*args, **kwargs), tree, on_unreadable=mode, items=items)
+            result = fn(*args, **kwargs)
+            return guard_value(result, tree, on_unreadable=mode, items=items, tables=tables)
         except Exception as exc:
             scrub_exception(exc, names)
             raise

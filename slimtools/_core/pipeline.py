@@ -42,6 +42,7 @@ from slimtools.projection import (
     records_by_id,
     rows,
     scrub_exception,
+    table_records,
 )
 
 
@@ -186,6 +187,7 @@ def _invoke(
             if cfg.guarded:  # what the path holds may be JSON text, or prose: read it too
                 result = read(result)
         if cfg.guarded and type(result) is dict:  # {"123": {...}, "456": {...}}: by id
+            result = table_records(result, cfg.named)  # {"columns": [...], "rows": [...]}
             result = records_by_id(result, cfg.id_field, cfg.named)
         kind, data = classify(result)  # a generator runs here
     except Exception as exc:

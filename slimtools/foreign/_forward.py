@@ -87,6 +87,7 @@ class Plan:
                 options.deny_tree,
                 on_unreadable=options.on_unreadable,
                 items=options.items,
+                tables=not options.allowlisted,
             )
         else:
             data = extract(raw.texts, raw.structured)

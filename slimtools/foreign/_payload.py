@@ -30,6 +30,7 @@ from slimtools.projection import (
     read_text,
     rows,
     scrub_pairs,
+    table_records,
 )
 from slimtools.tokens import TokenCounter
 from slimtools.toolkit import ToolResult
@@ -71,13 +72,20 @@ def guard(
     *,
     on_unreadable: str = "withhold",
     items: str | None = None,
+    tables: bool = False,
 ) -> Any:
     """The data of a text result of a tool with an allowlist or a deny (:func:`guard_value`)."""
-    return guard_value(extract(texts, structured), deny, on_unreadable=on_unreadable, items=items)
+    data = extract(texts, structured)
+    return guard_value(data, deny, on_unreadable=on_unreadable, items=items, tables=tables)
 
 
 def guard_value(
-    value: Any, deny: DenyTree | None, *, on_unreadable: str = "withhold", items: str | None = None
+    value: Any,
+    deny: DenyTree | None,
+    *,
+    on_unreadable: str = "withhold",
+    items: str | None = None,
+    tables: bool = False,
 ) -> Any:
     """A foreign tool's result as plain data for a tool with an allowlist or a deny.
 
@@ -88,7 +96,9 @@ def guard_value(
     final answer) passes as it is; an ``Envelope`` the tool relays is read like any result.
     Text at ``items`` (the records' path) is read too: JSON there is the records, prose
     there is an ``Unreadable`` verdict like prose anywhere. A list's items are read as the
-    core reads them (``slimtools.projection.rows``): rows without keys are withheld.
+    core reads them (``slimtools.projection.rows``): rows without keys are withheld. With
+    ``tables`` (a tool with a deny and no allowlist, whose pipeline does not read tables) a
+    table sent as data becomes its records (``slimtools.projection.table_records``).
     """
     if value is None or isinstance(value, ToolResult):
         return value
@@ -99,6 +109,8 @@ def guard_value(
         if on_unreadable == "text" and found.text is not None:
             return scrub_pairs(found.text, denied_names(deny))
         return found
+    if tables:
+        found = table_records(found, denied_names(deny))
     if isinstance(found, (list, tuple, set, frozenset, Iterator)):
         found = rows(found)  # rows without keys: named, or withheld (the core's one rule)
         if isinstance(found, Unreadable):

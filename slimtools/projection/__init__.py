@@ -22,6 +22,7 @@ core, ``wrap()`` and the proxy use these public names.
 
 from slimtools.clip import Clip, clip_text
 from slimtools.projection._deny import DenyTree, compile_deny, strip, strip_anywhere
+from slimtools.projection._keyed import records_by_id, table_records
 from slimtools.projection._projection import Projection, record_to_plain
 from slimtools.projection._readable import (
     UNPARSED,
@@ -30,7 +31,6 @@ from slimtools.projection._readable import (
     as_record,
     read,
     read_text,
-    records_by_id,
     rows,
 )
 from slimtools.projection._rowtext import scrub_rows
@@ -71,4 +71,5 @@ __all__ = [
     "secrets_anywhere",
     "strip",
     "strip_anywhere",
+    "table_records",
 ]

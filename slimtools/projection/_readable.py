@@ -21,7 +21,8 @@ reader behind that rule, shared by the decorators, ``slimtools.wrap`` and the MC
 - records (mappings, Pydantic models, dataclasses, objects with attributes), lists of them,
   iterators and numbers are returned as they are: projection reads them. A mapping of ids
   to records (``{"123": {...}, "456": {...}}``) is one record here; the pipeline asks
-  :func:`records_by_id` for its records, since only it knows the tool's names.
+  ``records_by_id`` for its records, since only it knows the tool's names
+  (``slimtools.projection._keyed``, with ``table_records`` for a table of columns and rows).
 
 Anything else is an :class:`Unreadable` verdict: its kind, its size and a one-line reason.
 
@@ -40,7 +41,7 @@ import decimal
 import enum
 import re
 import uuid
-from collections.abc import Collection, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -62,7 +63,6 @@ _PREAMBLE_MAX_CHARS = 300
 _BLOCK_KEYS = frozenset({"type", "text", "id", "annotations", "index", "extras", "_meta"})
 _SCALARS = (int, float, decimal.Decimal, datetime.date, datetime.time, datetime.timedelta)
 _FENCE = re.compile(r"^```[\w+.-]*[ \t]*\r?\n(.*?)\r?\n?```", re.DOTALL)
-_ID = re.compile(r"(?=[^0-9]*[0-9])[A-Za-z0-9_.:\-]{1,64}")
 _DICT = frozenset({dict})
 
 
@@ -341,39 +341,6 @@ class _FloatNames(ast.NodeTransformer):
         if node.id in ("inf", "nan"):
             return ast.copy_location(ast.Constant(float(node.id)), node)
         return node
-
-
-def records_by_id(value: Any, key: str, names: Collection[str]) -> Any:
-    """The records of a mapping of ids to records, each with its id under ``key``; else ``value``.
-
-    ``{"123": {"name": "a"}, "456": {"name": "b"}}`` (some APIs key their results by id)
-    becomes ``[{"id": "123", "name": "a"}, {"id": "456", "name": "b"}]`` with ``key="id"``;
-    a record that has ``key`` already keeps its own. Only an unambiguous mapping: every key
-    an id (an integer, or a word of at most 64 letters, digits and ``_.:-`` holding a digit:
-    ``123``, ``usr_9``, a UUID, a date), every value a plain mapping, all sharing a key, and
-    no key one of ``names`` (the tool's allowlisted and denied names: a tool that names
-    ``"123"`` reads the mapping as one record). One entry is enough, so a search finding one
-    hit reads like one finding two. Each record is then projected and stripped of denied
-    paths on its own (a deny written for the records reaches them, where read as one record
-    it would not): nothing shows that the allowlist does not name.
-    """
-    if type(value) is not dict or not value:
-        return value
-    shared: set[Any] | None = None
-    for id_, record in value.items():
-        if not isinstance(record, Mapping) or id_ in names or not _is_id(id_):
-            return value
-        shared = set(record) if shared is None else shared.intersection(record)
-        if not shared:
-            return value
-    return [record if key in record else {key: id_, **record} for id_, record in value.items()]
-
-
-def _is_id(key: Any) -> bool:
-    """True for an integer (not a bool) or a string shaped like an id (see ``records_by_id``)."""
-    if isinstance(key, int):
-        return not isinstance(key, bool)
-    return isinstance(key, str) and _ID.fullmatch(key) is not None
 
 
 def _read_blocks(items: Sequence[Any]) -> Any:

@@ -15,13 +15,14 @@ import sqlite3
 from collections.abc import Iterator
 from typing import Any
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 import slimtools
 from slimtools import Toolkit, project_fields, summarize_with_handle
 from slimtools.foreign import Plan, Raw, slim
-from slimtools.projection import UNPARSED, Rows, Unreadable, as_record, read, rows
+from slimtools.projection import UNPARSED, Rows, Unreadable, as_record, read, rows, table_records
 from slimtools.proxy.config import tool_options
 from tests.core.strategies_fail_closed import FrameLike
 
@@ -351,3 +352,63 @@ def test_the_decorators_and_wrap_show_the_same_rows(items):
 
     slimtools.wrap(users, toolkit=kit, fields=["id", "name"], deny=["ssn"])
     assert _shown(decorated) == _shown(kit)
+
+
+TABLE = {
+    "columns": ["id", "name", "ssn"],
+    "rows": [[1, "alice", SSN], [2, "bob", SSN]],
+    "rowCount": 2,
+}
+
+
+def test_a_table_sent_as_columns_and_rows_is_read_as_records():
+    """``{"columns": [...], "rows": [[...]]}`` shows records; no row shows the denied column."""
+    kit = _decorated(TABLE, allow=["id", "name"])
+    assert _shown(kit)[1] == [{"id": 1, "name": "alice"}, {"id": 2, "name": "bob"}]
+    assert SSN not in _seen(kit)
+
+
+def test_wrap_with_only_a_deny_reads_a_json_table_as_records():
+    """``wrap()`` with only a deny once showed the table whole, denied column included."""
+    kit = Toolkit("rows-wrap-table")
+
+    def users() -> str:
+        return json.dumps(TABLE)
+
+    slimtools.wrap(users, toolkit=kit, deny=["ssn"])
+    seen = _seen(kit)
+    assert SSN not in seen
+    assert '"name":"bob"' in seen
+
+
+def test_the_proxy_reads_a_table_as_records():
+    """An MCP server sending the table as JSON text: the denied column never shows."""
+    seen = _seen(_proxied(json.dumps(TABLE)))
+    assert SSN not in seen
+    assert '"name":"alice"' in seen
+
+
+def test_column_entries_may_be_objects_with_a_name():
+    """``"columns": [{"name": "id", "type": "int"}]`` names its column too."""
+    table = {"columns": [{"name": "id"}, {"name": "ssn"}], "data": [[1, SSN]]}
+    assert table_records(table, ()) == [{"id": 1, "ssn": SSN}]
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        {"columns": ["id", "ssn"], "rows": [[1]]},  # a row of another width
+        {"columns": ["id"], "rows": [[1]], "data": [[2]]},  # two lists of rows
+        {"columns": [1, 2], "rows": [[1, 2]]},  # columns that are no names
+        {"columns": ["id"], "rows": [{"id": 1}]},  # rows that are records already
+    ],
+    ids=["width", "two lists", "unnamed", "records"],
+)
+def test_an_ambiguous_table_stays_one_record(value):
+    """Only an unambiguous table is read as rows."""
+    assert table_records(value, ()) is value
+
+
+def test_a_tool_that_names_rows_reads_the_table_as_one_record():
+    """An allowlist or deny naming ``rows`` means the mapping itself."""
+    assert table_records(TABLE, {"rows"}) is TABLE
