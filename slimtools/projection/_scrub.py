@@ -22,6 +22,7 @@ from typing import Any
 
 from slimtools._json import dumps_str
 from slimtools.projection._deny import fold
+from slimtools.projection._rowtext import scrub_rows
 from slimtools.redaction import MASK
 
 MIN_CHARS = 5
@@ -216,9 +217,11 @@ def scrub_pairs(text: str, denied: Collection[str], allowed: Collection[str] | N
     (an allowlist's names), a quoted pair (``"key": v``, ``'key': v``) or a keyword pair
     of a repr (``Row(key=v)``, ``key='v'``) whose key is not allowed is masked too; prose such as
     ``timeout: 30s`` is left alone. A masked value that is specific (:data:`MIN_CHARS`) is
-    masked wherever else it appears in ``text`` too.
+    masked wherever else it appears in ``text`` too. Under a deny, rows quoted without their
+    column names (``(1, 'alice', '078-05-1120')``) lose their values
+    (``slimtools.projection._rowtext``).
     """
-    masked, seen = pairs_masked(text, denied, allowed)
+    masked, seen = pairs_masked(scrub_rows(text, denied), denied, allowed)
     return Masker(seen).text(masked) if seen else masked
 
 
