@@ -412,3 +412,49 @@ def test_an_ambiguous_table_stays_one_record(value):
 def test_a_tool_that_names_rows_reads_the_table_as_one_record():
     """An allowlist or deny naming ``rows`` means the mapping itself."""
     assert table_records(TABLE, {"rows"}) is TABLE
+
+
+def _fetching(row: Any) -> Toolkit:
+    """A tool that keeps no records: ``get_record`` reads each one live through ``fetch=``."""
+    kit = Toolkit("rows-fetch")
+
+    @project_fields(["id", "name"], deny=["ssn"])
+    @summarize_with_handle(key="id", fetch=lambda handle: row)
+    def users() -> list[dict[str, Any]]:
+        return [{"id": 1, "name": "user 1"}]
+
+    kit.tool(users, name="users")
+    kit.call("users", {})
+    return kit
+
+
+User = collections.namedtuple("User", "id name ssn")
+
+
+@pytest.mark.parametrize(
+    "row",
+    [
+        User(1, "user 1", SSN),
+        _db(sqlite3.Row).execute("select * from users where id = 1").fetchone(),
+        json.dumps({"id": 1, "name": "user 1", "ssn": SSN}),
+    ],
+    ids=["namedtuple", "sqlite3.Row", "JSON text"],
+)
+def test_a_live_fetch_of_a_named_row_is_a_record_without_the_denied_field(row):
+    """``fetch=`` returning a namedtuple, a ``sqlite3.Row`` or JSON text gives a record."""
+    result = _fetching(row).call("get_record", {"handle": 1})
+    assert not result.is_error
+    record = json.loads(result.text)
+    assert record["id"] == 1
+    assert "ssn" not in record
+    assert SSN[:-1] not in result.text
+
+
+@pytest.mark.parametrize(
+    "row", [(1, "user 1", SSN), [1, "user 1", SSN], {SSN}], ids=["tuple", "list", "set"]
+)
+def test_a_live_fetch_of_a_row_without_keys_is_withheld(row):
+    """``fetch=`` returning a plain tuple is withheld from ``get_record``, saying why."""
+    result = _fetching(row).call("get_record", {"handle": 1})
+    assert SSN not in result.text
+    assert "withheld" in result.text
