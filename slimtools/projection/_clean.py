@@ -26,8 +26,8 @@ from typing import Any
 import orjson
 from pydantic import BaseModel
 
-from slimtools.projection._deny import DenyTree, denied_names, fold
-from slimtools.projection._scrub import EXACT_MAX, MIN_CHARS, Secrets, pairs_masked
+from slimtools.projection._deny import MIN_CHARS, DenyTree, denied_names, fold
+from slimtools.projection._scrub import EXACT_MAX, Secrets, pairs_masked
 
 __all__ = ["apply_deny"]
 

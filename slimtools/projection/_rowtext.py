@@ -21,12 +21,10 @@ from __future__ import annotations
 import re
 from collections.abc import Collection
 
-from slimtools.projection._deny import fold, spelled
+from slimtools.projection._deny import MIN_CHARS, fold, spelled
 from slimtools.redaction import MASK
 
 MASK_QUOTED = f"'{MASK}'"
-MIN_CHARS = 5
-"""Values shorter than this are not specific enough to identify anything (as ``_scrub``)."""
 
 _ITEM = r"""(?:'(?:[^'\\\n]|\\.)*'|"(?:[^"\\\n]|\\.)*"|-?\d[\w.+-]*|None|True|False|NULL|null)"""
 _TUPLE = re.compile(rf"\(\s*{_ITEM}\s*(?:,\s*{_ITEM}\s*)*,?\s*\)")

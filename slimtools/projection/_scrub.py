@@ -21,15 +21,9 @@ from collections.abc import Collection
 from typing import Any
 
 from slimtools._json import dumps_str
-from slimtools.projection._deny import fold
+from slimtools.projection._deny import MIN_CHARS, fold
 from slimtools.projection._rowtext import scrub_rows
 from slimtools.redaction import MASK
-
-MIN_CHARS = 5
-"""A denied value is masked elsewhere only when its text has at least this many characters.
-
-Strings shorter than that and numbers written with fewer characters (``1234``, ``0.5``),
-booleans and ``None`` are exempt: they are not specific enough to identify anything."""
 
 EXACT_MAX = 128
 """Up to this many denied values per call are looked for as exact substrings; beyond, as words."""
