@@ -10,7 +10,8 @@ API keys, bearer tokens. ``Toolkit`` words every failure with an ``on_error`` ho
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+import string
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 __all__ = [
@@ -33,7 +34,8 @@ class SecretPattern:
 
     name: str
     pattern: re.Pattern[str]
-    replacement: str = MASK
+    replacement: str | Callable[[re.Match[str]], str] = MASK
+    """A template (``\\1`` for a group) or a function of the match, as ``re.sub`` takes."""
 
 
 _KEYWORDS = (
@@ -61,6 +63,32 @@ PROSE_WORDS: tuple[str, ...] = (
 """What may follow a secret's key unquoted and stay: the whole value one of these words
 (any case), perhaps ended by ``.``, ``!``, ``?`` or ``:``."""
 _PROSE_VALUE = rf"(?:{'|'.join(PROSE_WORDS)})[.!?:]*(?![^{_UNQUOTED_STOP}])"
+
+_WORD = re.compile(r"[A-Z]*[a-z]+|[A-Z]+|[0-9]+")
+"""A word of a path segment, scanned left to right: ``Quarterly``, ``V``, ``2024``."""
+_EXTENSION = re.compile(r"\.[A-Za-z0-9]{1,8}\b")
+
+
+def _unless_path(match: re.Match[str]) -> str:
+    """``MASK`` for a long base64-like run, the run itself when it reads as a file path.
+
+    A path starts with ``/`` (or is followed by a file extension, ``.csv``), has no ``+``
+    or ``=`` (base64's own), and is words: capitalised or lower-case words of two letters
+    or more (``My`` too), acronyms and numbers, no lone lower-case letter. The price,
+    measured: a random 40-character base64 key that starts with ``/`` reads so about once
+    in 75, so about 2 bare keys in 10,000 are kept; a key after its name
+    (``aws_secret_access_key=...``) is masked by the assignment row whatever it looks like.
+    """
+    run = match[0]
+    pathlike = run.startswith("/") or _EXTENSION.match(match.string, match.end()) is not None
+    if not pathlike or "+" in run or run.endswith("="):
+        return MASK
+    for word in _WORD.findall(run):  # run is letters, digits and "/" here
+        lower = len(word) - len(word.rstrip(string.ascii_lowercase))
+        if lower == 1 and len(word) != 2:  # a lone lower-case letter ("wJalr", "ABc")
+            return MASK
+    return run
+
 
 SECRET_PATTERNS: tuple[SecretPattern, ...] = (
     # A PEM private key, whole, from BEGIN to END (or to the end of a cut message): the
@@ -113,12 +141,16 @@ SECRET_PATTERNS: tuple[SecretPattern, ...] = (
     # (password, api_key, access_token, client_secret, aws_secret_access_key, AccountKey...).
     # A quoted value is always masked; an unquoted one unless it is one of PROSE_WORDS, so
     # "password: required" and "token: has expired" stay while "password: hunter2" does not.
+    # After a colon an unquoted value runs to the end of its line ("password: correct horse
+    # battery staple" is one passphrase); after "=" it ends at a space, a comma, ";" or "&"
+    # (a query string or a config line holds several pairs).
     SecretPattern(
         "secret assignment",
         re.compile(
-            rf"(?i)((?<![\w\-])[\"']?(?:[\w\-]*[_\-])?(?:{_KEYWORDS})[\"']?\s*[=:]\s*)"
-            rf"(?!\[redacted\]|[\"']\[redacted\][\"'])"
-            rf"({_QUOTED}|(?!{_PROSE_VALUE})[^{_UNQUOTED_STOP}]+)"
+            rf"(?i)((?<![\w\-])[\"']?(?:[\w\-]*[_\-])?(?:{_KEYWORDS})[\"']?\s*(?:=|(?P<colon>:))"
+            rf"\s*)(?!\[redacted\]|[\"']\[redacted\][\"'])"
+            rf"(?P<value>{_QUOTED}|(?!{_PROSE_VALUE})"
+            rf"(?(colon)[^{_UNQUOTED_STOP}][^\r\n]*|[^{_UNQUOTED_STOP}]+))"
         ),
     ),
     SecretPattern("openai or anthropic key", re.compile(r"\bsk-[A-Za-z0-9_\-]{16,}")),
@@ -158,19 +190,22 @@ SECRET_PATTERNS: tuple[SecretPattern, ...] = (
     # upper case, lower case and digits (40+: AWS secret keys, Azure account keys, random
     # tokens). Paths, UUIDs and short commit hashes stay.
     SecretPattern("long hex", re.compile(r"\b[0-9a-fA-F]{32,}\b")),
+    # A run that reads as a file path is kept (``_unless_path``): ``/data/Reports2024/
+    # QuarterlySales2024Final.csv`` is 40 such characters and no secret.
     SecretPattern(
         "long base64",
         re.compile(
             r"(?<![A-Za-z0-9+/=])(?=[A-Za-z0-9+/]*[0-9])(?=[A-Za-z0-9+/]*[a-z])"
             r"(?=[A-Za-z0-9+/]*[A-Z])[A-Za-z0-9+/]{40,}={0,2}"
         ),
+        _unless_path,
     ),
 )
 """The redaction table, applied in order (``docs/allowlist.md`` lists it with examples)."""
 
 
 def _assignment(match: re.Match[str]) -> str:
-    value = match.group(2)
+    value = match.group("value")
     quote = value[0] if value[:1] in ('"', "'") else ""
     return f"{match.group(1)}{quote}{MASK}{quote}"
 

@@ -32,7 +32,7 @@ from slimtools._core.keeper import DEFAULT_KEEPER, Keeper
 from slimtools._core.lookup import Lookup
 from slimtools._core.lookup import get_record as _get_record
 from slimtools._core.observed import bound_call, observed_lookup
-from slimtools._core.params import roles, secret_defaults
+from slimtools._core.params import roles, withheld_defaults
 from slimtools.categories import CATEGORIES, REPEATABLE_CATEGORIES, infer_category
 from slimtools.errors import ConfigurationError, OnError
 from slimtools.instrumentation import REGISTRY, Listener, check_listener
@@ -262,7 +262,7 @@ class Toolkit:
         with self._lock:
             self._specs[spec.name] = spec
             self._hidden[spec.name] = param_roles.hidden
-            self._keeper.secrets[spec.name] = secret_defaults(spec.function, param_roles)
+            self._keeper.secrets[spec.name] = withheld_defaults(spec.function, param_roles)
             if declared:
                 self._declared.add(spec.name)
             else:

@@ -249,6 +249,7 @@ def _guarding(fn: Any, options: ToolOptions) -> Any:
     ``key: value`` pairs (``projection._scrub``)."""
     tree, mode, items, key = options.deny_tree, options.on_unreadable, options.items, options.key
     names = denied_names(tree)
+    tables = not options.allowlisted  # an allowlist's pipeline reads tables itself
     if inspect.iscoroutinefunction(fn) or inspect.isasyncgenfunction(fn):
         streams = inspect.isasyncgenfunction(fn)  # its result is what it yields
 
@@ -259,7 +260,9 @@ def _guarding(fn: Any, options: ToolOptions) -> Any:
                     result = [item async for item in fn(*args, **kwargs)]
                 else:
                     result = await fn(*args, **kwargs)
-                return guard_value(result, tree, on_unreadable=mode, items=items, key=key)
+                return guard_value(
+                    result, tree, on_unreadable=mode, items=items, key=key, tables=tables
+                )
             except Exception as exc:
                 scrub_exception(exc, names)
                 raise
@@ -270,7 +273,9 @@ def _guarding(fn: Any, options: ToolOptions) -> Any:
     def guarding(*args: Any, **kwargs: Any) -> Any:
         try:  # a generator runs in guard_value, as its items are read
             result = fn(*args, **kwargs)
-            return guard_value(result, tree, on_unreadable=mode, items=items, key=key)
+            return guard_value(
+                result, tree, on_unreadable=mode, items=items, key=key, tables=tables
+            )
         except Exception as exc:
             scrub_exception(exc, names)
             raise

@@ -144,6 +144,8 @@ class Call:
     page: Any = 1
     limit: Any = None
     response_format: Any = "concise"
+    withheld: tuple[str, ...] = ()
+    """The text of the hidden and secret arguments' values: removed from the tool's errors."""
 
     def snapshot_key(self) -> str:
         """Store key of this query's page-1 snapshot.

@@ -75,7 +75,7 @@ class Keeper:
         """Whether a tool only reads, so messages may offer to call it again (the toolkit's
         rule: ``Toolkit.tool(read_only=..., category=...)``, else its name's verbs)."""
         self.secrets: dict[str, tuple[str, ...]] = {}
-        """Each tool's secret default values, removed from the failures it words."""
+        """Each tool's hidden and secret default values, removed from the failures it words."""
         self._scope = Scope(name, session)
         self._tools: weakref.WeakValueDictionary[str, Registered] = weakref.WeakValueDictionary()
         self._order: dict[str, None] = {}  # registration order (a weak mapping keeps none)
@@ -132,7 +132,8 @@ class Keeper:
     # failures -------------------------------------------------------------------------
 
     def describe(self, exc: Exception, tool: str | None = None) -> str:
-        """``on_error(exc)`` without ``tool``'s secret values; the type alone if the hook fails."""
+        """``on_error(exc)`` without ``tool``'s hidden and secret values; the type alone if the
+        hook fails."""
         try:
             text = self.on_error(exc)
             if not isinstance(text, str):

@@ -24,7 +24,7 @@ from slimtools._core.textpages import describe, text_pages
 from slimtools._json import dumps_str
 from slimtools._text import line_count
 from slimtools.envelope import make_envelope
-from slimtools.projection import apply_deny
+from slimtools.projection import UNPARSED, Unreadable, apply_deny, as_record, rows
 from slimtools.tokens import count_tokens
 
 _MAX_HANDLE = 256
@@ -86,6 +86,7 @@ def get_record(sources: Sources, raw: Any, source: Any, page: Any) -> Engine[Ans
         else:
             found = [(t, text, answer[key]) for key, t, text in where if key in answer]
     errors: dict[str, str] = {}
+    withheld: list[str] = []  # what a live fetch gave that cannot be read as a record
     if not found:
         for tool, cfg in tools.items():
             fetch = cfg.handles.fetch if cfg.handles is not None else None
@@ -98,9 +99,17 @@ def get_record(sources: Sources, raw: Any, source: Any, page: Any) -> Engine[Ans
             except Exception as exc:  # a failing backend becomes a message, not a crash
                 errors[tool] = sources.describe(tool, exc)
                 continue
-            if value is not None:
+            value = _fetched(cfg, value)
+            if isinstance(value, Unreadable):
+                withheld.append(f"{tool}: {value.kind}")
+            elif value is not None:
                 kept = cfg.keep(apply_deny(value, cfg.deny)[0]) if cfg.reduces else value
                 found.append((tool, False, kept))
+    if not found and withheld:
+        return (
+            f"The record of handle {dumps_str(handle)} ({', '.join(withheld)}) has no field "
+            "names, so it was withheld: this tool shows only fields it can project."
+        ), True
     return _answer(
         sources,
         handle,
@@ -110,6 +119,18 @@ def get_record(sources: Sources, raw: Any, source: Any, page: Any) -> Engine[Ans
         unavailable=unavailable,
         errors=errors,
     )
+
+
+def _fetched(cfg: SlimConfig, value: Any) -> Any:
+    """A live ``fetch=``'s answer read as a guarded tool's results are
+    (``projection.as_record``, ``projection.rows``): a row without field names (a plain
+    tuple, a list of values, a set, prose) is an ``Unreadable`` verdict, never shown whole."""
+    if not cfg.guarded or value is None:
+        return value
+    found = rows(value) if isinstance(value, (list, set, frozenset)) else as_record(value)
+    if found is UNPARSED:
+        return Unreadable(type(value).__name__, 0, "a record without field names")
+    return found
 
 
 def _clip(shown: str) -> str:

@@ -6,9 +6,10 @@ never appear in the schema, in hints or in a "next page" call:
 - parameters frameworks inject: LangChain's ``InjectedToolArg`` annotations (``InjectedState``,
   ``InjectedStore``, ``InjectedToolCallId``) and ``ToolRuntime``, Pydantic AI's ``RunContext``,
   the OpenAI Agents SDK's ``RunContextWrapper``/``ToolContext``;
-- parameters the application marks ``Annotated[..., Hidden]`` (it supplies them itself);
+- parameters the application marks ``Annotated[..., Hidden]`` (it supplies them itself),
+  whose values are also removed from the error messages the model reads;
 - secrets: values typed ``SecretStr``/``SecretBytes`` or marked ``Annotated[..., Secret]``,
-  which are also removed from the error messages the model reads.
+  hidden the same way.
 
 Frameworks are recognised by class name and module along the annotation's MRO, as each
 framework's wrap module declares them (``slimtools._frameworks``), so nothing here names or
@@ -22,13 +23,14 @@ from __future__ import annotations
 import inspect
 import types
 import typing
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from pydantic import SecretBytes, SecretStr
 
 from slimtools._frameworks import loaded_adapters
+from slimtools.redaction import remove
 
 
 class _Marker:
@@ -46,8 +48,12 @@ class _Marker:
 Hidden: Any = _Marker("Hidden")
 """``Annotated[T, Hidden]``: the application passes this argument, the model never sees it.
 
-It is left out of the tool's schema and of hints, and still keys the page-1 snapshot, so a
-"next page" call is exact once the application passes the same value again.
+It is left out of the tool's schema and of hints, the model cannot set it (even through
+``**kwargs``), and its value (a string, bytes or an integer of four characters or more) is
+removed from the error text ``Toolkit.call`` returns and from the tool's exception itself.
+It still keys the page-1 snapshot, so a "next page" call is exact once the application
+passes the same value again. It does not hide a value the tool puts in its *result*: what a
+tool returns is the tool's to choose (an allowlist or ``deny`` governs that).
 """
 
 Secret: Any = _Marker("Secret")
@@ -158,16 +164,57 @@ def reveal(value: Any) -> Any:
     return getter() if callable(getter) else value
 
 
-def secret_defaults(fn: Callable[..., Any], param_roles: Roles) -> tuple[str, ...]:
-    """The text of ``fn``'s secret parameters' defaults: what errors must never show."""
-    if not param_roles.secret:
+def withheld_defaults(fn: Callable[..., Any], param_roles: Roles) -> tuple[str, ...]:
+    """The text of ``fn``'s hidden and secret parameters' defaults: what errors never show."""
+    if not param_roles.hidden - param_roles.context:
         return ()
-    values = []
-    for param in inspect.signature(fn).parameters.values():
-        if param.name in param_roles.secret and param.default is not inspect.Parameter.empty:
-            value = reveal(param.default)
-            if isinstance(value, bytes):
-                value = value.decode("utf-8", "replace")
-            if isinstance(value, str):
-                values.append(value)
+    defaults = {
+        p.name: p.default
+        for p in inspect.signature(fn).parameters.values()
+        if p.default is not inspect.Parameter.empty
+    }
+    return withheld_values(param_roles, defaults)
+
+
+def withheld_values(param_roles: Roles, arguments: Mapping[str, Any]) -> tuple[str, ...]:
+    """The text of the hidden and secret values among ``arguments``: what errors never show.
+
+    A string, bytes (as UTF-8) or an integer, a secret revealed. Framework context (graph
+    state, run contexts) is the framework's, not a value the application hid.
+    """
+    names = param_roles.hidden - param_roles.context
+    values: list[str] = []
+    for name in names & arguments.keys():
+        value = reveal(arguments[name])
+        if isinstance(value, bytes):
+            value = value.decode("utf-8", "replace")
+        if isinstance(value, int) and not isinstance(value, bool):
+            value = str(value)
+        if isinstance(value, str):
+            values.append(value)
     return tuple(values)
+
+
+def hide_in_exception(exc: BaseException, values: tuple[str, ...]) -> None:
+    """Remove ``values`` from ``exc``'s arguments, in place (its type and traceback stay).
+
+    So a framework that shows ``str(exc)`` to the model never shows a hidden argument; an
+    argument that is not text is read by its ``repr``, as ``str(exc)`` shows it.
+    """
+    try:
+        args = tuple(_hidden_arg(a, values) for a in exc.args)
+        if any(a is not b for a, b in zip(args, exc.args, strict=True)):
+            exc.args = args
+    except Exception:  # an exception type with unusual args is left as it is
+        return
+
+
+def _hidden_arg(arg: Any, values: tuple[str, ...]) -> Any:
+    text = arg if isinstance(arg, str) else None
+    if text is None:
+        try:
+            text = repr(arg)
+        except Exception:
+            return arg
+    removed = remove(text, values)
+    return arg if removed == text else removed

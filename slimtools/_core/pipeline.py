@@ -27,17 +27,21 @@ from slimtools._core.paging import (
     past_end,
     tool_call,
 )
+from slimtools._core.params import hide_in_exception
 from slimtools._core.texts import multipage, show_text
 from slimtools._core.withhold import unreadable
 from slimtools._json import dumps_str, to_jsonable
 from slimtools.envelope import Envelope
 from slimtools.projection import (
+    Rows,
     Unreadable,
     apply_deny,
     read,
     record_to_plain,
     records_by_id,
+    rows,
     scrub_exception,
+    table_records,
 )
 
 
@@ -178,11 +182,20 @@ def _invoke(cfg: SlimConfig, call: Call, notes: list[str]) -> Engine[tuple[str, 
             if cfg.guarded:  # what the path holds may be JSON text, or prose: read it too
                 result = read(result)
         if cfg.guarded and type(result) is dict:  # {"123": {...}, "456": {...}}: by id
+            result = table_records(result, cfg.named)  # {"columns": [...], "rows": [...]}
             result = records_by_id(result, cfg.id_field, cfg.named)
         kind, data = classify(result)  # a generator runs here
     except Exception as exc:
         scrub_exception(exc, cfg.denied_names, cfg.allowed_names)
+        if call.withheld:  # the application's hidden arguments, quoted by the tool
+            hide_in_exception(exc, call.withheld)
         raise
+    if kind == "records" and cfg.guarded:  # rows without keys: named, or withheld
+        data = rows(data)
+        if isinstance(data, Unreadable):
+            kind = "unreadable"
+    if type(data) is Rows:  # also read so by a foreign tool's guard (slimtools.foreign)
+        notes.append(data.note())
     if kind == "unreadable":
         return unreadable(cfg, call, data)
     if cfg.deny is not None and kind == "records":

@@ -25,7 +25,7 @@ from slimtools._core.config import Call, SlimConfig
 from slimtools._core.drive import drive_async, drive_sync
 from slimtools._core.keeper import DEFAULT_KEEPER, Keeper
 from slimtools._core.observed import observed_run
-from slimtools._core.params import NO_ROLES, Roles, reveal, roles
+from slimtools._core.params import NO_ROLES, Roles, reveal, roles, withheld_values
 from slimtools._core.pipeline import run
 from slimtools.envelope import Envelope
 from slimtools.errors import ConfigurationError
@@ -273,7 +273,9 @@ def _call_of(
         else explicit  # (neither dict is changed afterwards, so they may be one)
     )
     key_args = {**state.key_defaults, **explicit}
+    withheld: tuple[str, ...] = ()
     if state.roles.hidden:  # checked once per call; most tools have no hidden parameter
+        withheld = withheld_values(state.roles, key_args)
         shown, key_args = _model_view(state.roles, shown, key_args)
     if instance is not None:
         # Two objects' methods are different queries: without this, page 2 of
@@ -281,7 +283,7 @@ def _call_of(
         key_args["\0instance"] = _identity(instance)
     if fmt == "detailed":  # repeated by hints; one snapshot serves both formats (not keyed)
         shown = {**shown, "response_format": fmt}
-    call = Call(state.name, companion, shown, key_args, page, limit, fmt)
+    call = Call(state.name, companion, shown, key_args, page, limit, fmt, withheld)
     return call, kwargs
 
 

@@ -88,6 +88,7 @@ class Plan:
                 on_unreadable=options.on_unreadable,
                 items=options.items,
                 key=options.key,
+                tables=not options.allowlisted,
             )
         else:
             data = extract(raw.texts, raw.structured)

@@ -60,6 +60,11 @@ class ToolOptions:
         """Whether the tool shows only what it can project (it has an allowlist or a deny)."""
         return bool(self.fields or self.model is not None or self.deny)
 
+    @property
+    def allowlisted(self) -> bool:
+        """Whether the tool has an allowlist (``fields``, or a model given in code)."""
+        return bool(self.fields or self.model is not None)
+
     def brief_model(self, name: str = "Brief") -> type[BaseModel] | list[str] | None:
         """The allowlist for ``project_fields``: a list of paths, or a model when renaming.
 

@@ -22,12 +22,15 @@ from slimtools._json import dumps_str, to_jsonable
 from slimtools.projection import (
     UNPARSED,
     DenyTree,
+    Rows,
     Unreadable,
     apply_deny,
     denied_names,
     read,
     read_text,
+    rows,
     scrub_pairs,
+    table_records,
 )
 from slimtools.tokens import TokenCounter
 from slimtools.toolkit import ToolResult
@@ -70,10 +73,11 @@ def guard(
     on_unreadable: str = "withhold",
     items: str | None = None,
     key: str | None = None,
+    tables: bool = False,
 ) -> Any:
     """The data of a text result of a tool with an allowlist or a deny (:func:`guard_value`)."""
     data = extract(texts, structured)
-    return guard_value(data, deny, on_unreadable=on_unreadable, items=items, key=key)
+    return guard_value(data, deny, on_unreadable=on_unreadable, items=items, key=key, tables=tables)
 
 
 def guard_value(
@@ -83,6 +87,7 @@ def guard_value(
     on_unreadable: str = "withhold",
     items: str | None = None,
     key: str | None = None,
+    tables: bool = False,
 ) -> Any:
     """A foreign tool's result as plain data for a tool with an allowlist or a deny.
 
@@ -92,7 +97,10 @@ def guard_value(
     decorators' records do (``key``, the handle key, keeps its values). A ``ToolResult``
     (a forwarder's final answer) passes as it is; an ``Envelope`` the tool relays is read
     like any result. Text at ``items`` (the records' path) is read too: JSON there is the
-    records, prose there is an ``Unreadable`` verdict like prose anywhere.
+    records, prose there is an ``Unreadable`` verdict like prose anywhere. A list's items
+    are read as the core reads them (``slimtools.projection.rows``): rows without keys are
+    withheld. With ``tables`` (a tool with a deny and no allowlist, whose pipeline does not
+    read tables) a table sent as data becomes its records (``projection.table_records``).
     """
     if value is None or isinstance(value, ToolResult):
         return value
@@ -103,9 +111,16 @@ def guard_value(
         if on_unreadable == "text" and found.text is not None:
             return scrub_pairs(found.text, denied_names(deny))
         return found
-    if isinstance(found, Iterator):
-        found = list(found)
-    return apply_deny(to_jsonable(found), deny, key=key)[0] if deny else found
+    if tables:
+        found = table_records(found, denied_names(deny))
+    if isinstance(found, (list, tuple, set, frozenset, Iterator)):
+        found = rows(found)  # rows without keys: named, or withheld (the core's one rule)
+        if isinstance(found, Unreadable):
+            return found
+    if not deny:
+        return found
+    plain = apply_deny(to_jsonable(found), deny, key=key)[0]
+    return Rows(plain, found.withheld) if type(found) is Rows else plain
 
 
 def _read_at(data: Any, path: str) -> Any:

@@ -31,6 +31,7 @@ from slimtools.projection import (
     apply_deny,
     denied_names,
     scrub_pairs,
+    scrub_rows,
     spelled,
 )
 
@@ -112,8 +113,12 @@ class Screen:
         named = self._denied_key_in(text)
         if named is not None:
             return withheld(text, f"that could not be read as data and names the denied {named!r}")
+        column = self._denied_column_in(text)
+        if column is not None:
+            return withheld(text, f"holding a table with the denied column {column!r}")
         if self.allowlist is not None and not self.is_error and not self.unreadable_text:
             return withheld(text, "that could not be read as records for the allowlist")
+        text = scrub_rows(text, denied_names(self.deny))
         return self.secrets.text(text) if self.secrets else text
 
     def label(self, text: str) -> str:
@@ -133,6 +138,20 @@ class Screen:
         if isinstance(value, list):
             return [self._scrubbed(v, secrets, allowed) for v in value]
         return value
+
+    def _denied_column_in(self, text: str) -> str | None:
+        """A denied name that heads a column of a table the text holds (CSV, TSV, a
+        markdown or ``psql`` table): its values sit under it with no key beside them."""
+        if self.deny is None:
+            return None
+        for name in sorted(all_names(self.deny)):
+            cell = rf"[\"'`]?{spelled(name)}[\"'`]?"
+            table = (
+                rf"(?m)^(?=[^\n]*[|,;\t])(?:[^\n]*[|,;\t])?[ \t]*{cell}[ \t]*(?:[|,;\t][^\n]*)?$"
+            )
+            if re.search(table, text, re.IGNORECASE):
+                return name
+        return None
 
     def _denied_key_in(self, text: str) -> str | None:
         if self.deny is None:

@@ -15,16 +15,27 @@ whole under an allowlisted name; the shape rule is ``slimtools.projection._shape
 The package also owns what projection withholds: ``deny=`` (``compile_deny`` states what a
 denied name matches; ``apply_deny`` is the one function every surface calls on data), the
 reader that decides what a result reads as records (``read``; what it cannot read is
-``Unreadable`` and withheld; ``records_by_id`` for a mapping of ids to records), and the
-masking of denied values in text (``scrub_pairs``, ``scrub_exception``). The slimming core,
-``wrap()`` and the proxy use these public names.
+``Unreadable`` and withheld; ``rows`` for the items of a list, rows without keys included;
+``records_by_id`` for a mapping of ids to records, ``table_records`` for a table of columns
+and rows), and the masking of denied values in text (``scrub_pairs``, ``scrub_exception``,
+``scrub_rows``). The slimming core, ``wrap()`` and the proxy use these public names.
 """
 
 from slimtools.clip import Clip, clip_text
 from slimtools.projection._clean import apply_deny
 from slimtools.projection._deny import DenyTree, all_names, compile_deny, denied_names, spelled
+from slimtools.projection._keyed import records_by_id, table_records
 from slimtools.projection._projection import Projection, record_to_plain
-from slimtools.projection._readable import UNPARSED, Unreadable, read, read_text, records_by_id
+from slimtools.projection._readable import (
+    UNPARSED,
+    Rows,
+    Unreadable,
+    as_record,
+    read,
+    read_text,
+    rows,
+)
+from slimtools.projection._rowtext import scrub_rows
 from slimtools.projection._scrub import DENIED_ATTR, Secrets, scrub_exception, scrub_pairs
 
 __all__ = [
@@ -33,10 +44,12 @@ __all__ = [
     "Clip",
     "DenyTree",
     "Projection",
+    "Rows",
     "Secrets",
     "Unreadable",
     "all_names",
     "apply_deny",
+    "as_record",
     "clip_text",
     "compile_deny",
     "denied_names",
@@ -44,7 +57,10 @@ __all__ = [
     "read_text",
     "record_to_plain",
     "records_by_id",
+    "rows",
     "scrub_exception",
     "scrub_pairs",
+    "scrub_rows",
     "spelled",
+    "table_records",
 ]

@@ -20,14 +20,14 @@ tells whether anything else needs the walk; ``tests/core/test_deny_rule.py`` pin
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Collection, Mapping
+from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import Any
 
 import orjson
 from pydantic import BaseModel
 
-from slimtools.projection._deny import DenyTree, denied_names, fold
-from slimtools.projection._scrub import MIN_CHARS, Secrets, pairs_masked
+from slimtools.projection._deny import MIN_CHARS, DenyTree, denied_names, fold
+from slimtools.projection._scrub import EXACT_MAX, Secrets, pairs_masked
 
 __all__ = ["apply_deny"]
 
@@ -35,25 +35,95 @@ _SCALARS = (int, float, bool, type(None))
 
 
 class _Rule:
-    """A deny tree compiled for the shortcut: the keys it drops at the top, learnt per key."""
+    """A deny tree compiled for the shortcut: one generated pass per page (:func:`_compile`)
+    that copies each record holding a top-level key it denies without that key, and the
+    object under a dotted path's first step without the keys denied inside it.
 
-    __slots__ = ("drop", "names", "seen", "tree")
+    The keys are the spellings met so far: when a page still names a denied key after the
+    pass, its top-level keys are learnt and the pass is generated again (so at most once
+    per new spelling).
+    """
+
+    __slots__ = ("drop", "heads", "names", "seen", "strip", "tree")
 
     def __init__(self, tree: DenyTree) -> None:
         self.tree = tree
         self.names = denied_names(tree)
         self.seen: set[Any] = set()  # raw top-level keys met so far
-        self.drop: set[str] = set()  # those of them denied whole
+        self.drop: tuple[str, ...] = ()  # those of them denied whole
+        self.heads: dict[str, DenyTree] = {}  # those of them a dotted path starts with
+        self.strip = _compile(self.drop, self.heads, tree)
 
-    def learn(self, keys: Collection[Any]) -> bool:
-        """Note new top-level keys; False when one is not a string (the walk reads those)."""
-        for key in keys:
-            if not isinstance(key, str):
-                return False
-            if self.tree.get(fold(key), ...) is None:
-                self.drop.add(key)
-            self.seen.add(key)
-        return True
+    def learn(self, records: Sequence[Any]) -> bool:
+        """Note the records' new top-level keys; True when one is denied (the pass changed)."""
+        new = {key for record in records for key in record if key not in self.seen}
+        self.seen |= new
+        changed = False
+        for key in new:
+            sub = self.tree.get(fold(key), ...) if isinstance(key, str) else ...
+            if sub is None:
+                self.drop = (*self.drop, key)
+            elif sub is not ...:
+                self.heads[key] = sub
+            changed = changed or sub is not ...
+        if changed:
+            self.strip = _compile(self.drop, self.heads, self.tree)
+        return changed
+
+
+Strip = Callable[[Sequence[Any], list[Any]], "list[Any] | None"]
+
+
+def _compile(drop: tuple[str, ...], heads: dict[str, DenyTree], tree: DenyTree) -> Strip:
+    """The generated pass: ``strip(records, removed)`` gives the records without the
+    ``drop`` keys and with the ``heads``' objects stripped (:func:`_inside`), copied where
+    they change, the values removed appended to ``removed``; ``None`` at the first record
+    that is not a dict."""
+    lines = [
+        "def strip(records, removed):",
+        "    out = []",
+        "    append = out.append",
+        "    for r in records:",
+        "        if type(r) is not dict:",
+        "            return None",
+        "        c = r",
+    ]
+    if drop:
+        lines += [
+            f"        if {' or '.join(f'{k!r} in r' for k in drop)}:",
+            "            c = r.copy()",
+            *(f"            removed.append(c.pop({k!r}, None))" for k in drop),
+        ]
+    env: dict[str, Any] = {"_inside": _inside, "_root": tree}
+    for i, key in enumerate(heads):
+        env[f"_sub{i}"] = heads[key]
+        lines += [
+            f"        v = r.get({key!r})",
+            "        if type(v) is dict:",
+            f"            w = _inside(v, _root, _sub{i}, removed)",
+            "            if w is not v:",
+            "                if c is r:",
+            "                    c = r.copy()",
+            f"                c[{key!r}] = w",
+        ]
+    lines += ["        append(c)", "    return out"]
+    exec(compile("\n".join(lines), "<slimtools deny>", "exec"), env)
+    made: Strip = env["strip"]
+    return made
+
+
+def _inside(value: dict[Any, Any], root: DenyTree, sub: DenyTree, removed: list[Any]) -> Any:
+    """``value`` (found under a dotted path's first step) without the keys ``sub`` or the
+    root deny whole, copied if one is there; deeper paths are left to the walk."""
+    copy = None
+    for key in value:
+        if isinstance(key, str):
+            step = fold(key)
+            if sub.get(step, ...) is None or root.get(step, ...) is None:
+                if copy is None:
+                    copy = dict(value)
+                removed.append(copy.pop(key))
+    return value if copy is None else copy
 
 
 _RULES: dict[int, tuple[DenyTree, _Rule]] = {}
@@ -113,36 +183,30 @@ def apply_deny(
 def _flat(records: list[Any] | tuple[Any, ...], rule: _Rule, found: set[str]) -> list[Any] | None:
     """The shortcut for a list of dicts: ``None`` when a record needs the walk (not a dict,
     a denied name anywhere but a top-level key, a denied value quoted elsewhere)."""
-    cleaned: list[Any] = []
-    append = cleaned.append
-    seen, drop = rule.seen, rule.drop
-    for record in records:
-        if type(record) is not dict:
+    for _ in range(2):  # a second time only after learning a new spelling of a denied key
+        removed: list[Any] = []
+        cleaned = rule.strip(records, removed)
+        if cleaned is None:
             return None
-        if not seen.issuperset(record) and not rule.learn(record.keys() - seen):
+        try:
+            blob = orjson.dumps(cleaned, option=orjson.OPT_NON_STR_KEYS).decode()
+        except (TypeError, orjson.JSONEncodeError):
             return None
-        copy = None
-        for key in drop:
-            if key in record:
-                if copy is None:
-                    copy = record.copy()
-                value = copy.pop(key)
-                if type(value) is str:  # the usual denied value, read here
-                    value = value.strip()
-                    if len(value) >= MIN_CHARS:
-                        found.add(value)
-                elif value is not None:
-                    _collect(value, found)
-        append(record if copy is None else copy)
-    try:
-        blob = orjson.dumps(cleaned, option=orjson.OPT_NON_STR_KEYS).decode()
-    except (TypeError, orjson.JSONEncodeError):
-        return None
-    lower = blob.lower()
-    folded = lower.replace("_", "").replace("-", "").replace(" ", "")
-    for name in rule.names:
-        if name in folded:
+        lower = blob.lower()
+        folded = lower.replace("_", "").replace("-", "").replace(" ", "")
+        if not any(name in folded for name in rule.names):
+            break
+        if not rule.learn(records):
             return None  # a nested key, or a pair quoted in a string: the walk masks it
+    else:
+        return None
+    for value in removed:
+        if type(value) is str:  # the usual denied value
+            text = value.strip()
+            if len(text) >= MIN_CHARS:
+                found.add(text)
+        elif value is not None:
+            _collect(value, found)
     if found and _quoted(found, blob, lower):
         return None  # a denied value quoted elsewhere: the walk masks it
     return cleaned
@@ -152,7 +216,14 @@ def _quoted(found: set[str], blob: str, lower: str) -> bool:
     """Whether ``blob`` quotes any of ``found`` (``Secrets.hits``, with a first look that
     settles the usual page: no encoded character, no value JSON writes otherwise)."""
     odd = "".join(found)
-    if "%" in blob or "\\u" in blob or "&" in blob or '"' in odd or "\\" in odd:
+    if (
+        len(found) > EXACT_MAX
+        or "%" in blob
+        or "\\u" in blob
+        or "&" in blob
+        or '"' in odd
+        or "\\" in odd
+    ):
         return bool(Secrets(found).hits(blob, lower))
     return any(value.lower() in lower for value in found)
 

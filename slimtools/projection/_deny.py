@@ -25,6 +25,12 @@ from slimtools.errors import ConfigurationError
 DenyTree: TypeAlias = dict[str, "DenyTree | None"]
 """Denied paths by folded step: ``None`` denies the key; a subtree denies paths below it."""
 
+MIN_CHARS = 5
+"""A denied value is masked elsewhere only when its text has at least this many characters.
+
+Strings shorter than that and numbers written with fewer characters (``1234``, ``0.5``),
+booleans and ``None`` are exempt: they are not specific enough to identify anything."""
+
 _FOLDED: dict[str, str] = {}
 """Keys folded so far: records repeat the same few keys, so each is folded once."""
 _FOLDED_MAX = 65_536

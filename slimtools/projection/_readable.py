@@ -14,12 +14,23 @@ reader behind that rule, shared by the decorators, ``slimtools.wrap`` and the MC
   text blocks of ``.content``) are unwrapped, duck-typed, without importing any framework;
 - an ``Envelope`` another tool built (a guarded tool relaying it) is read as its text, else
   its briefs: the allowlist and ``deny`` apply to it like to any result;
+- a row whose names are known is read as a record: a namedtuple (its ``_fields``), a
+  ``sqlite3.Row`` (its ``keys()``), a frame-like object (public ``columns`` and ``values``, a
+  ``pandas.DataFrame``: its rows, through ``to_dict(orient="records")`` when it has one; or
+  ``columns`` and ``to_dicts()``, a ``polars.DataFrame``);
 - records (mappings, Pydantic models, dataclasses, objects with attributes), lists of them,
   iterators and numbers are returned as they are: projection reads them. A mapping of ids
   to records (``{"123": {...}, "456": {...}}``) is one record here; the pipeline asks
-  :func:`records_by_id` for its records, since only it knows the tool's names.
+  ``records_by_id`` for its records, since only it knows the tool's names
+  (``slimtools.projection._keyed``, with ``table_records`` for a table of columns and rows).
 
 Anything else is an :class:`Unreadable` verdict: its kind, its size and a one-line reason.
+
+The items of a list of results go through :func:`rows`, the one rule for rows without keys:
+each is read as a record where its names are known (the forms above, or a JSON object's
+text); a row whose names are not known (a plain tuple from ``fetchall()``, a list, a set, a
+scalar, prose) cannot be projected nor stripped of a denied column, so it is withheld, from
+the briefs and from ``get_record`` alike, with a note saying why.
 """
 
 from __future__ import annotations
@@ -30,7 +41,7 @@ import decimal
 import enum
 import re
 import uuid
-from collections.abc import Collection, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -39,6 +50,7 @@ from pydantic import BaseModel
 from slimtools._json import loads
 from slimtools.envelope import Envelope
 from slimtools.projection._pyliteral import literal_items
+from slimtools.projection._shapes import is_record
 
 UNPARSED: Any = object()
 """What a parser returns for text it cannot read."""
@@ -51,7 +63,7 @@ _PREAMBLE_MAX_CHARS = 300
 _BLOCK_KEYS = frozenset({"type", "text", "id", "annotations", "index", "extras", "_meta"})
 _SCALARS = (int, float, decimal.Decimal, datetime.date, datetime.time, datetime.timedelta)
 _FENCE = re.compile(r"^```[\w+.-]*[ \t]*\r?\n(.*?)\r?\n?```", re.DOTALL)
-_ID = re.compile(r"(?=[^0-9]*[0-9])[A-Za-z0-9_.:\-]{1,64}")
+_DICT = frozenset({dict})
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,13 +114,146 @@ def read(value: Any) -> Any:
     if value is None or isinstance(value, (bool, Mapping, set, frozenset, Iterator, *_SCALARS)):
         return value
     if isinstance(value, (list, tuple)):
+        if isinstance(value, tuple) and _fields(value) is not None:  # one namedtuple row
+            return as_record(value)
         return _read_blocks(value)
+    if not isinstance(value, BaseModel):
+        named = _named_object(value)
+        if named is not UNPARSED:
+            return named
     unwrapped = _unwrap(value)
     if unwrapped is not UNPARSED:
         return read(unwrapped)
     if isinstance(value, (BaseModel, enum.Enum, uuid.UUID)) or _has_fields(value):
         return value
     return Unreadable(type(value).__name__, _size(value), "an object with no readable fields")
+
+
+class Rows(list[Any]):
+    """The records :func:`rows` read from a result, and what it withheld of its items."""
+
+    __slots__ = ("withheld",)
+
+    def __init__(self, records: list[Any], withheld: Unreadable) -> None:
+        super().__init__(records)
+        self.withheld = withheld
+        """The withheld items: their kinds, how many, and why."""
+
+    def note(self) -> str:
+        """The envelope's note: which items were withheld and why."""
+        return (
+            f"{self.withheld.size:,} of {self.withheld.size + len(self):,} items "
+            f"({self.withheld.kind}) could not be read as records ({self.withheld.reason}), "
+            "so they were withheld: this tool shows only fields it can project"
+        )
+
+
+def rows(items: Any) -> Any:
+    """The items of a guarded tool's result as records (the one rule for rows without keys).
+
+    Each item is read by :func:`as_record`; a list of records (the usual result) is returned
+    as it is. Items with no known names are withheld: with records beside them the answer is
+    a :class:`Rows` that says so, with none at all an :class:`Unreadable` verdict. ``items``
+    is a list, tuple, set or iterator (read here); a :class:`Rows` is returned as it is.
+    """
+    if type(items) is Rows:
+        return items
+    seq = items if isinstance(items, (list, tuple)) else list(items)
+    if set(map(type, seq)) <= _DICT:  # the usual list of records: one pass, in C
+        return seq
+    records: list[Any] = []
+    dropped: list[Any] = []
+    for item in seq:
+        found = as_record(item)
+        if found is UNPARSED:
+            dropped.append(item)
+        else:
+            records.append(found)
+    if not dropped:
+        return records
+    kinds = ", ".join(sorted({type(x).__name__ for x in dropped}))
+    if not records:
+        plural = "row" if len(seq) == 1 else "rows"
+        reason = f"{len(seq):,} {plural} of {kinds} without field names"
+        return Unreadable(type(items).__name__, _size(seq), reason)
+    why = "rows without field names: nothing tells which of their values to show or deny"
+    return Rows(records, Unreadable(kinds, len(dropped), why))
+
+
+def as_record(item: Any) -> Any:
+    """``item`` as a record projection can read, or ``UNPARSED`` when its names are unknown.
+
+    Records stay as they are (``None`` too: it holds nothing); a namedtuple becomes a dict of
+    its ``_fields``, a row with ``keys()`` (``sqlite3.Row``) a dict of them, a JSON object's
+    text that object. A plain tuple or list, a set, a scalar or prose has no names: what a
+    ``deny`` names cannot be found in it, so it is not a record.
+    """
+    if item is None or type(item) is dict:
+        return item
+    if isinstance(item, tuple):
+        names = _fields(item)
+        return UNPARSED if names is None else dict(zip(names, item, strict=True))
+    if isinstance(item, (str, bytes, bytearray)):
+        found = read(item)
+        return dict(found) if isinstance(found, Mapping) else UNPARSED
+    if is_record(item):
+        return item
+    named = _named_object(item)
+    return UNPARSED if named is UNPARSED or not isinstance(named, dict) else named
+
+
+def _fields(row: tuple[Any, ...]) -> tuple[str, ...] | None:
+    """A namedtuple's field names, ``None`` for a plain tuple."""
+    names = getattr(type(row), "_fields", None)
+    if not isinstance(names, tuple) or len(names) != len(row):
+        return None
+    return names if all(isinstance(n, str) for n in names) else None
+
+
+def _named_object(value: Any) -> Any:
+    """A keyed row (``sqlite3.Row``) as a dict, a frame-like object as its rows; else
+    ``UNPARSED``, or :class:`Unreadable` when such an object fails to give its rows."""
+    if isinstance(value, (type, str, bytes, bytearray, Mapping)):
+        return UNPARSED
+    keys = getattr(value, "keys", None)
+    if callable(keys) and hasattr(value, "__getitem__") and not hasattr(value, "__dict__"):
+        try:
+            names = list(keys())
+            if all(isinstance(n, str) for n in names):
+                return {n: value[n] for n in names}
+        except Exception:  # a broken row must not fail the tool: it is withheld
+            return Unreadable(type(value).__name__, _size(value), "a row whose keys fail")
+        return UNPARSED
+    columns = getattr(value, "columns", None)
+    values = getattr(value, "values", None)
+    to_dicts = getattr(value, "to_dicts", None)  # polars: no ``values``, rows as dicts
+    if columns is None or ((values is None or callable(values)) and not callable(to_dicts)):
+        return UNPARSED
+    if isinstance(columns, (str, bytes)) or not hasattr(columns, "__iter__"):
+        return UNPARSED  # ``columns = 3`` of a chart: not a table, read as an object
+    try:
+        if callable(to_dicts) and (values is None or callable(values)):
+            return _mappings(to_dicts())
+        return _frame_rows(value, columns, values)
+    except Exception:  # a frame whose rows cannot be read is withheld, never shown raw
+        return Unreadable(type(value).__name__, _size(value), "a table whose rows fail")
+
+
+def _frame_rows(frame: Any, columns: Any, values: Any) -> list[dict[Any, Any]]:
+    """The rows of a frame-like object (``pandas.DataFrame``) as dicts of its columns."""
+    to_dict = getattr(frame, "to_dict", None)
+    if callable(to_dict):
+        return _mappings(to_dict(orient="records"))
+    names = list(columns.tolist() if hasattr(columns, "tolist") else columns)
+    table = values.tolist() if hasattr(values, "tolist") else list(values)
+    return [dict(zip(names, row, strict=True)) for row in table]
+
+
+def _mappings(found: Any) -> list[dict[Any, Any]]:
+    """A frame's rows as dicts; ``TypeError`` when they are not a list of mappings."""
+    if not isinstance(found, list) or not all(isinstance(r, Mapping) for r in found):
+        raise TypeError("the table's rows are not mappings")
+    return [dict(r) for r in found]
 
 
 def read_text(text: str) -> Any:
@@ -196,39 +341,6 @@ class _FloatNames(ast.NodeTransformer):
         if node.id in ("inf", "nan"):
             return ast.copy_location(ast.Constant(float(node.id)), node)
         return node
-
-
-def records_by_id(value: Any, key: str, names: Collection[str]) -> Any:
-    """The records of a mapping of ids to records, each with its id under ``key``; else ``value``.
-
-    ``{"123": {"name": "a"}, "456": {"name": "b"}}`` (some APIs key their results by id)
-    becomes ``[{"id": "123", "name": "a"}, {"id": "456", "name": "b"}]`` with ``key="id"``;
-    a record that has ``key`` already keeps its own. Only an unambiguous mapping: every key
-    an id (an integer, or a word of at most 64 letters, digits and ``_.:-`` holding a digit:
-    ``123``, ``usr_9``, a UUID, a date), every value a plain mapping, all sharing a key, and
-    no key one of ``names`` (the tool's allowlisted and denied names: a tool that names
-    ``"123"`` reads the mapping as one record). One entry is enough, so a search finding one
-    hit reads like one finding two. Each record is then projected and stripped of denied
-    paths on its own (a deny written for the records reaches them, where read as one record
-    it would not): nothing shows that the allowlist does not name.
-    """
-    if type(value) is not dict or not value:
-        return value
-    shared: set[Any] | None = None
-    for id_, record in value.items():
-        if not isinstance(record, Mapping) or id_ in names or not _is_id(id_):
-            return value
-        shared = set(record) if shared is None else shared.intersection(record)
-        if not shared:
-            return value
-    return [record if key in record else {key: id_, **record} for id_, record in value.items()]
-
-
-def _is_id(key: Any) -> bool:
-    """True for an integer (not a bool) or a string shaped like an id (see ``records_by_id``)."""
-    if isinstance(key, int):
-        return not isinstance(key, bool)
-    return isinstance(key, str) and _ID.fullmatch(key) is not None
 
 
 def _read_blocks(items: Sequence[Any]) -> Any:

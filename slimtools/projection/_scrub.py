@@ -21,14 +21,9 @@ from collections.abc import Collection
 from typing import Any
 
 from slimtools._json import dumps_str
-from slimtools.projection._deny import fold
+from slimtools.projection._deny import MIN_CHARS, fold
+from slimtools.projection._rowtext import scrub_rows
 from slimtools.redaction import MASK
-
-MIN_CHARS = 5
-"""A denied value is masked elsewhere only when its text has at least this many characters.
-
-Strings shorter than that and numbers written with fewer characters (``1234``, ``0.5``),
-booleans and ``None`` are exempt: they are not specific enough to identify anything."""
 
 EXACT_MAX = 128
 """Up to this many denied values per call are looked for as exact substrings; beyond, as words."""
@@ -53,7 +48,8 @@ class Secrets:
     __slots__ = ("_singles", "_values")
 
     def __init__(self, values: Collection[str]) -> None:
-        self._values = frozenset(v for v in values if v)
+        found = frozenset(values)
+        self._values = found - {""} if "" in found else found
         self._singles: frozenset[str] | None = None  # the values that are one word, once known
 
     def __bool__(self) -> bool:
@@ -215,9 +211,11 @@ def scrub_pairs(text: str, denied: Collection[str], allowed: Collection[str] | N
     (an allowlist's names), a quoted pair (``"key": v``, ``'key': v``) or a keyword pair
     of a repr (``Row(key=v)``, ``key='v'``) whose key is not allowed is masked too; prose such as
     ``timeout: 30s`` is left alone. A masked value that is specific (:data:`MIN_CHARS`) is
-    masked wherever else it appears in ``text`` too.
+    masked wherever else it appears in ``text`` too. Under a deny, rows quoted without their
+    column names (``(1, 'alice', '078-05-1120')``) lose their values
+    (``slimtools.projection._rowtext``).
     """
-    masked, seen = pairs_masked(text, denied, allowed)
+    masked, seen = pairs_masked(scrub_rows(text, denied), denied, allowed)
     return Masker(seen).text(masked) if seen else masked
 
 

@@ -43,7 +43,7 @@ from slimtools.adapters.mcp_emit import EmitPolicy
 from slimtools.categories import repeatable_by_name
 from slimtools.errors import ConfigurationError
 from slimtools.foreign import Plan, Raw, Screen, can_page, items_warning, slim
-from slimtools.projection import denied_names, scrub_exception, scrub_pairs
+from slimtools.projection import denied_names, read_text, scrub_exception, scrub_pairs
 from slimtools.proxy.autobrief import AutoBriefs, install, prefetched, warn_unmatched
 from slimtools.proxy.config import ProxyConfig, ToolOptions
 from slimtools.proxy.sessions import Isolation
@@ -339,6 +339,7 @@ def _screen_block(block: Any, screen: Screen) -> Any:
         described = screen.text(block.description) if block.description else None
         titled = screen.label(block.title) if block.title else None
         update = {"name": screen.label(block.name), "title": titled, "description": described}
+        update["uri"] = screen.label(str(block.uri))  # a query or path may quote a value
         return block.model_copy(update=update)
     if isinstance(block, EmbeddedResource) and isinstance(block.resource, BlobResourceContents):
         text = _text_of_blob(block.resource)
@@ -351,15 +352,18 @@ def _screen_block(block: Any, screen: Screen) -> Any:
 
 
 def _text_of_blob(resource: BlobResourceContents) -> str | None:
-    """The text a base64 resource holds when its type says text (JSON, XML, YAML...)."""
+    """The text a base64 resource holds when its type says text (JSON, XML, YAML...), or
+    when it decodes to JSON data whatever its type says (``application/octet-stream``
+    records); ``None`` for binary data (an image, a PDF), which holds no records."""
     mime = (resource.mime_type or "").split(";")[0].strip().lower()
     textual = mime.startswith("text/") or mime.endswith(("json", "xml", "yaml", "javascript"))
-    if not textual:
-        return None
     try:
-        return base64.b64decode(resource.blob).decode("utf-8")
+        text = base64.b64decode(resource.blob).decode("utf-8")
     except ValueError:  # not base64, or not UTF-8: unreadable, so withheld as text
-        return f"<{len(resource.blob)} characters of undecodable base64>"
+        return f"<{len(resource.blob)} characters of undecodable base64>" if textual else None
+    if textual or isinstance(read_text(text), (dict, list)):
+        return text
+    return None
 
 
 def _screen_meta(meta: dict[str, Any] | None, screen: Screen) -> dict[str, Any] | None:

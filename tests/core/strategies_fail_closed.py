@@ -8,11 +8,13 @@ records the ways real tools return them (a list, a dict around it, JSON text wit
 without ``NaN``, JSON Lines, a Python repr, a fenced block, a preamble, a byte-order mark,
 bytes, models, dataclasses, objects, content blocks, ``ToolMessage``- and
 ``CallToolResult``-like objects, mappings of ids to records, another tool's ``Envelope``,
-prose) and :func:`raising` an exception that quotes one.
+prose, and rows without keys: tuples, namedtuples, sets, JSON strings, prose strings, the
+``str()`` of a list of tuples, a frame-like table) and :func:`raising` an exception that quotes one.
 """
 
 from __future__ import annotations
 
+import collections
 import dataclasses
 import json
 import string
@@ -119,6 +121,34 @@ class CallToolResultLike:
     isError: bool = False  # noqa: N815 - the MCP field name
 
 
+class FrameLike:
+    """A ``pandas.DataFrame``-like table (duck-typed by the reader): public ``columns`` and
+    ``values``, and a column read as an attribute (``frame.ssn``), as pandas does."""
+
+    def __init__(self, records: list[dict[str, Any]]) -> None:
+        import numpy as np
+
+        self.columns = list(dict.fromkeys(k for r in records for k in r))
+        rows = [[r.get(c) for c in self.columns] for r in records]
+        self.values = np.empty((len(rows), len(self.columns)), dtype=object)
+        for i, row in enumerate(rows):
+            for j, value in enumerate(row):
+                self.values[i, j] = value
+
+    def __getattr__(self, name: str) -> Any:
+        if name in self.__dict__.get("columns", ()):
+            return list(self.values[:, self.columns.index(name)])
+        raise AttributeError(name)
+
+
+def _namedtuples(records: list[dict[str, Any]]) -> list[Any]:
+    return [collections.namedtuple("Row", list(r))(**r) for r in records]
+
+
+def _tuples(records: list[dict[str, Any]]) -> list[tuple[Any, ...]]:
+    return [tuple(r.values()) for r in records]
+
+
 def _json(records: list[dict[str, Any]]) -> str:
     return json.dumps(records)
 
@@ -158,6 +188,14 @@ SHAPES: dict[str, Callable[[list[dict[str, Any]]], Any]] = {
     "dict by id": lambda rs: {f"r{r['id']}": r for r in rs},
     "json dict by id": lambda rs: json.dumps({str(r["id"]): _without_id(r) for r in rs}),
     "relayed envelope": lambda rs: Envelope(total=len(rs), briefs=rs, hint="relayed"),
+    "tuples": _tuples,
+    "tuples from a generator": lambda rs: (row for row in _tuples(rs)),
+    "namedtuples": _namedtuples,
+    "set of tuples": lambda rs: {(r["id"], r["name"], r["ssn"], r["zz_extra"]) for r in rs},
+    "json strings": lambda rs: [json.dumps(r) for r in rs],
+    "prose strings": lambda rs: [f"{r['name']} has {r['ssn']}" for r in rs],
+    "str of tuples": lambda rs: str(_tuples(rs)),
+    "frame": FrameLike,
 }
 """Every shape a result comes in, keyed by name."""
 
@@ -171,8 +209,21 @@ TEXT_SHAPES = [
     "byte-order mark",
     "prose",
     "json dict by id",
+    "str of tuples",
 ]
 """The shapes a proxied MCP server sends as one text block."""
+
+WITHHELD_SHAPES = frozenset(
+    {
+        "prose",
+        "tuples",
+        "tuples from a generator",
+        "set of tuples",
+        "prose strings",
+        "str of tuples",
+    }
+)
+"""The shapes with no field names to project: withheld whole, with a note."""
 
 shape_names = st.sampled_from(sorted(SHAPES))
 

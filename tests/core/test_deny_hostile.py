@@ -35,7 +35,8 @@ def test_a_denied_value_holding_itself_is_masked_without_recursion():
 
 
 def test_a_result_list_holding_itself_gives_a_page():
-    """A result list that contains itself is read like any list, not followed forever."""
+    """A result list that contains itself is read like any list, not followed forever: the
+    inner list, a row without field names, is withheld."""
     rows: list[Any] = [{"id": 1, "title": "a"}]
     rows.append(rows)
 
@@ -44,18 +45,23 @@ def test_a_result_list_holding_itself_gives_a_page():
     def search() -> list[Any]:
         return rows
 
-    assert search().total == 2
+    env = search()
+    assert env.briefs == [{"id": 1, "title": "a"}]
+    assert "1 of 2 items (list) could not be read as records" in env.hint
 
 
-def test_a_result_nested_ten_thousand_deep_gives_a_page():
-    """Nesting deeper than the interpreter's stack is read without a RecursionError."""
+def test_a_result_nested_ten_thousand_deep_gives_an_envelope():
+    """Nesting deeper than the interpreter's stack is read without a RecursionError: a list
+    of lists has no field names, so it is withheld with a note."""
 
     @paginate(limit=2)
     @project_fields(["id"], deny=["secret"])
     def search() -> list[Any]:
         return _deep(10_000)
 
-    assert search().total == 1
+    env = search()
+    assert env.total == 0
+    assert "could not be read as records" in env.hint
 
 
 def test_an_exception_whose_argument_is_a_row_is_masked_for_frameworks():

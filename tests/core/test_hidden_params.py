@@ -249,3 +249,58 @@ def test_every_framework_context_parameter_is_left_out_of_the_schema(annotation)
     kit = Toolkit("ctx")
     kit.tool(paginate(limit=2)(search))
     assert list(kit.spec("search").parameters["properties"]) == ["query", "page", "limit"]
+
+
+# hidden values in errors -----------------------------------------------------------------
+
+
+def test_a_hidden_default_never_appears_in_the_error_text():
+    """A tool that quotes its ``Hidden`` argument in an exception has it removed."""
+    kit = Toolkit("k")
+
+    @kit.tool
+    def search(query: str, tenant: Annotated[str, Hidden] = "tenant-acme-7731") -> str:
+        """Search."""
+        raise PermissionError(f"tenant {tenant} may not search {query!r}")
+
+    text = kit.call("search", {"query": "x"}).text
+    assert "tenant-acme-7731" not in text
+    assert "may not search 'x'" in text
+
+
+def test_a_hidden_value_a_framework_passes_is_removed_from_the_exception():
+    """The value an application passes at call time is removed from the exception itself,
+    so a framework that shows ``str(exc)`` (LangChain) never shows it."""
+
+    @paginate(limit=2)
+    def search(query: str, tenant: Annotated[str, Hidden] = "") -> list[int]:
+        raise KeyError(f"no index for tenant {tenant}")
+
+    with pytest.raises(KeyError) as caught:
+        search("x", tenant="tenant-globex-9921")
+    assert "tenant-globex-9921" not in str(caught.value)
+    assert "no index for tenant" in str(caught.value)
+
+
+async def test_an_async_tools_hidden_value_is_removed_from_its_exception():
+    """The same for an async tool."""
+
+    @summarize_with_handle
+    async def search(query: str, user_id: Annotated[int, Hidden] = 0) -> list[int]:
+        raise LookupError("user", user_id, "has no rows")
+
+    with pytest.raises(LookupError) as caught:
+        await search("x", user_id=48213377)
+    assert "48213377" not in str(caught.value)
+
+
+def test_a_short_hidden_value_is_not_removed():
+    """Values under four characters identify nothing and would shred the message."""
+    kit = Toolkit("k")
+
+    @kit.tool
+    def search(query: str, region: Annotated[str, Hidden] = "eu") -> str:
+        """Search."""
+        raise ValueError(f"no such query in eu: {query}")
+
+    assert "no such query in eu: x" in kit.call("search", {"query": "x"}).text

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
-from hypothesis import given
+from hypothesis import assume, given
 from hypothesis import strategies as st
 
 from slimtools import Toolkit
@@ -200,10 +202,74 @@ def test_english_error_phrases_after_a_secret_key_survive(phrase):
     value=st.one_of(secret_values, quoted_values),
 )
 def test_a_secret_like_value_after_a_secret_key_never_survives(key, sep, value):
-    """Any value that is not a prose word (any quoted value) after the key is masked."""
-    text = redact(f"login failed, {key}{sep}{value} (retrying)")
+    """Any value that is not a prose word (any quoted value) after the key is masked; an
+    unquoted one after a colon to the end of its line."""
+    text = redact(f"login failed, {key}{sep}{value} (retrying)\nnext line")
     quote = '"' if value.startswith('"') else ""
-    assert text == f"login failed, {key}{sep}{quote}{MASK}{quote} (retrying)"
+    rest = "" if ":" in sep and not quote else " (retrying)"
+    assert text == f"login failed, {key}{sep}{quote}{MASK}{quote}{rest}\nnext line"
+
+
+@given(
+    key=st.sampled_from(SECRET_KEYS),
+    sep=st.sampled_from([": ", ":", ":\t", '": ']),
+    words=st.lists(secret_values, min_size=2, max_size=5),
+    after=st.sampled_from(["", "\nretry in 5s", "\r\nretry in 5s"]),
+)
+def test_an_unquoted_multi_word_secret_after_a_colon_is_masked_to_the_end_of_its_line(
+    key, sep, words, after
+):
+    """``password: correct horse battery staple``: no word of the passphrase survives, and
+    the next line is kept."""
+    text = redact(f"login failed, {key}{sep}{' '.join(words)}{after}")
+    assert text == f"login failed, {key}{sep}{MASK}{after}"
+
+
+def test_a_passphrase_after_password_is_masked_whole():
+    """The issue's case: ``password: horse battery staple`` once kept two of its words."""
+    assert redact("password: horse battery staple") == f"password: {MASK}"
+
+
+def test_pairs_after_an_equals_sign_end_at_a_space():
+    """``key=value`` pairs of a query string or a config line are masked one by one."""
+    assert redact("x=1&password=abc&user=bob") == f"x=1&password={MASK}&user=bob"
+
+
+PATHS = [
+    "FileNotFoundError: [Errno 2] No such file or directory: "
+    "'/data/Reports2024/QuarterlySales2024Final.csv'",
+    "FileNotFoundError: /home/User1/Projects/MyData2023/ExportFileV2.csv",
+    "cannot open data/Exports2024/CustomerOrdersQ3Summary2024Final.parquet",
+    "/srv/App2024/ReportsArchive/MonthlyRevenueByRegion2023/Index.html not found",
+]
+
+
+@pytest.mark.parametrize("message", PATHS)
+def test_a_path_with_mixed_case_and_digits_is_not_eaten_as_base64(message):
+    """An ordinary path (capitalised words and numbers) is no secret: kept whole."""
+    assert redact(message) == message
+
+
+_path_words = st.from_regex(r"[A-Z][a-z]{2,8}|[a-z]{2,8}|[0-9]{1,4}|[A-Z]{2,4}", fullmatch=True)
+_segments = st.lists(_path_words, min_size=1, max_size=4).map("".join)
+
+
+@given(st.lists(_segments, min_size=2, max_size=6), st.sampled_from(["", ".csv", ".json"]))
+def test_paths_of_words_and_numbers_survive(segments, extension):
+    """Any absolute path whose segments are words and numbers is kept as it is."""
+    message = f"FileNotFoundError: /{'/'.join(segments)}{extension}"
+    assert redact(message) == message
+
+
+@given(st.binary(min_size=30, max_size=60))
+def test_a_base64_key_outside_a_path_is_still_masked(raw):
+    """A long base64 run mixing cases and digits, in no path, is masked as before."""
+    import base64
+
+    key = base64.b64encode(raw).decode()
+    assume(re.search(r"[0-9]", key) and re.search(r"[a-z]", key) and re.search(r"[A-Z]", key))
+    assume(not key.startswith("/"))
+    assert key not in redact(f"key {key} set")
 
 
 def test_a_huge_error_message_is_cut_before_it_is_redacted(monkeypatch):
