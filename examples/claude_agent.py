@@ -47,12 +47,15 @@ def expand_first(messages: list[Any]) -> tuple[str, dict[str, Any]]:
 async def main() -> None:
     """Run the agent; print each tool result exactly as the model received it."""
     slimming = ClaudeSlimming(
-        {
-            SEARCH: {"fields": ["number", "title", "state"], "key": "number",
-                     "deny": ["reporter.email"]},
+        tools={
+            SEARCH: {
+                "fields": ["number", "title", "state"],
+                "key": "number",
+                "deny": ["reporter.email"],
+            },
             "Bash": {"max_tokens": 200},
         }
-    )  # fmt: skip
+    )
     model = ScriptedModel(
         SEARCH,
         [

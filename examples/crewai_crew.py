@@ -74,9 +74,9 @@ class ScriptedLLM(BaseLLM):
 def main() -> None:
     """Run the crew; print each tool result exactly as the agent's model saw it."""
     slimming = CrewSlimming(
-        {"search_issues": {"fields": ["number", "title", "state"], "key": "number",
-                           "deny": ["reporter.email"]}}
-    )  # fmt: skip
+        tools={"search_issues": {"fields": ["number", "title", "state"], "key": "number"}},
+        deny=["reporter.email"],
+    )
     llm = ScriptedLLM()
     agent = Agent(
         role="triager",

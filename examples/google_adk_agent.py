@@ -61,7 +61,7 @@ async def main() -> None:
     )  # for real: model="gemini-2.5-flash"
     agent = LlmAgent(name="triage", model=model, tools=[list_issues, record_tool(kit)])
     slim = SlimPlugin(
-        kit,
+        toolkit=kit,
         tools={"list_issues": {"fields": ["number", "title", "state"], "key": "number"}},
         deny=["reporter.email"],
     )

@@ -79,7 +79,7 @@ def main() -> None:
         ]
     )  # for real: BedrockModel(...), AnthropicModel(...), OpenAIModel(...)
     slim = SlimHook(
-        kit,
+        toolkit=kit,
         tools={"list_issues": {"fields": ["number", "title", "state"], "key": "number"}},
         deny=["reporter.email"],
     )

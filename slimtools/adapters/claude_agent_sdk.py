@@ -1,14 +1,15 @@
 """Claude Agent SDK adapter: slim every tool's result in a ``PostToolUse`` hook.
 
-``ClaudeSlimming(tools={...}).apply(ClaudeAgentOptions(...))`` adds a ``PostToolUse`` hook
-that replaces a result as ``wrap()`` would show it (fields, deny, key, the budget; per tool
-or for every tool) and an in-process MCP server whose ``get_record`` reads the handles the
-envelopes show. An MCP tool's result is replaced through ``updatedMCPToolOutput`` (its
-content blocks); a built-in tool's through ``updatedToolOutput``, which must match the
-tool's output schema or the CLI keeps the original, so only the built-in tools whose text
-field is known here (``Bash``'s ``stdout``, ``Read``'s ``file.content``) are slimmed; other
-built-in tools pass as they are. With nothing to change the hook returns ``{}``, never
-``None`` (under ``on_failure="block"`` a ``None`` blocks the action).
+``ClaudeSlimming(tools={...}, deny=[...]).apply(ClaudeAgentOptions(...))`` adds a
+``PostToolUse`` hook that replaces a result as ``wrap()`` would show it (fields, deny, key,
+the budget; per tool in ``tools=``, for every tool as keyword arguments) and an in-process
+MCP server whose ``get_record`` reads the handles the envelopes show. An MCP tool's result
+is replaced through ``updatedMCPToolOutput`` (its content blocks); a built-in tool's through
+``updatedToolOutput``, which must match the tool's output schema or the CLI keeps the
+original, so only the built-in tools whose text field is known here (``Bash``'s ``stdout``,
+``Read``'s ``file.content``) are slimmed; other built-in tools pass as they are. With
+nothing to change the hook returns ``{}``, never ``None`` (under ``on_failure="block"`` a
+``None`` blocks the action).
 
 There is no clearing here: the CLI owns the history and no hook can rewrite it; run the CLI
 behind ``slimtools gateway`` (``ANTHROPIC_BASE_URL``) to clear stale results.
@@ -37,6 +38,7 @@ except ImportError as exc:  # pragma: no cover - exercised only without the extr
 if TYPE_CHECKING:
     from claude_agent_sdk.types import HookCallback
 
+from slimtools.errors import ConfigurationError
 from slimtools.foreign import DEFAULT_MAX_TOKENS, Raw, Screen
 from slimtools.foreign.hooks import ResultSlimmer, Slimmed
 from slimtools.toolkit import Toolkit
@@ -54,33 +56,44 @@ class ClaudeSlimming:
     """A ``PostToolUse`` hook and a ``get_record`` MCP server for ``ClaudeAgentOptions``.
 
     Args:
-        tools: per-tool options by the name the CLI gives (``"mcp__github__list_issues"``,
-            ``"Bash"``), each a mapping of ``wrap()``'s options (``fields``, ``deny``,
-            ``key``, ``max_tokens``, ``head``, ``tail``, ``on_unreadable``, ...).
-        default: options for every tool not named in ``tools``.
-        max_tokens: the budget of unconfigured tools (None: leave them untouched).
-        server: the name of the MCP server holding ``get_record`` (the model calls
-            ``mcp__<server>__get_record``).
-        store: where handles are kept (a ``HandleStore`` or a store URL; default memory).
+        tools: per-tool option tables by the name the CLI gives
+            (``"mcp__github__list_issues"``, ``"Bash"``), each merged over ``options``.
+        toolkit: where handles are kept and ``get_record`` reads (default: a memory-backed
+            toolkit of its own). Its ``companion_name`` must be the name the model calls
+            ``get_record`` by, ``mcp__<server>__get_record``, e.g.
+            ``Toolkit("claude", store=url, companion_name="mcp__slimtools__get_record")``.
+        max_tokens: the budget of a tool with no options (``None``: such results pass).
+        server: the name of the MCP server holding ``get_record``.
+        **options: ``wrap()``'s options for every tool (``fields``, ``deny``, ``key``,
+            ``max_tokens``, ``head``, ``tail``, ``on_unreadable``, ...).
 
     Raises:
         ConfigurationError: an unknown option or a bad value (``limit`` and ``max_limit``
-            do not apply: a hook cannot add ``page`` to a tool it does not own).
+            do not apply: a hook cannot add ``page`` to a tool it does not own), or a
+            toolkit whose ``get_record`` is not named ``mcp__<server>__get_record``.
     """
 
     def __init__(
         self,
-        tools: Mapping[str, Mapping[str, Any]] | None = None,
         *,
-        default: Mapping[str, Any] | None = None,
+        tools: Mapping[str, Mapping[str, Any]] | None = None,
+        toolkit: Toolkit | None = None,
         max_tokens: int | None = DEFAULT_MAX_TOKENS,
         server: str = "slimtools",
-        store: Any = None,
+        **options: Any,
     ) -> None:
         self.server_name = server
-        kit = Toolkit(f"claude-{server}", store=store, companion_name=f"mcp__{server}__get_record")
+        record = f"mcp__{server}__get_record"
+        if toolkit is None:
+            toolkit = Toolkit(f"claude-{server}", companion_name=record)
+        elif toolkit.companion_name != record:
+            raise ConfigurationError(
+                f"ClaudeSlimming: the toolkit's get_record is named "
+                f"{toolkit.companion_name!r}, but the model calls it {record!r} (MCP server "
+                f"{server!r}): build it with Toolkit(..., companion_name={record!r})"
+            )
         self.slimmer = ResultSlimmer(
-            kit, tools=tools, max_tokens=max_tokens, screen_native=_screen_blocks, **(default or {})
+            toolkit, tools=tools, max_tokens=max_tokens, screen_native=_screen_blocks, **options
         )
 
     @property

@@ -1,10 +1,11 @@
 """CrewAI adapter: slim every tool's result in an after-tool-call hook.
 
-``slimming = CrewSlimming(tools={...})`` then ``slimming.register()`` (or ``with
+``slimming = CrewSlimming(tools={...}, deny=[...])`` then ``slimming.register()`` (or ``with
 slimming.registered():``) adds a global after-tool-call hook whose non-None return replaces
 the result the agent sees, as ``wrap()`` would show it (fields, deny, key, the budget; per
-tool or for every tool), and ``Agent(tools=[..., slimming.record_tool])`` gives the agent the
-``get_record`` that reads the envelopes' handles. CrewAI logs a hook that raises and keeps the
+tool in ``tools=``, for every tool as keyword arguments), and ``Agent(tools=[...,
+slimming.record_tool])`` gives the agent the ``get_record`` that reads the envelopes'
+handles. CrewAI logs a hook that raises and keeps the
 original result, so this hook never raises: a failure under an allowlist or a ``deny`` gives
 a withheld note instead of the raw result.
 
@@ -77,11 +78,12 @@ class CrewSlimming:
     """An after-tool-call hook and a ``get_record`` tool for CrewAI agents.
 
     Args:
-        tools: per-tool options by tool name, each a mapping of ``wrap()``'s options
-            (``fields``, ``deny``, ``key``, ``max_tokens``, ``head``, ``tail``, ...).
-        default: options for every tool not named in ``tools``.
-        max_tokens: the budget of unconfigured tools (None: leave them untouched).
-        store: where handles are kept (a ``HandleStore`` or a store URL; default memory).
+        tools: per-tool option tables by tool name, each merged over ``options``.
+        toolkit: where handles are kept and ``get_record`` reads (default: a memory-backed
+            toolkit of its own; pass ``Toolkit("crew", store=...)`` to keep them elsewhere).
+        max_tokens: the budget of a tool with no options (``None``: such results pass).
+        **options: ``wrap()``'s options for every tool (``fields``, ``deny``, ``key``,
+            ``max_tokens``, ``head``, ``tail``, ``on_unreadable``, ...).
 
     Raises:
         ConfigurationError: an unknown option or a bad value (``limit`` and ``max_limit``
@@ -90,14 +92,14 @@ class CrewSlimming:
 
     def __init__(
         self,
-        tools: Mapping[str, Mapping[str, Any]] | None = None,
         *,
-        default: Mapping[str, Any] | None = None,
+        tools: Mapping[str, Mapping[str, Any]] | None = None,
+        toolkit: Toolkit | None = None,
         max_tokens: int | None = DEFAULT_MAX_TOKENS,
-        store: Any = None,
+        **options: Any,
     ) -> None:
-        kit = Toolkit("crewai", store=store)
-        self.slimmer = ResultSlimmer(kit, tools=tools, max_tokens=max_tokens, **(default or {}))
+        kit = toolkit if toolkit is not None else Toolkit("crewai")
+        self.slimmer = ResultSlimmer(kit, tools=tools, max_tokens=max_tokens, **options)
         self.record_tool = _record_tool(kit)
         """``get_record`` as a CrewAI tool: add it to each agent's ``tools``."""
 

@@ -55,9 +55,9 @@ class SlimPlugin(BasePlugin):
     """Slims every tool's result as it is made, as ``slimtools.wrap`` would slim that tool.
 
     Args:
+        tools: per-tool option tables by tool name, each merged over ``options``.
         toolkit: where handles are kept and ``get_record`` reads (default:
             ``slimtools.default_toolkit``); give the agent ``record_tool(toolkit)``.
-        tools: per-tool option tables, each merged over ``options``.
         max_tokens: the budget of a tool with no options (``None``: such results pass).
         name: the plugin's name, unique among a runner's plugins.
         **options: ``wrap()``'s options for every tool (``fields``, ``deny``, ``key``...).
@@ -65,9 +65,9 @@ class SlimPlugin(BasePlugin):
 
     def __init__(
         self,
-        toolkit: Toolkit | None = None,
         *,
         tools: Mapping[str, Mapping[str, Any]] | None = None,
+        toolkit: Toolkit | None = None,
         max_tokens: int | None = DEFAULT_MAX_TOKENS,
         name: str = "slimtools",
         **options: Any,

@@ -56,18 +56,18 @@ class SlimHook(HookProvider):
     """Slims every tool's result as it is made, as ``slimtools.wrap`` would slim that tool.
 
     Args:
+        tools: per-tool option tables by tool name, each merged over ``options``.
         toolkit: where handles are kept and ``get_record`` reads (default:
             ``slimtools.default_toolkit``); give the agent ``record_tool(toolkit)``.
-        tools: per-tool option tables, each merged over ``options``.
         max_tokens: the budget of a tool with no options (``None``: such results pass).
         **options: ``wrap()``'s options for every tool (``fields``, ``deny``, ``key``...).
     """
 
     def __init__(
         self,
-        toolkit: Toolkit | None = None,
         *,
         tools: Mapping[str, Mapping[str, Any]] | None = None,
+        toolkit: Toolkit | None = None,
         max_tokens: int | None = DEFAULT_MAX_TOKENS,
         **options: Any,
     ) -> None:

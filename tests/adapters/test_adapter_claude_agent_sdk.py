@@ -14,6 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from slimtools import Toolkit
+from slimtools.errors import ConfigurationError
 from slimtools.foreign import Raw
 from slimtools.foreign.hooks import ResultSlimmer
 from tests._profile import examples
@@ -61,7 +62,7 @@ def output(answer: dict[str, Any]) -> Any:
 
 def test_mcp_result_is_replaced_by_an_envelope_block() -> None:
     """A configured MCP tool's blocks become one text block holding the envelope."""
-    answer = run_hook(ClaudeSlimming({SEARCH: CONFIG}), post(SEARCH, blocks(ISSUES)))
+    answer = run_hook(ClaudeSlimming(tools={SEARCH: CONFIG}), post(SEARCH, blocks(ISSUES)))
     [block] = answer["hookSpecificOutput"]["updatedMCPToolOutput"]
     envelope = orjson.loads(block["text"])
     assert envelope["briefs"][0] == {"number": 1, "title": "issue 1"}
@@ -77,14 +78,14 @@ def test_nothing_to_change_returns_an_empty_dict_never_none() -> None:
 def test_built_in_tools_of_unknown_output_pass_untouched(tool: str) -> None:
     """Only built-in tools whose output schema is known are rewritten (else the CLI would
     reject the shape and keep the original anyway)."""
-    slimming = ClaudeSlimming(default=CONFIG, max_tokens=1)
+    slimming = ClaudeSlimming(**CONFIG, max_tokens=1)
     assert run_hook(slimming, post(tool, {"filenames": ["a"] * 500})) == {}
 
 
 def test_other_hook_events_are_ignored() -> None:
     """The callback answers {} to any event but PostToolUse."""
     data = {**post(SEARCH, blocks(ISSUES)), "hook_event_name": "PreToolUse"}
-    assert run_hook(ClaudeSlimming({SEARCH: CONFIG}), data) == {}
+    assert run_hook(ClaudeSlimming(tools={SEARCH: CONFIG}), data) == {}
 
 
 def test_bash_output_keeps_its_schema_with_stdout_slimmed() -> None:
@@ -93,7 +94,7 @@ def test_bash_output_keeps_its_schema_with_stdout_slimmed() -> None:
     response = {"stdout": stdout, "stderr": "warn: slow disk", "interrupted": False,
                 "isImage": False}  # fmt: skip
     replaced = output(
-        run_hook(ClaudeSlimming({"Bash": {"max_tokens": 200}}), post("Bash", response))
+        run_hook(ClaudeSlimming(tools={"Bash": {"max_tokens": 200}}), post("Bash", response))
     )
     assert set(replaced) == set(response)
     assert replaced["stderr"] == ""
@@ -116,7 +117,7 @@ def test_read_output_keeps_its_schema_with_the_content_slimmed() -> None:
 def test_unreadable_mcp_text_under_an_allowlist_is_withheld() -> None:
     """Free text the allowlist cannot project never reaches the model."""
     response = [{"type": "text", "text": "contact u1@corp.example for access"}]
-    [block] = output(run_hook(ClaudeSlimming({SEARCH: CONFIG}), post(SEARCH, response)))
+    [block] = output(run_hook(ClaudeSlimming(tools={SEARCH: CONFIG}), post(SEARCH, response)))
     assert "corp.example" not in block["text"]
     assert "withheld" in block["text"]
 
@@ -126,7 +127,7 @@ def test_image_block_passes_and_its_text_blocks_are_screened() -> None:
     response = [*blocks({"number": 1, "title": "t", "email": "u1@corp.example"}),
                 {"type": "image", "data": "aGk=", "mimeType": "image/png"}]  # fmt: skip
     replaced = output(
-        run_hook(ClaudeSlimming({SEARCH: {"deny": ["email"]}}), post(SEARCH, response))
+        run_hook(ClaudeSlimming(tools={SEARCH: {"deny": ["email"]}}), post(SEARCH, response))
     )
     assert replaced[1] == response[1]
     assert "corp.example" not in replaced[0]["text"]
@@ -134,7 +135,7 @@ def test_image_block_passes_and_its_text_blocks_are_screened() -> None:
 
 def test_record_tool_results_pass_untouched() -> None:
     """get_record's own results are not slimmed again."""
-    slimming = ClaudeSlimming(default=CONFIG, max_tokens=1)
+    slimming = ClaudeSlimming(**CONFIG, max_tokens=1)
     assert run_hook(slimming, post(slimming.record_tool, blocks(ISSUES))) == {}
 
 
@@ -155,6 +156,28 @@ def test_apply_adds_the_hook_first_the_server_and_allows_the_record_tool() -> No
     assert matchers[1].hooks == [mine]
     assert "slimtools" in applied.mcp_servers
     assert applied.allowed_tools == ["Bash", "mcp__slimtools__get_record"]
+
+
+def test_a_given_toolkit_keeps_the_handles_its_get_record_reads() -> None:
+    """toolkit= (e.g. on a shared store) holds the handles the envelopes show."""
+    kit = Toolkit("mine", companion_name="mcp__slimtools__get_record")
+    slimming = ClaudeSlimming(tools={SEARCH: CONFIG}, toolkit=kit)
+    run_hook(slimming, post(SEARCH, blocks(ISSUES)))
+    record = orjson.loads(kit.call(kit.companion_name, {"handle": 3}).text)
+    assert record["title"] == "issue 3"
+    assert "email" not in record
+
+
+def test_a_toolkit_whose_get_record_the_model_cannot_call_is_refused() -> None:
+    """A toolkit's get_record must carry the MCP name the model calls it by."""
+    with pytest.raises(ConfigurationError, match="mcp__slimtools__get_record"):
+        ClaudeSlimming(toolkit=Toolkit("mine"))
+
+
+def test_options_are_keyword_arguments_as_for_wrap() -> None:
+    """Per-tool tables go in tools=, never positionally."""
+    with pytest.raises(TypeError):
+        ClaudeSlimming({SEARCH: CONFIG})  # type: ignore[misc]
 
 
 # ---- the real CLI, offline ---------------------------------------------------------------
@@ -183,7 +206,7 @@ def cli_run(tmp_path_factory: pytest.TempPathFactory) -> Any:
         lambda m: ("Bash", {"command": "seq 1 3000", "description": "count"}),
         lambda m: ("Read", {"file_path": str(home / "big.txt")}),
     ])  # fmt: skip
-    slimming = ClaudeSlimming({SEARCH: CONFIG, "Bash": {"max_tokens": 150},
+    slimming = ClaudeSlimming(tools={SEARCH: CONFIG, "Bash": {"max_tokens": 150},
                                "Read": {"max_tokens": 150}})  # fmt: skip
     home = tmp_path_factory.mktemp("claude-home")
     (home / "big.txt").write_text("\n".join(f"row {n} of the file" for n in range(1500)))
@@ -262,7 +285,7 @@ def test_hook_shows_what_the_shared_slimmer_shows_and_no_denied_value(rows: list
     """The MCP hook's block is ResultSlimmer's text for the same result (one rule, every
     surface), and no denied value is in it."""
     options = {"fields": ["id", "name"], "key": "id", "deny": ["secret"]}
-    [block] = output(run_hook(ClaudeSlimming({SEARCH: options}), post(SEARCH, blocks(rows))))
+    [block] = output(run_hook(ClaudeSlimming(tools={SEARCH: options}), post(SEARCH, blocks(rows))))
     text = orjson.dumps(rows).decode()
     kit = Toolkit("shared", companion_name="mcp__slimtools__get_record")
     shared = ResultSlimmer(kit, tools={SEARCH: options}).slim(
@@ -275,7 +298,7 @@ def test_hook_shows_what_the_shared_slimmer_shows_and_no_denied_value(rows: list
 
 def test_parallel_tool_calls_each_get_their_own_envelope() -> None:
     """Hooks running at once (parallel tool calls) never see each other's result."""
-    slimming = ClaudeSlimming({SEARCH: CONFIG})
+    slimming = ClaudeSlimming(tools={SEARCH: CONFIG})
 
     async def one(n: int) -> Any:
         rows = [{**ISSUES[0], "number": n, "title": f"only {n}"}]

@@ -52,7 +52,7 @@ def context(name: str, result: str, arguments: dict[str, Any] | None = None) -> 
 
 def test_configured_result_is_replaced_by_an_envelope() -> None:
     """The hook returns the envelope text; get_record expands a brief by its key."""
-    slimming = CrewSlimming({"list_issues": CONFIG})
+    slimming = CrewSlimming(tools={"list_issues": CONFIG})
     replaced = slimming.hook(context("list_issues", json.dumps(ISSUES)))
     assert replaced is not None
     assert orjson.loads(replaced)["briefs"][0] == {"number": 1, "title": "issue 1"}
@@ -68,7 +68,7 @@ def test_small_unconfigured_result_is_kept_with_none() -> None:
 
 def test_unreadable_result_under_an_allowlist_is_withheld() -> None:
     """Free text an allowlist cannot project is withheld with a note."""
-    replaced = CrewSlimming({"list_issues": CONFIG}).hook(
+    replaced = CrewSlimming(tools={"list_issues": CONFIG}).hook(
         context("list_issues", "write to u1@corp.example")
     )
     assert replaced is not None
@@ -78,7 +78,7 @@ def test_unreadable_result_under_an_allowlist_is_withheld() -> None:
 
 def test_a_failing_slimmer_withholds_a_guarded_result(monkeypatch: pytest.MonkeyPatch) -> None:
     """CrewAI keeps the raw result when a hook raises, so the hook never raises under a guard."""
-    slimming = CrewSlimming({"list_issues": CONFIG})
+    slimming = CrewSlimming(tools={"list_issues": CONFIG})
 
     def boom(*args: Any, **kwargs: Any) -> None:
         raise RuntimeError("store down")
@@ -92,7 +92,7 @@ def test_a_failing_slimmer_withholds_a_guarded_result(monkeypatch: pytest.Monkey
 
 def test_get_record_tool_results_are_not_slimmed_again() -> None:
     """The record tool's own output passes (it is already paged)."""
-    slimming = CrewSlimming(default=CONFIG, max_tokens=1)
+    slimming = CrewSlimming(**CONFIG, max_tokens=1)
     assert slimming.hook(context("get_record", "y" * 5000)) is None
 
 
@@ -102,6 +102,22 @@ def test_registered_adds_and_removes_the_global_hook() -> None:
     with slimming.registered():
         assert slimming.hook in get_after_tool_call_hooks()
     assert slimming.hook not in get_after_tool_call_hooks()
+
+
+def test_a_given_toolkit_keeps_the_handles_its_get_record_reads() -> None:
+    """toolkit= (e.g. on a shared store) holds the handles; record_tool reads them."""
+    kit = Toolkit("mine")
+    slimming = CrewSlimming(tools={"list_issues": CONFIG}, toolkit=kit)
+    slimming.hook(context("list_issues", json.dumps(ISSUES)))
+    record = orjson.loads(kit.call(kit.companion_name, {"handle": 3}).text)
+    assert record["title"] == "issue 3"
+    assert orjson.loads(slimming.record_tool.run(handle=3)) == record
+
+
+def test_options_are_keyword_arguments_as_for_wrap() -> None:
+    """Per-tool tables go in tools=, never positionally."""
+    with pytest.raises(TypeError):
+        CrewSlimming({"list_issues": CONFIG})  # type: ignore[misc]
 
 
 class ScriptedLLM(BaseLLM):
@@ -134,7 +150,7 @@ class ScriptedLLM(BaseLLM):
 @pytest.fixture(scope="module")
 def crew_run() -> list[str]:
     """One crew run with the hook registered: what the model saw of each tool call."""
-    slimming = CrewSlimming({"list_issues": CONFIG})
+    slimming = CrewSlimming(tools={"list_issues": CONFIG})
     llm = ScriptedLLM()
     agent = Agent(role="triager", goal="triage", backstory="b", llm=llm,
                   tools=[list_issues, slimming.record_tool], verbose=False)  # fmt: skip
@@ -178,7 +194,7 @@ def test_hook_shows_what_the_shared_slimmer_shows_and_no_denied_value(rows: list
     """The CrewAI hook's text is ResultSlimmer's for the same result, without denied values."""
     options = {"fields": ["id", "name"], "key": "id", "deny": ["secret"]}
     text = json.dumps(rows)
-    replaced = CrewSlimming({"find": options}).hook(context("find", text))
+    replaced = CrewSlimming(tools={"find": options}).hook(context("find", text))
     shared = ResultSlimmer(Toolkit("shared"), tools={"find": options}).slim(
         "find", Raw(texts=[text], native=text)
     )

@@ -79,7 +79,7 @@ def responses(contents: list[types.Content]) -> list[dict[str, Any]]:
 
 def test_a_tool_result_reaches_the_model_as_an_envelope_of_briefs():
     """Under fields and key, the model is sent {total, briefs, hint} itself, not the records."""
-    plugin = SlimPlugin(Toolkit("t"), fields=["id", "title"], key="id")
+    plugin = SlimPlugin(toolkit=Toolkit("t"), fields=["id", "title"], key="id")
     model, _ = run([search_tickets], [plugin], [turn(("search_tickets", {"query": "login"}))])
     (sent,) = responses(model.seen[1])
     assert sent["total"] == 12
@@ -90,7 +90,7 @@ def test_a_tool_result_reaches_the_model_as_an_envelope_of_briefs():
 def test_denied_values_reach_neither_the_model_nor_get_record():
     """deny removes a path before anything keeps it: the envelope and the record lack it."""
     kit = Toolkit("t")
-    plugin = SlimPlugin(kit, key="id", deny=["tenant"])
+    plugin = SlimPlugin(toolkit=kit, key="id", deny=["tenant"])
     script = [turn(("search_tickets", {"query": "login"})), turn(("get_record", {"handle": 3}))]
     model, _ = run([search_tickets, record_tool(kit)], [plugin], script)
     assert "acme-internal" not in str(model.seen)
@@ -100,7 +100,7 @@ def test_denied_values_reach_neither_the_model_nor_get_record():
 def test_get_record_returns_the_full_record_as_data():
     """The record tool answers with the whole record (the body the briefs left out)."""
     kit = Toolkit("t")
-    plugin = SlimPlugin(kit, fields=["id", "title"], key="id")
+    plugin = SlimPlugin(toolkit=kit, fields=["id", "title"], key="id")
     script = [turn(("search_tickets", {"query": "login"})), turn(("get_record", {"handle": 3}))]
     model, _ = run([search_tickets, record_tool(kit)], [plugin], script)
     record = responses(model.seen[2])[-1]["result"]
@@ -111,7 +111,9 @@ def test_get_record_returns_the_full_record_as_data():
 def test_a_bad_get_record_call_is_an_error_result_not_an_exception():
     """An unknown handle comes back as ADK's {"error": ...}, and the run goes on."""
     kit = Toolkit("t")
-    model, _ = run([record_tool(kit)], [SlimPlugin(kit)], [turn(("get_record", {"handle": 99}))])
+    model, _ = run(
+        [record_tool(kit)], [SlimPlugin(toolkit=kit)], [turn(("get_record", {"handle": 99}))]
+    )
     assert "error" in responses(model.seen[1])[0]
 
 
@@ -122,7 +124,7 @@ def test_a_result_that_cannot_be_projected_is_withheld_with_a_note():
         """Fetch a page."""
         return "tenant acme-internal owes 300 EUR"
 
-    plugin = SlimPlugin(Toolkit("t"), fields=["id"])
+    plugin = SlimPlugin(toolkit=Toolkit("t"), fields=["id"])
     model, _ = run([fetch_page], [plugin], [turn(("fetch_page", {"url": "x"}))])
     (sent,) = responses(model.seen[1])
     assert "acme-internal" not in str(sent)
@@ -131,7 +133,7 @@ def test_a_result_that_cannot_be_projected_is_withheld_with_a_note():
 
 def test_an_unconfigured_small_result_passes_untouched():
     """With no options, a result within the budget is sent as the tool made it."""
-    plugin = SlimPlugin(Toolkit("t"))
+    plugin = SlimPlugin(toolkit=Toolkit("t"))
     model, _ = run([search_tickets], [plugin], [turn(("search_tickets", {"query": "#2"}))])
     (sent,) = responses(model.seen[1])
     assert sent["result"][0]["tenant"] == "acme-internal"
@@ -139,7 +141,7 @@ def test_an_unconfigured_small_result_passes_untouched():
 
 def test_an_unconfigured_result_over_the_budget_becomes_an_envelope():
     """With no options, a result larger than max_tokens is summarised behind a handle."""
-    plugin = SlimPlugin(Toolkit("t"), max_tokens=1_000)
+    plugin = SlimPlugin(toolkit=Toolkit("t"), max_tokens=1_000)
     model, _ = run([search_tickets], [plugin], [turn(("search_tickets", {"query": "login"}))])
     (sent,) = responses(model.seen[1])
     assert sent["total"] == 12
@@ -154,7 +156,7 @@ def test_an_error_result_keeps_its_message_and_loses_denied_values():
         """Charge a card."""
         return {"error": "card declined", "card": card, "ssn": "123-45-6789"}
 
-    plugin = SlimPlugin(Toolkit("t"), deny=["ssn"])
+    plugin = SlimPlugin(toolkit=Toolkit("t"), deny=["ssn"])
     model, _ = run([charge], [plugin], [turn(("charge", {"card": "4111"}))])
     (sent,) = responses(model.seen[1])
     assert sent["error"] == "card declined"
@@ -169,7 +171,7 @@ def test_per_tool_options_override_the_shared_ones():
         return [{"id": i, "name": f"u{i}", "email": f"u{i}@x.io"} for i in range(3)]
 
     plugin = SlimPlugin(
-        Toolkit("t"), fields=["id"], tools={"list_users": {"fields": ["id", "name"]}}
+        toolkit=Toolkit("t"), fields=["id"], tools={"list_users": {"fields": ["id", "name"]}}
     )
     script = [turn(("list_users", {}), ("search_tickets", {"query": "login"}))]
     model, _ = run([list_users, search_tickets], [plugin], script)
@@ -191,7 +193,7 @@ def test_parallel_async_tools_are_each_slimmed_by_their_own_options():
         return search_tickets(query)
 
     plugin = SlimPlugin(
-        Toolkit("t"),
+        toolkit=Toolkit("t"),
         tools={"slow_search": {"fields": ["id"]}, "fast_search": {"fields": ["title"]}},
     )
     script = [turn(("slow_search", {"query": "login"}), ("fast_search", {"query": "payment"}))]
@@ -206,7 +208,7 @@ def test_parallel_async_tools_are_each_slimmed_by_their_own_options():
 def test_a_toolkit_tool_and_get_record_are_not_slimmed_twice():
     """A tool the toolkit slims itself, and get_record, pass the plugin untouched."""
     kit = make_kit()
-    plugin = SlimPlugin(kit, max_tokens=10)
+    plugin = SlimPlugin(toolkit=kit, max_tokens=10)
     assert plugin.slimmer.plan("search_tickets") is None
     assert plugin.slimmer.plan("get_record") is None
 
@@ -214,13 +216,13 @@ def test_a_toolkit_tool_and_get_record_are_not_slimmed_twice():
 def test_unknown_options_are_refused_naming_the_tool():
     """A typo in a per-tool table raises at construction, naming the table."""
     with pytest.raises(ConfigurationError, match="list_users"):
-        SlimPlugin(Toolkit("t"), tools={"list_users": {"feilds": ["id"]}})
+        SlimPlugin(toolkit=Toolkit("t"), tools={"list_users": {"feilds": ["id"]}})
 
 
 def test_response_format_is_refused():
     """A hook cannot add a parameter to a tool it did not make."""
     with pytest.raises(ConfigurationError, match="response_format"):
-        SlimPlugin(Toolkit("t"), fields=["id"], response_format=True)
+        SlimPlugin(toolkit=Toolkit("t"), fields=["id"], response_format=True)
 
 
 def test_clearing_replaces_stale_responses_in_the_request_only():
@@ -289,7 +291,7 @@ def test_a_result_holding_media_keeps_it_and_loses_denied_values():
         return {"chart": chart, "count": 12, "ssn": "123-45-6789"}
 
     model, _ = run(
-        [plot], [SlimPlugin(Toolkit("t"), deny=["ssn"])], [turn(("plot", {"query": "x"}))]
+        [plot], [SlimPlugin(toolkit=Toolkit("t"), deny=["ssn"])], [turn(("plot", {"query": "x"}))]
     )
     (part,) = [p for c in model.seen[1] for p in c.parts or () if p.function_response]
     assert part.function_response.response == {"count": 12}
@@ -300,7 +302,7 @@ def test_a_result_holding_media_keeps_it_and_loses_denied_values():
 def test_handles_are_kept_per_adk_user():
     """A user's handles are read in that user's session only, never in another's."""
     kit = Toolkit("t")
-    plugin = SlimPlugin(kit, fields=["id"], key="id")
+    plugin = SlimPlugin(toolkit=kit, fields=["id"], key="id")
     run([search_tickets], [plugin], [turn(("search_tickets", {"query": "login"}))])
     with slimtools.session("u"):
         assert '"id":3' in kit.get_record(3).replace(" ", "")
@@ -314,3 +316,9 @@ def test_record_tool_declares_get_records_parameters():
     declared = record_tool(kit)._get_declaration().parameters_json_schema
     assert declared == kit.spec("get_record").parameters
     assert {"handle", "source", "page"} <= set(declared["properties"])
+
+
+def test_options_are_keyword_arguments_as_for_wrap() -> None:
+    """The toolkit and the per-tool tables are named, never positional."""
+    with pytest.raises(TypeError):
+        SlimPlugin(Toolkit("t"))  # type: ignore[misc]

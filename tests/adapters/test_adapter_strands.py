@@ -84,7 +84,7 @@ def results(messages: list[dict[str, Any]]) -> list[str]:
 
 def test_a_tool_result_reaches_the_model_as_an_envelope_of_briefs():
     """Under fields and key, the model reads {total, briefs, hint} instead of the records."""
-    hook = SlimHook(Toolkit("t"), fields=["id", "title"], key="id")
+    hook = SlimHook(toolkit=Toolkit("t"), fields=["id", "title"], key="id")
     model, _ = run([search_tickets], [hook], [[("search_tickets", {"query": "login"})]])
     (sent,) = results(model.seen[1])
     envelope = json.loads(sent)
@@ -95,7 +95,7 @@ def test_a_tool_result_reaches_the_model_as_an_envelope_of_briefs():
 def test_denied_values_reach_neither_the_model_nor_get_record():
     """deny removes a path before anything keeps it; get_record shows the rest of a record."""
     kit = Toolkit("t")
-    hook = SlimHook(kit, key="id", deny=["tenant"])
+    hook = SlimHook(toolkit=kit, key="id", deny=["tenant"])
     script = [[("search_tickets", {"query": "login"})], [("get_record", {"handle": 3})]]
     model, _ = run([search_tickets, record_tool(kit)], [hook], script)
     assert "acme-internal" not in str(model.seen)
@@ -105,7 +105,9 @@ def test_denied_values_reach_neither_the_model_nor_get_record():
 def test_a_bad_get_record_call_is_an_error_result():
     """An unknown handle is an error result the model reads, and the run goes on."""
     kit = Toolkit("t")
-    model, agent = run([record_tool(kit)], [SlimHook(kit)], [[("get_record", {"handle": 99})]])
+    model, agent = run(
+        [record_tool(kit)], [SlimHook(toolkit=kit)], [[("get_record", {"handle": 99})]]
+    )
     blocks = [b for m in agent.messages for b in m["content"] if "toolResult" in b]
     assert blocks[0]["toolResult"]["status"] == "error"
     assert "99" in results(model.seen[1])[0]
@@ -120,7 +122,9 @@ def test_a_result_that_cannot_be_projected_is_withheld_with_a_note():
         return "tenant acme-internal owes 300 EUR"
 
     model, _ = run(
-        [fetch_page], [SlimHook(Toolkit("t"), fields=["id"])], [[("fetch_page", {"url": "x"})]]
+        [fetch_page],
+        [SlimHook(toolkit=Toolkit("t"), fields=["id"])],
+        [[("fetch_page", {"url": "x"})]],
     )
     (sent,) = results(model.seen[1])
     assert "acme-internal" not in sent
@@ -130,7 +134,7 @@ def test_a_result_that_cannot_be_projected_is_withheld_with_a_note():
 def test_an_unconfigured_small_result_passes_untouched():
     """With no options, a result within the budget is sent as the tool made it."""
     model, _ = run(
-        [search_tickets], [SlimHook(Toolkit("t"))], [[("search_tickets", {"query": "#2"})]]
+        [search_tickets], [SlimHook(toolkit=Toolkit("t"))], [[("search_tickets", {"query": "#2"})]]
     )
     assert "acme-internal" in results(model.seen[1])[0]
 
@@ -144,7 +148,7 @@ def test_an_error_keeps_its_status_and_loses_denied_values():
         raise RuntimeError('declined: {"card": "4111", "ssn": "123-45-6789"}')
 
     model, agent = run(
-        [charge], [SlimHook(Toolkit("t"), deny=["ssn"])], [[("charge", {"card": "4111"})]]
+        [charge], [SlimHook(toolkit=Toolkit("t"), deny=["ssn"])], [[("charge", {"card": "4111"})]]
     )
     blocks = [b for m in agent.messages for b in m["content"] if "toolResult" in b]
     assert blocks[0]["toolResult"]["status"] == "error"
@@ -166,7 +170,7 @@ def test_parallel_async_tools_are_each_slimmed_by_their_own_options():
         return [t for t in TICKETS if query in t["title"]]
 
     hook = SlimHook(
-        Toolkit("t"),
+        toolkit=Toolkit("t"),
         tools={"slow_search": {"fields": ["id"]}, "fast_search": {"fields": ["title"]}},
     )
     script = [[("slow_search", {"query": "login"}), ("fast_search", {"query": "payment"})]]
@@ -179,7 +183,7 @@ def test_parallel_async_tools_are_each_slimmed_by_their_own_options():
 
 def test_a_toolkit_tool_and_get_record_are_not_slimmed_twice():
     """A tool the toolkit slims itself, and get_record, pass the hook untouched."""
-    hook = SlimHook(make_kit(), max_tokens=10)
+    hook = SlimHook(toolkit=make_kit(), max_tokens=10)
     assert hook.slimmer.plan("search_tickets") is None
     assert hook.slimmer.plan("get_record") is None
 
@@ -187,7 +191,7 @@ def test_a_toolkit_tool_and_get_record_are_not_slimmed_twice():
 def test_unknown_options_are_refused_naming_the_tool():
     """A typo in a per-tool table raises at construction, naming the table."""
     with pytest.raises(ConfigurationError, match="list_users"):
-        SlimHook(Toolkit("t"), tools={"list_users": {"feilds": ["id"]}})
+        SlimHook(toolkit=Toolkit("t"), tools={"list_users": {"feilds": ["id"]}})
 
 
 def test_clearing_replaces_stale_results_in_what_the_model_is_sent_only():
@@ -267,7 +271,9 @@ def test_a_result_holding_media_keeps_it_and_loses_denied_values():
         """Plot tickets."""
         return {"status": "success", "content": [{"text": '{"count": 12, "ssn": "1-2"}'}, image]}
 
-    model, _ = run([plot], [SlimHook(Toolkit("t"), deny=["ssn"])], [[("plot", {"query": "x"})]])
+    model, _ = run(
+        [plot], [SlimHook(toolkit=Toolkit("t"), deny=["ssn"])], [[("plot", {"query": "x"})]]
+    )
     (block,) = [b for m in model.seen[1] for b in m["content"] if "toolResult" in b]
     assert block["toolResult"]["content"] == [{"text": '{"count":12}'}, image]
 
@@ -279,3 +285,9 @@ def test_record_tool_declares_get_records_parameters():
     assert spec["name"] == "get_record"
     assert spec["inputSchema"]["json"] == kit.spec("get_record").parameters
     assert {"handle", "source", "page"} <= set(spec["inputSchema"]["json"]["properties"])
+
+
+def test_options_are_keyword_arguments_as_for_wrap() -> None:
+    """The toolkit and the per-tool tables are named, never positional."""
+    with pytest.raises(TypeError):
+        SlimHook(Toolkit("t"))  # type: ignore[misc]
