@@ -15,7 +15,6 @@ from typing import Any
 import orjson
 
 from slimtools._json import dumps, loads, may_hold_long_integer
-from slimtools._session import session
 from slimtools.clearing.formats import ANTHROPIC, OPENAI_RESPONSES
 from slimtools.gateway._state import Cleared, ConversationCache, conversation_name
 from slimtools.gateway._wire import (
@@ -121,8 +120,7 @@ def clear_body(
         found.server_cleared += 1
         return None, found, "server-clearing"
     try:
-        with session(f"gateway:{name}"):
-            cleared = cache.clear(history, endpoint.format, keep=not endpoint.counts_tokens)
+        cleared = cache.clear(history, endpoint.format, keep=not endpoint.counts_tokens)
     except Exception as exc:  # a history the clearer cannot read must not fail the agent
         raise UnreadableError(
             f"the history cannot be cleared: {type(exc).__name__}: {exc}"

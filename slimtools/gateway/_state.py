@@ -41,6 +41,7 @@ from typing import Any
 import orjson
 
 from slimtools._json import dumps
+from slimtools._session import session
 from slimtools.clearing import Clearer, ClearingPolicy, ClearingReport
 from slimtools.clearing.formats.base import starts_turn
 from slimtools.clearing.formats.view import get_codec
@@ -104,7 +105,8 @@ class Conversation:
         self.seen.extend(new)
         self.work.extend(new)
         self.size += FOOTPRINT * sum(len(dumps(m)) for m in new)
-        report = self.clearer.clear_in_place(self.work)
+        with session(f"gateway:{self.id}"):  # events name the conversation as the stats do
+            report = self.clearer.clear_in_place(self.work)
         self.saved += report.cleared_input_tokens
         self.cleared_ids.extend(report.cleared_call_ids)
         self.last = report

@@ -20,6 +20,7 @@ from slimtools.gateway.stats import (
     raw_usage_in_event,
     usage_of,
 )
+from slimtools.instrumentation import REGISTRY, emit
 
 MAX_JSON_BYTES = 8 * 1024 * 1024
 """A JSON response larger than this is relayed without reading its usage."""
@@ -70,15 +71,22 @@ class UsageTap:
         self._buffer = bytearray()
         return self.usage
 
-    def settle(self, stats: ConversationStats, *, ok: bool, cleared: bool) -> None:
+    def settle(
+        self, stats: ConversationStats, *, ok: bool, cleared: bool, diagnostics: bool = False
+    ) -> None:
         """The response has passed: add its usage and diagnosis to the conversation's
-        figures when it was ``ok`` (complete, and not an error status)."""
+        figures when it was ``ok`` (complete, and not an error status); with
+        ``diagnostics`` (the gateway asked for them), emit its cache miss as an event."""
         usage = self.close()
         if not ok:
             return
         if usage is not None:
             stats.billed.add(usage)
         stats.diagnosed(self.diagnosis, cleared=cleared)
+        if diagnostics and REGISTRY.listeners:
+            miss = self.diagnosis.miss(stats.id, cleared=cleared)
+            if miss is not None:
+                emit(miss, None)
 
     def _event(self, data: bytes) -> None:
         try:
@@ -91,6 +99,7 @@ class UsageTap:
             self.diagnosis.response_id or seen.response_id,
             seen.missed if seen.missed is not None else self.diagnosis.missed,
             seen.reason or self.diagnosis.reason,
+            seen.provider or self.diagnosis.provider,
         )
         if found is not None:
             # Anthropic's message_start has a stand-in output count that message_delta

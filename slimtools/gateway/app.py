@@ -322,7 +322,7 @@ async def _relay(
             await answer.aclose()
         if tap is not None and outgoing is not None and outgoing.stats is not None:
             tap.settle(outgoing.stats, ok=complete and answer.status_code < 400,
-                       cleared=outgoing.cleared > 0)  # fmt: skip
+                       cleared=outgoing.cleared > 0, diagnostics=gateway.diagnostics)  # fmt: skip
 
 
 def upstream_failure(exc: httpx.HTTPError, upstream: str, limits: Limits) -> tuple[int, str]:

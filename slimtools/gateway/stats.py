@@ -10,11 +10,13 @@ gateway's :class:`~slimtools.clearing.CachePricing`.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from slimtools.clearing import CachePricing
+from slimtools.instrumentation import ProviderCacheMiss
 
 
 @dataclass(slots=True)
@@ -93,11 +95,27 @@ class Diagnosis:
         missed: tokens the provider says missed the cache against the previous response
             (None: the response gave no figure).
         reason: the provider's reason for the miss (Anthropic's ``cache_miss_reason.type``).
+        provider: whose diagnostics gave the figure (``"anthropic"`` or ``"openai"``).
     """
 
     response_id: str | None = None
     missed: int | None = None
     reason: str | None = None
+    provider: str | None = None
+
+    def miss(self, conversation: str, *, cleared: bool) -> ProviderCacheMiss | None:
+        """The event reporting this response's cache miss in ``conversation`` (a stats
+        name), or None when the provider reported no missed token."""
+        if not self.missed or self.provider is None:
+            return None
+        return ProviderCacheMiss(
+            f"gateway:{conversation}",
+            self.provider,
+            self.reason,
+            self.missed,
+            cleared,
+            time.time_ns(),
+        )
 
 
 def diagnosis_of(message: Any) -> Diagnosis:
@@ -117,22 +135,23 @@ def diagnosis_of(message: Any) -> Diagnosis:
     response_id = found if isinstance(found, str) else None
     missed: int | None = None
     reason: str | None = None
+    provider: str | None = None
     diagnostics = message.get("diagnostics")
     if isinstance(diagnostics, Mapping):
         miss = diagnostics.get("cache_miss_reason")
         if isinstance(miss, Mapping):
             kind = miss.get("type")
             reason = kind if isinstance(kind, str) else None
-            missed = _int(miss.get("cache_missed_input_tokens"))
+            missed, provider = _int(miss.get("cache_missed_input_tokens")), "anthropic"
         elif miss is None and "cache_miss_reason" in diagnostics:
-            missed = 0  # compared, and no divergence found
+            missed, provider = 0, "anthropic"  # compared, and no divergence found
     usage = message.get("usage")
     openai = message.get("prompt_cache_diagnostics") or (
         usage.get("prompt_cache_diagnostics") if isinstance(usage, Mapping) else None
     )
     if isinstance(openai, Mapping):
-        missed = _int(openai.get("cache_missed_tokens"))
-    return Diagnosis(response_id, missed, reason)
+        missed, provider = _int(openai.get("cache_missed_tokens")), "openai"
+    return Diagnosis(response_id, missed, reason, provider)
 
 
 _STATE = frozenset({"previous_response", "last_cleared"})

@@ -3,9 +3,11 @@
 Listen with ``Toolkit(on_event=...)`` (that toolkit's tools), ``ClearingPolicy(on_event=...)``
 (clearing under that policy) or :func:`observe` (everything, process-wide; also
 ``slimtools.observe``). Events are :class:`SlimmedCall`, :class:`RecordLookup`,
-:class:`ClearingPass` and :class:`CacheBreak` (from a :class:`CacheWatch` fed each
-response's usage). :mod:`slimtools.instrumentation.otel` reports them to OpenTelemetry
-(``pip install 'slimtools[otel]'``). When nobody listens, no event is built.
+:class:`ClearingPass`, :class:`CacheBreak` (from a :class:`CacheWatch` fed each
+response's usage) and :class:`ProviderCacheMiss` (the provider's own count of cache misses,
+from ``slimtools gateway --cache-diagnostics``). :mod:`slimtools.instrumentation.otel`
+reports them to OpenTelemetry (``pip install 'slimtools[otel]'``). When nobody listens, no
+event is built.
 
 (``slimtools.observe`` is the function; this namespace is not called ``observe`` because the
 function would hide it: ``import slimtools.observe.otel as otel`` would then fail.)
@@ -32,6 +34,7 @@ from slimtools.instrumentation._events import (
     ClearingPass,
     Event,
     Listener,
+    ProviderCacheMiss,
     RecordLookup,
     SlimmedCall,
 )
@@ -55,6 +58,7 @@ __all__ = [
     "ClearingPass",
     "Event",
     "Listener",
+    "ProviderCacheMiss",
     "RecordLookup",
     "SlimmedCall",
     "Subscription",

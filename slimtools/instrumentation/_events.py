@@ -1,4 +1,5 @@
-"""The events slimtools reports: one per slimmed call, ``get_record`` answer and clearing pass.
+"""The events slimtools reports: one per slimmed call, ``get_record`` answer and clearing pass,
+and the cache breaks and misses seen in model responses.
 
 Each is an immutable named tuple (built only when someone listens, possibly once per tool
 call) whose ``as_dict()`` is plain JSON data, and whose ``kind`` names it there.
@@ -221,10 +222,50 @@ class CacheBreak(NamedTuple):
         return {"event": self.kind, **self._asdict()}
 
 
-Event: TypeAlias = SlimmedCall | RecordLookup | ClearingPass | CacheBreak
+class ProviderCacheMiss(NamedTuple):
+    """Input tokens the provider itself says missed the prompt cache on one response.
+
+    Emitted by ``slimtools gateway --cache-diagnostics``, which asks the provider to compare
+    each request with the conversation's previous response (see ``docs/gateway.md``), for
+    each response that reports a miss of at least one token. Where :class:`CacheBreak`
+    infers a break from usage, this is the provider's own count: over the requests that
+    newly cleared results, what those clearing batches actually cost.
+
+    Attributes:
+        session: ``gateway:<conversation>``, the conversation's name in the gateway's
+            ``/slimtools/stats`` (its ``ClearingPass`` events carry the same session).
+        provider: ``"anthropic"`` (``diagnostics.cache_miss_reason``) or ``"openai"``
+            (Responses' ``prompt_cache_diagnostics``).
+        reason: the provider's reason (Anthropic's ``cache_miss_reason.type``, such as
+            ``"messages_changed"``); None where the provider gives none (OpenAI).
+        missed_tokens: input tokens that missed the cache against the previous response.
+        cleared: whether the request newly cleared results (so the miss is, by the
+            provider's count, what that clearing cost).
+        at_ns: when the response was read (``time.time_ns()``).
+    """
+
+    session: str
+    provider: str
+    reason: str | None
+    missed_tokens: int
+    cleared: bool
+    at_ns: int
+
+    @property
+    def kind(self) -> str:
+        """``"provider_cache_miss"``: the event's name in ``as_dict()``."""
+        return "provider_cache_miss"
+
+    def as_dict(self) -> dict[str, Any]:
+        """Plain JSON data: ``{"event": kind, <every field>}``."""
+        return {"event": self.kind, **self._asdict()}
+
+
+Event: TypeAlias = SlimmedCall | RecordLookup | ClearingPass | CacheBreak | ProviderCacheMiss
 """Any event a listener receives; tell them apart with ``isinstance`` (or ``kind``)."""
 
 
 Listener: TypeAlias = Callable[[Event], object]
-"""Hears each ``slimtools.instrumentation`` event (a ``SlimmedCall``, ``RecordLookup`` or
-``ClearingPass``); what it returns is ignored, what it raises is logged."""
+"""Hears each ``slimtools.instrumentation`` event (a ``SlimmedCall``, ``RecordLookup``,
+``ClearingPass``, ``CacheBreak`` or ``ProviderCacheMiss``); what it returns is ignored, what
+it raises is logged."""

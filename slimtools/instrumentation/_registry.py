@@ -95,7 +95,8 @@ def observe(listener: Listener) -> Subscription:
 
     Every slimmed call, ``get_record`` answer and clearing pass, whichever toolkit or policy
     made it, is reported as a :class:`SlimmedCall`, :class:`RecordLookup` or
-    :class:`ClearingPass`, synchronously, in the thread that made it, after the
+    :class:`ClearingPass` (and cache breaks and misses as :class:`CacheBreak` and
+    :class:`ProviderCacheMiss`), synchronously, in the thread that made it, after the
     toolkit's or policy's own ``on_event`` listener. Keep listeners fast. One that raises
     is logged on the ``slimtools`` logger (a WARNING with the traceback, once per listener
     and exception type) and never fails the tool call or the clearing pass. Adding and

@@ -26,8 +26,12 @@ tool, the toolkit, the history format; never sessions, ids or handles):
 ``get_record`` answer cost tokens, so they subtract; its sum is the net saving),
 ``slimtools.tool.items.shown``, ``slimtools.tool.handles.written``,
 ``slimtools.clearing.results.cleared``,
-``slimtools.clearing.cache.breaks`` and ``slimtools.cache.breaks`` (a
-:class:`~slimtools.instrumentation.CacheBreak`, by its cause; no span).
+``slimtools.clearing.cache.breaks``, ``slimtools.cache.breaks`` (a
+:class:`~slimtools.instrumentation.CacheBreak`, by its cause; no span) and
+``slimtools.cache.tokens.missed`` (a
+:class:`~slimtools.instrumentation.ProviderCacheMiss`'s tokens, by ``gen_ai.provider.name``,
+``slimtools.cache.miss.reason`` (``unknown`` when the provider gives none) and
+``slimtools.cache.miss.cleared``; no span).
 """
 
 from __future__ import annotations
@@ -47,6 +51,7 @@ from slimtools.instrumentation._events import (
     CacheBreak,
     ClearingPass,
     Event,
+    ProviderCacheMiss,
     RecordLookup,
     SlimmedCall,
 )
@@ -83,6 +88,11 @@ METRICS: dict[str, tuple[str, str, str]] = {
         "counter",
         "{break}",
         "Model calls whose cache reads fell short of the previous prompt, by cause",
+    ),
+    "slimtools.cache.tokens.missed": (
+        "counter",
+        "{token}",
+        "Input tokens the provider says missed the prompt cache against the previous response",
     ),
 }
 """Each metric: instrument kind, unit and description."""
@@ -130,6 +140,7 @@ class OTelListener:
         self._cleared = made["slimtools.clearing.results.cleared"]
         self._breaks = made["slimtools.clearing.cache.breaks"]
         self._cache_breaks = made["slimtools.cache.breaks"]
+        self._missed = made["slimtools.cache.tokens.missed"]
 
     def __repr__(self) -> str:
         return f"OTelListener(spans={self.spans!r})"
@@ -154,6 +165,13 @@ class OTelListener:
             self._trace(event, "slimtools.clearing_pass", _clearing_attributes(event))
         elif isinstance(event, CacheBreak):
             self._cache_breaks.add(1, {"slimtools.cache.break.cause": event.cause})
+        elif isinstance(event, ProviderCacheMiss):
+            miss = {
+                "gen_ai.provider.name": event.provider,
+                "slimtools.cache.miss.reason": event.reason or "unknown",
+                "slimtools.cache.miss.cleared": event.cleared,
+            }
+            self._missed.add(event.missed_tokens, miss)
 
     def _trace(
         self,

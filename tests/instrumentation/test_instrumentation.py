@@ -13,6 +13,7 @@ from slimtools import ConfigurationError, Toolkit, paginate, project_fields
 from slimtools.clearing import Clearer, ClearingPolicy, clear_stale_results
 from slimtools.instrumentation import (
     ClearingPass,
+    ProviderCacheMiss,
     RecordLookup,
     SlimmedCall,
     Subscription,
@@ -315,3 +316,17 @@ def test_every_event_is_plain_json():
     twice = ["slimmed_call", "slimmed_call", "record_lookup", "record_lookup"]
     assert kinds == [*twice, "clearing_pass"]
     assert heard[0].as_dict()["tokens_saved"] == heard[0].tokens_saved
+
+
+def test_a_provider_cache_miss_is_plain_json_data():
+    """``ProviderCacheMiss.as_dict()`` names the event and holds every field."""
+    event = ProviderCacheMiss("gateway:c-1", "anthropic", "messages_changed", 1200, True, 5)
+    assert event.as_dict() == {
+        "event": "provider_cache_miss",
+        "session": "gateway:c-1",
+        "provider": "anthropic",
+        "reason": "messages_changed",
+        "missed_tokens": 1200,
+        "cleared": True,
+        "at_ns": 5,
+    }

@@ -14,7 +14,7 @@ from opentelemetry.trace import SpanKind
 
 from slimtools import ConfigurationError, Toolkit, paginate, project_fields, summarize_with_handle
 from slimtools.clearing import Clearer, ClearingPolicy
-from slimtools.instrumentation import CacheWatch, observe
+from slimtools.instrumentation import CacheWatch, ProviderCacheMiss, observe
 from slimtools.instrumentation.otel import METRICS, OTelListener, instrument
 from tests.adapters.sdk_adapter_fixtures import import_error_without
 from tests.clearing.strategies_clearing import render, script
@@ -206,12 +206,45 @@ def test_a_cache_break_is_counted_by_cause(otel):
     assert otel.metric("slimtools.cache.breaks") == {where: 1}
 
 
+def _missed(
+    tokens: int, *, provider: str = "anthropic", reason: str | None = None, cleared: bool = True
+) -> ProviderCacheMiss:
+    return ProviderCacheMiss("gateway:c-1", provider, reason, tokens, cleared, 0)
+
+
+def test_provider_cache_misses_count_their_tokens_by_provider_reason_and_clearing(otel):
+    """Missed tokens add up per provider, reason (``unknown`` when none is given) and
+    whether the request newly cleared results; no span is made."""
+    listener = otel.listener()
+    listener(_missed(100, reason="messages_changed"))
+    listener(_missed(50, reason="messages_changed"))
+    listener(_missed(7, reason="messages_changed", cleared=False))
+    listener(_missed(30, provider="openai"))
+
+    def where(provider: str, reason: str, cleared: bool) -> frozenset:
+        return frozenset(
+            {
+                ("gen_ai.provider.name", provider),
+                ("slimtools.cache.miss.reason", reason),
+                ("slimtools.cache.miss.cleared", cleared),
+            }
+        )
+
+    assert otel.metric("slimtools.cache.tokens.missed") == {
+        where("anthropic", "messages_changed", True): 150,
+        where("anthropic", "messages_changed", False): 7,
+        where("openai", "unknown", True): 30,
+    }
+    assert otel.finished() == []
+
+
 def test_every_metric_is_created_with_its_unit(otel):
     """The instruments of ``METRICS`` exist with their declared units once data flows."""
     _, search_logs = make_kit(otel.listener())
     search_logs("disk")
     Clearer(FLAT, on_event=otel.listener()).clear(render("openai_chat", script(*"tttt")))
     _watched_break(otel)
+    otel.listener()(_missed(10))
     data = otel.reader.get_metrics_data()
     units = {
         m.name: m.unit for r in data.resource_metrics for s in r.scope_metrics for m in s.metrics
