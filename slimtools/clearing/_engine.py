@@ -330,8 +330,9 @@ class Clearer:
             return  # already on its way out (or written)
         text = self._placeholders.superseded(older, turn, reason)
         saving = older.tokens - self.policy.token_counter(text)
-        if saving <= 0:
-            return
+        raw = older.raw
+        if saving <= 0 or (len(text) >= len(raw.text) and not raw.media):
+            return  # never a placeholder longer than the result (as by age)
         state.made[older.eidx] = 1
         args_saving, first = self._inputs_of(older)
         made = older._replace(

@@ -31,7 +31,7 @@ __all__ = ["add_commands", "bill", "build_policy", "report"]
 REPORT_EXAMPLE = """\
 example:
   slimtools report ../shared/data/transcripts --by source --cache openai
-  slimtools report run.jsonl --batch-turns 5 --clear-at-least 2000
+  slimtools report run.jsonl --keep-turns 3 --clear-at-least 2000
 
 exit status: 0 reported, 1 a file could not be read (or none was found), 2 bad usage
 """

@@ -352,9 +352,8 @@ def _screen_block(block: Any, screen: Screen) -> Any:
 
 
 def _text_of_blob(resource: BlobResourceContents) -> str | None:
-    """The text a base64 resource holds when its type says text (JSON, XML, YAML...), or
-    when it decodes to JSON data whatever its type says (``application/octet-stream``
-    records); ``None`` for binary data (an image, a PDF), which holds no records."""
+    """The text of a base64 resource whose type says text (JSON, XML...) or that decodes to
+    JSON data whatever its type (octet-stream records); ``None`` for binary data."""
     mime = (resource.mime_type or "").split(";")[0].strip().lower()
     textual = mime.startswith("text/") or mime.endswith(("json", "xml", "yaml", "javascript"))
     try:
@@ -367,8 +366,7 @@ def _text_of_blob(resource: BlobResourceContents) -> str | None:
 
 
 def _screen_meta(meta: dict[str, Any] | None, screen: Screen) -> dict[str, Any] | None:
-    """The upstream's ``_meta`` of a screened result or block: without the denied paths,
-    and dropped under an allowlist (metadata is not records it could project)."""
+    """A screened ``_meta``: without denied paths; dropped under an allowlist (no records)."""
     if meta is None or screen.allowlist is not None:
         return None
     screened = dataclasses.replace(screen, is_error=False).data(meta)

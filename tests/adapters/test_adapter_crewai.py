@@ -17,8 +17,8 @@ from slimtools.foreign import Raw
 from slimtools.foreign.hooks import ResultSlimmer
 from tests._profile import examples
 
+# CrewAI's own switches only: OTEL_SDK_DISABLED would turn off the SDK for every later test.
 os.environ.setdefault("CREWAI_DISABLE_TELEMETRY", "true")
-os.environ.setdefault("OTEL_SDK_DISABLED", "true")
 os.environ.setdefault("CREWAI_TRACING_ENABLED", "false")
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 

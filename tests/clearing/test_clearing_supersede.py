@@ -151,3 +151,13 @@ def test_supersession_forgets_results_once_they_fall_due():
     assert sum(len(calls) for _, calls in tracker._tools.values()) <= 4 + _SWEEP
     assert len(tracker._reads) <= 4 + _SWEEP
     assert sum(len(queue) for queue in tracker._expiry.values()) <= 3 * 2 * (4 + _SWEEP)
+
+
+def test_a_superseded_result_shorter_than_its_placeholder_stays_whole():
+    """A result read again is cleared only when its placeholder is shorter: a 150-character
+    result (48 tokens: accented letters count double) whose placeholder would take 188
+    characters (47 tokens) stays as it was, as a result cleared by age would."""
+    read = ("read_file", {"path": "a.py"})
+    short = "é" * 37 + "x" * 113
+    out = texts(clear_stale_results(chat([(*read, short), (*read, short + "!")]), ON))
+    assert out[0] == short
