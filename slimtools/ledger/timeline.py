@@ -20,12 +20,22 @@ from slimtools.clearing.formats.view import get_codec
 from slimtools.redaction import redact
 from slimtools.tokens import TokenCounter, count_tokens
 
-__all__ = ["HEAD_CHARS", "PLACEHOLDER_CHARS", "RunTimeline", "ToolEvent", "excerpt", "timeline"]
+__all__ = [
+    "HEAD_CHARS",
+    "PLACEHOLDER_CHARS",
+    "REDACT_WINDOW",
+    "RunTimeline",
+    "ToolEvent",
+    "excerpt",
+    "timeline",
+]
 
 HEAD_CHARS = 240
 """A result's first lines are kept up to this many characters (before redaction)."""
 PLACEHOLDER_CHARS = 600
 """A placeholder is kept up to this many characters: enough for its reason, size and handle."""
+REDACT_WINDOW = 4_000
+"""Characters of a result read for its first lines (redacted whole, then cut)."""
 
 
 @dataclass(slots=True)
@@ -64,20 +74,26 @@ class RunTimeline:
 
 
 def excerpt(text: str, limit: int = HEAD_CHARS, lines: int = 4) -> str:
-    """The first ``lines`` non-blank lines of ``text``, cut to ``limit`` characters, redacted.
+    """The first ``lines`` non-blank lines of ``text``, redacted, cut to ``limit`` characters.
 
-    Cut before redacting so a huge result costs ``limit`` characters of regex work, and
-    redacted after so a secret cut in half is still masked by the patterns that see its head.
+    Redacted before it is cut, so a secret that the cut would halve is masked whole rather
+    than shown in part (a token's head no longer matches its pattern). Only the first
+    :data:`REDACT_WINDOW` characters are read, up to their last white space, so a huge result
+    costs that much regex work and the window's own edge cuts no secret either.
     """
+    window = text[:REDACT_WINDOW]
+    if len(text) > len(window):
+        edge = max(window.rfind(" "), window.rfind("\n"), window.rfind("\t"))
+        window = window[:edge] if edge > 0 else window
     kept: list[str] = []
-    for line in text[: limit * 2].splitlines():
+    for line in redact(window).splitlines():
         if line.strip():
             kept.append(line.rstrip())
         if len(kept) == lines:
             break
     head = "\n".join(kept)
-    cut = head[:limit] + ("…" if len(head) > limit or len(text) > len(head) + 1 else "")
-    return redact(cut)
+    more = len(head) > limit or len(text.strip()) > len(head)
+    return head[:limit] + ("…" if more else "")
 
 
 def timeline(
@@ -147,7 +163,7 @@ def _note_cleared(
         if found is not None and found.cleared:
             event = out.events[index]
             event.cleared = out.rounds
-            event.placeholder = redact(found.text[:PLACEHOLDER_CHARS])
+            event.placeholder = redact(found.text)[:PLACEHOLDER_CHARS]  # whole, then cut
         else:
             still.append((index, position))
     if still:

@@ -260,6 +260,22 @@ def test_excerpt_keeps_the_first_non_blank_lines_cut_and_marked():
     assert len(excerpt("y" * 10_000, limit=50)) == 51
 
 
+def test_a_secret_at_the_cut_is_masked_whole_not_shown_in_part():
+    """A token the head's cut would halve is redacted before the cut: none of it shows."""
+    token = "ghp_" + "A1b2C3d4E5" * 3 + "abcdef"
+    head = excerpt("x" * 220 + " " + token + " and the rest")
+    assert "ghp_" not in head
+    assert "A1b2C3d4" not in head
+
+
+def test_a_secret_at_the_edge_of_the_read_window_is_not_shown_in_part():
+    """The window read for the head ends at white space, so it halves no secret either."""
+    token = "ghp_" + "A1b2C3d4E5" * 3 + "abcdef"
+    text = "\n".join(["ok"] * 2) + "\n" + "[redacted] " * 360 + token + " tail " * 100
+    head = excerpt(text, limit=10_000, lines=10)
+    assert "A1b2C3d4" not in head
+
+
 def test_slimming_saves_only_on_results_over_the_budget():
     """Zero-config slimming pages a result over the budget and leaves smaller ones whole."""
     assert _html.slimming_saving(500) == 0
