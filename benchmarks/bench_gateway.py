@@ -2,9 +2,10 @@
 
 1. added latency per request over a direct connection to one scripted upstream on loopback:
    the clearing gateway and a pass-through gateway of the same stack (uvicorn + starlette +
-   httpx, ``create_app(clear=False)``), requests interleaved, p50 and p99 of each difference
+   aiohttp, ``create_app(clear=False)``), requests interleaved, p50 and p99 of each difference
    and the share of the gateway's added time that clearing takes (goal: p50 under 2 ms,
-   clearing at most 15% of it); time to first streamed byte through each;
+   clearing at most 15% of it); time to first streamed byte through each; the first
+   request of each stack (imports, the first upstream connection) apart from the rest;
 2. time per request as a conversation grows to 1,000 rounds (the I/O-free core), first
    hundred against last hundred;
 3. memory per conversation held in the cache, and time per request of 12 and 100 workers
@@ -84,6 +85,12 @@ def latency() -> None:
         added: dict[str, list[float]] = {"gateway": [], "pass-through": []}
         first: dict[str, list[float]] = {"gateway": [], "pass-through": []}
         stacks = [("gateway", gw), ("pass-through", plain), ("direct", up)]
+        cold = {}
+        for name, url in stacks:
+            start = time.perf_counter()
+            client.post(url + "/v1/messages", content=orjson.dumps(
+                {"model": "m", "max_tokens": 8, "messages": requests[0]}))  # fmt: skip
+            cold[name] = time.perf_counter() - start
         for i, history in enumerate(requests * 3):
             # Rotate which stack goes first, so none always meets a warmer machine.
             order = stacks[i % 3 :] + stacks[: i % 3]
@@ -107,6 +114,8 @@ def latency() -> None:
                     first[name].append(time.perf_counter() - start)
                     for _ in chunks:
                         pass
+    print("first request of each stack (cold: imports, first upstream connection): "
+          + ", ".join(f"{name} {t * 1e3:.1f} ms" for name, t in cold.items()))  # fmt: skip
     for name, values in added.items():
         values.sort()
         p50, p99 = values[len(values) // 2], values[int(len(values) * 0.99)]

@@ -3,7 +3,7 @@
 The gateway sits between any agent and its model API (Anthropic Messages, OpenAI Chat
 Completions and Responses): it clears stale tool results in each request before it goes
 upstream, keeps the agent's own history untouched, and measures the bill. ``create_app``
-builds the ASGI app (needs the ``gateway`` extra: starlette, uvicorn, httpx);
+builds the ASGI app (needs the ``gateway`` extra: starlette, uvicorn, aiohttp);
 :class:`ConversationCache`, :func:`rewrite` and :func:`clear_body` are the I/O-free core
 that the LiteLLM hook shares.
 """

@@ -4,6 +4,11 @@ A body the gateway cannot read, or one it must not clear (the server clears it, 
 history lives upstream behind ``previous_response_id``), goes out as the very bytes that
 came in; so does one whose clearing changed nothing. Otherwise only the history field is
 replaced and the body is serialized again, every other field kept in its order.
+
+orjson reads an integer past 64 bits as a float. Looking for one costs more than the parse
+itself, so it is looked for only in a body serialized again, and only where orjson wrote a
+float in exponent form (:func:`_exact`): then the integers are restored from an exact
+reading, digit for digit.
 """
 
 from __future__ import annotations
@@ -62,9 +67,8 @@ def rewrite(
     ``diagnostics`` asks the provider for its cache diagnostics (:func:`diagnostics_fields`).
     """
     try:
-        # An integer beyond 64 bits (orjson would read a float) is read exactly; anything
-        # else orjson refuses (NaN, lone surrogates) stays unreadable, so it goes unchanged.
-        body = loads(raw) if may_hold_long_integer(raw) else orjson.loads(raw)
+        # What orjson refuses (NaN, lone surrogates) stays unreadable: it goes unchanged.
+        body = orjson.loads(raw)
     except ValueError as exc:
         return _unreadable(raw, stats, exc)
     streaming = isinstance(body, dict) and body.get("stream") is True
@@ -78,7 +82,31 @@ def rewrite(
         cleared = {**(cleared if cleared is not None else body), **extra}
     if cleared is None:
         return Outgoing(raw, conversation, streaming, note, newly)
-    return Outgoing(dumps(cleared), conversation, streaming, note, newly)
+    return Outgoing(_exact(cleared, raw), conversation, streaming, note, newly)
+
+
+def _exact(cleared: dict[str, Any], raw: bytes) -> bytes:
+    """``cleared`` serialized, with every integer ``raw`` wrote past 64 bits as it came.
+
+    orjson wrote such an integer read as a float in exponent form (``1.8446744073709552e+19``),
+    so a body without ``e+`` has none; one with it is checked by the sieve and, where it
+    may, read exactly, and each float standing where ``raw`` had an integer is put back."""
+    out = dumps(cleared)
+    if b"e+" not in out or not may_hold_long_integer(raw):
+        return out
+    return dumps(_integers_from(cleared, loads(raw)))
+
+
+def _integers_from(value: Any, exact: Any) -> Any:
+    """``value`` with each float that ``exact`` holds as an integer at the same place
+    replaced by that integer (the rest of ``value`` as it is)."""
+    if isinstance(value, float) and isinstance(exact, int) and not isinstance(exact, bool):
+        return exact
+    if isinstance(value, dict) and isinstance(exact, dict):
+        return {k: _integers_from(v, exact.get(k)) for k, v in value.items()}
+    if isinstance(value, list) and isinstance(exact, list) and len(value) == len(exact):
+        return [_integers_from(v, e) for v, e in zip(value, exact, strict=True)]
+    return value
 
 
 def diagnostics_fields(

@@ -14,7 +14,6 @@ exception (a 500, a traceback, a keep-alive connection dropped without notice).
 from __future__ import annotations
 
 import contextlib
-import functools
 import logging
 import secrets
 import signal
@@ -27,12 +26,11 @@ from collections.abc import (
     Iterator,
 )
 from contextlib import AbstractAsyncContextManager
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 try:
-    import anyio
-    import httpx
+    import aiohttp
     from starlette.applications import Starlette
     from starlette.requests import Request
     from starlette.responses import JSONResponse, Response
@@ -40,7 +38,7 @@ try:
     from starlette.types import Message, Receive, Scope, Send
 except ImportError as exc:  # pragma: no cover - the message names the extra
     raise ImportError(
-        "slimtools.gateway needs starlette, uvicorn and httpx: pip install 'slimtools[gateway]'"
+        "slimtools.gateway needs starlette, uvicorn and aiohttp: pip install 'slimtools[gateway]'"
     ) from exc
 
 from slimtools.clearing import ClearingPolicy
@@ -50,17 +48,16 @@ from slimtools.gateway._request import (
     LOOPBACK_NAMES,
     Limits,
     RefusedError,
-    connect_cause,
     error_body,
     forwarded_headers,
     relayed_headers,
-    root_cause,
     stats_refusal,
     target_path,
 )
 from slimtools.gateway._rewrite import Outgoing, rewrite
 from slimtools.gateway._state import MAX_BYTES, ConversationCache
 from slimtools.gateway._tap import UsageTap
+from slimtools.gateway._upstream import Upstream, UpstreamError
 from slimtools.gateway._wire import Endpoint, endpoint_of
 from slimtools.gateway.stats import GatewayStats
 
@@ -76,27 +73,19 @@ STATS_PATH = "/slimtools/stats"
 class Gateway:
     """What one gateway app holds: the upstream, the conversations and the figures."""
 
-    upstream: str
+    upstream: Upstream
     cache: ConversationCache
     stats: GatewayStats
     clearing: bool = True
-    limits: Limits = field(default_factory=Limits)
     stats_token: str = ""
     stats_hosts: frozenset[str] = frozenset()
     diagnostics: bool = False
-    client: httpx.AsyncClient | None = None
     warned_doubled_v1: bool = False
 
-    def http(self) -> httpx.AsyncClient:
-        """The upstream client (made on first use when the app runs without its lifespan)."""
-        if self.client is None:
-            self.client = _client(self.limits)
-        return self.client
-
-    @functools.cached_property
-    def base_path(self) -> str:
-        """The path of the upstream's base URL (``/base/v1`` of ``http://host/base/v1``)."""
-        return httpx.URL(self.upstream).path.rstrip("/")
+    @property
+    def limits(self) -> Limits:
+        """The bounds in bytes and time."""
+        return self.upstream.limits
 
 
 def create_app(
@@ -132,11 +121,10 @@ def create_app(
     """
     policy = policy if policy is not None else ClearingPolicy()
     gateway = Gateway(
-        upstream.rstrip("/"),
+        Upstream(upstream, limits if limits is not None else Limits()),
         ConversationCache(policy, max_conversations=max_conversations, max_bytes=max_state_bytes),
         GatewayStats(pricing_of(policy.cache), max_conversations=max_conversations),
         clearing=clear,
-        limits=limits if limits is not None else Limits(),
         stats_token=stats_token or secrets.token_urlsafe(24),
         stats_hosts=frozenset(h.lower().strip("[]") for h in stats_hosts) | LOOPBACK_NAMES,
         diagnostics=cache_diagnostics,
@@ -152,15 +140,14 @@ def create_app(
 
 
 def _lifespan(gateway: Gateway) -> Callable[[Starlette], AbstractAsyncContextManager[None]]:
-    """The app's lifespan: the upstream client opens with it and closes after it."""
+    """The app's lifespan: the upstream's connections close after it."""
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
-        gateway.client = _client(gateway.limits)
         try:
             yield
         finally:
-            await gateway.client.aclose()
+            await gateway.upstream.close()
 
     return lifespan
 
@@ -193,13 +180,6 @@ class _Forwarder:
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http":
             await _forward(self.gateway, scope, receive, send)
-
-
-def _client(limits: Limits) -> httpx.AsyncClient:
-    connect, read, size = limits.connect_timeout, limits.read_timeout, limits.max_connections
-    timeout = httpx.Timeout(connect=connect, read=read, write=read, pool=connect)
-    pool = httpx.Limits(max_connections=size, max_keepalive_connections=size)
-    return httpx.AsyncClient(timeout=timeout, limits=pool, follow_redirects=False)
 
 
 async def _forward(gateway: Gateway, scope: Scope, receive: Receive, send: Send) -> None:
@@ -255,14 +235,16 @@ async def _forward(gateway: Gateway, scope: Scope, receive: Receive, send: Send)
 def _path(gateway: Gateway, scope: Scope) -> str:
     """The path (and query) to send upstream, or a refusal."""
     raw_path = scope.get("raw_path") or scope["path"].encode("utf-8")
-    path, doubled = target_path(raw_path, gateway.base_path, scope.get("query_string", b""))
+    path, doubled = target_path(
+        raw_path, gateway.upstream.base_path, scope.get("query_string", b"")
+    )
     if doubled and not gateway.warned_doubled_v1:
         gateway.warned_doubled_v1 = True
         logger.warning(
             "slimtools gateway: the upstream %s ends in /v1 and the client adds /v1 itself; "
             "sending one /v1 (give the client the gateway's address without /v1, or the "
             "gateway an upstream without it)",
-            gateway.upstream,
+            gateway.upstream.base,
         )
     return path
 
@@ -278,74 +260,64 @@ async def _relay(
     endpoint: Endpoint | None,
 ) -> None:
     """Send the request upstream and stream the answer back as it arrives."""
-    # Model routes ask for identity encoding, so that the usage can be read on the way back.
-    headers = forwarded_headers(scope["headers"], identity=endpoint is not None)
-    client = gateway.http()
-    method = scope["method"]
+    # Model routes ask for identity encoding, so that the usage can be read on the way back;
+    # should the upstream compress anyway, their answer is decoded. Elsewhere the bytes pass
+    # still encoded, as they came.
+    headers = _texts(forwarded_headers(scope["headers"], identity=endpoint is not None))
+    method, upstream = scope["method"], gateway.upstream
+    reads_usage = outgoing is not None and outgoing.stats is not None
+    tap: UsageTap | None = None
+    status = 0
     try:
-        request = client.build_request(method, gateway.upstream + path, headers=headers)
-        request.stream = httpx.ByteStream(body)
-        if body or method in ("POST", "PUT", "PATCH"):
-            request.headers["content-length"] = str(len(body))
-        answer = await client.send(request, stream=True)
-    except httpx.InvalidURL as exc:
-        raise RefusedError(400, f"the path cannot be forwarded: {exc}") from None
-    except httpx.HTTPError as exc:
-        status, message = upstream_failure(exc, gateway.upstream, gateway.limits)
-        logger.warning("slimtools gateway: %s", message)
-        await _error(send, status, message)
+        async with upstream.exchange(
+            method, path, headers, body, decoded=endpoint is not None
+        ) as answer:
+            status = answer.status
+            if reads_usage:
+                tap = UsageTap(answer.headers.get("content-type", ""))
+            raw = relayed_headers(
+                answer.raw_headers, decoded=endpoint is not None, head=method == "HEAD"
+            )
+            await send({"type": "http.response.start", "status": status, "headers": raw})
+            async for chunk in answer.content.iter_any():
+                if tap is not None:
+                    tap.feed(chunk)
+                await send({"type": "http.response.body", "body": chunk, "more_body": True})
+            await send({"type": "http.response.body", "body": b"", "more_body": False})
+    except UpstreamError as failed:
+        logger.warning("slimtools gateway: %s", failed.message)
+        await _error(send, failed.status, failed.message)
         return
-    tap = UsageTap(answer.headers.get("content-type", "")) if outgoing and outgoing.stats else None
-    # Model routes asked for identity; elsewhere the bytes pass still encoded, as they came.
-    stream = answer.aiter_raw() if endpoint is None else answer.aiter_bytes()
-    complete = False
-    try:
-        raw_headers = relayed_headers(
-            answer.headers.raw, decoded=endpoint is not None, head=method == "HEAD"
-        )
-        await send(
-            {"type": "http.response.start", "status": answer.status_code, "headers": raw_headers}
-        )
-        async for chunk in stream:
-            if tap is not None:
-                tap.feed(chunk)
-            await send({"type": "http.response.body", "body": chunk, "more_body": True})
-        complete = True
-        await send({"type": "http.response.body", "body": b"", "more_body": False})
-    except httpx.HTTPError as exc:
+    except (aiohttp.ClientError, TimeoutError) as exc:
         # Mid-answer: the status is sent. Ending without the last chunk makes the server
         # close the connection, so the client sees a cut answer, not a whole one.
-        _, message = upstream_failure(exc, gateway.upstream, gateway.limits)
+        _, message = upstream.failure(exc)
         logger.warning("slimtools gateway: the answer was cut: %s", message)
+        status = 0
     finally:
-        with anyio.CancelScope(shield=True):
-            await answer.aclose()
         if tap is not None and outgoing is not None and outgoing.stats is not None:
-            tap.settle(outgoing.stats, ok=complete and answer.status_code < 400,
-                       cleared=outgoing.cleared > 0, diagnostics=gateway.diagnostics)  # fmt: skip
+            tap.settle(outgoing.stats, ok=0 < status < 400, cleared=outgoing.cleared > 0,
+                       diagnostics=gateway.diagnostics)  # fmt: skip
 
 
-def upstream_failure(exc: httpx.HTTPError, upstream: str, limits: Limits) -> tuple[int, str]:
-    """The status and one-line message for a failed upstream exchange, naming the cause."""
-    if isinstance(exc, httpx.PoolTimeout):
-        return 503, (
-            f"pool exhausted: all {limits.max_connections} upstream connections stayed busy "
-            f"for {limits.connect_timeout:g} s (raise --max-upstream-connections)"
-        )
-    if isinstance(exc, httpx.ConnectTimeout):
-        return (
-            504,
-            f"upstream unreachable: {upstream}: no connection within {limits.connect_timeout:g} s",
-        )
-    if isinstance(exc, httpx.TimeoutException):
-        return 504, f"upstream timed out: {upstream}: silent for {limits.read_timeout:g} s"
-    root = root_cause(exc)
-    detail = str(root) or type(root).__name__
-    if isinstance(exc, httpx.ConnectError):
-        return 502, f"upstream unreachable: {upstream}: {connect_cause(root)} ({detail})"
-    if isinstance(exc, (httpx.ReadError, httpx.RemoteProtocolError, httpx.WriteError)):
-        return 502, f"upstream connection reset: {upstream} ({detail})"
-    return 502, f"upstream failed: {upstream}: {type(exc).__name__} ({detail})"
+def _texts(headers: list[tuple[bytes, bytes]]) -> list[tuple[str, str]]:
+    """Header pairs as aiohttp sends them (it writes each value as UTF-8): a value that is
+    not UTF-8 cannot pass unchanged, so it is dropped, with one warning."""
+    out = []
+    for key, value in headers:
+        name, text = key.decode("latin-1"), _utf8(value)
+        if text is None:
+            logger.warning("slimtools gateway: header %s is not UTF-8; not forwarded", name[:100])
+        else:
+            out.append((name, text))
+    return out
+
+
+def _utf8(value: bytes) -> str | None:
+    try:
+        return value.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
 
 
 async def _error(send: Send, status: int, message: str) -> None:

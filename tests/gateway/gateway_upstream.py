@@ -144,6 +144,13 @@ def create_upstream(fake: FakeUpstream) -> Starlette:
         response.raw_headers.append((b"x-note", "café ☃".encode()))
         return response
 
+    async def cookie(request: Request) -> Response:
+        """Sets a cookie, as a provider's edge does (``__cf_bm``)."""
+        await record(request, parse=False)
+        response = JSONResponse({"ok": True})
+        response.set_cookie("session", "of-the-first-client")
+        return response
+
     async def slow(request: Request) -> Response:
         """Answers after ``?seconds=`` (default 30), unless the caller goes away first."""
         await record(request, parse=False)
@@ -169,6 +176,7 @@ def create_upstream(fake: FakeUpstream) -> Starlette:
         routes=[
             Route("/fault/odd-header", odd_header, methods=["GET", "POST"]),
             Route("/fault/slow", slow, methods=["GET", "POST"]),
+            Route("/fault/cookie", cookie, methods=["GET"]),
             Route("/fault/error", failing, methods=["GET", "POST"]),
             Route("/v1/messages", messages, methods=["POST"]),
             Route("/v1/messages/count_tokens", count_tokens, methods=["POST"]),

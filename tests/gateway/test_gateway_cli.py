@@ -88,12 +88,14 @@ print(json.dumps(sorted(name.split(".")[0] for name in sys.modules)))
 
 @pytest.mark.subprocess
 def test_the_gateway_core_and_cli_import_no_http_stack() -> None:
-    """``slimtools.gateway`` and the CLI load starlette, uvicorn and httpx only to serve."""
+    """``slimtools.gateway`` and the CLI load starlette, uvicorn and aiohttp only to serve."""
     out = subprocess.run(
         [sys.executable, "-c", PROBE], capture_output=True, text=True, check=True,
         cwd=Path(__file__).resolve().parents[2],
     )  # fmt: skip
-    assert set(json.loads(out.stdout)).isdisjoint({"starlette", "uvicorn", "httpx", "litellm"})
+    assert set(json.loads(out.stdout)).isdisjoint(
+        {"starlette", "uvicorn", "aiohttp", "httpx", "litellm"}
+    )
 
 
 def test_limits_options_reach_the_app() -> None:

@@ -149,6 +149,38 @@ def test_a_non_ascii_request_header_is_forwarded(upstream: str, fake: FakeUpstre
     assert fake.received[-1].headers["x-title"].encode("latin-1") == "café".encode()
 
 
+def test_a_request_header_that_is_not_utf8_is_dropped_not_failed(
+    upstream: str, fake: FakeUpstream, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A Latin-1 byte value (``caf\\xe9``) cannot pass as it came: the request goes without
+    it, with one warning naming the header."""
+    with gateway(upstream) as url:
+        answer = httpx.get(url + "/v1/models", headers={"x-title": "café".encode("latin-1")})
+    assert answer.status_code == 200
+    assert "x-title" not in fake.received[-1].headers
+    assert any("x-title" in r.getMessage() for r in caplog.records)
+
+
+def test_a_cookie_the_upstream_sets_never_rides_on_another_request(
+    upstream: str, fake: FakeUpstream
+) -> None:
+    """The gateway keeps no cookies: one client's never reach the upstream with another's."""
+    with gateway(upstream) as url:
+        assert httpx.get(url + "/fault/cookie").status_code == 200
+        httpx.get(url + "/v1/models")
+    assert "cookie" not in fake.received[-1].headers
+
+
+def test_the_upstream_gets_no_header_the_client_did_not_send(
+    upstream: str, fake: FakeUpstream
+) -> None:
+    """No user agent, accept or encoding of the gateway's own goes upstream."""
+    with gateway(upstream) as url:
+        raw_request(url, "/v1/models")
+    sent = fake.received[-1].headers
+    assert not {"user-agent", "accept", "accept-encoding"} & set(sent)
+
+
 @pytest.mark.parametrize(
     ("target", "status"),
     [("/v1/a%00b", 400), ("/v1/" + "x" * 70_000, 414), ("/v1/a%0ab", 400)],
