@@ -253,13 +253,14 @@ async def soak_client(
 
 def soak() -> None:
     """200 clients x 50 rounds with faults mixed in; then one ordinary request, timed."""
+    from slimtools.gateway._upstream import Upstream
     from slimtools.gateway.app import gateway_of
 
     fake = FakeUpstream(Script(rounds=0))
     app = create_app("http://placeholder", ClearingPolicy(), max_state_bytes=SOAK_STATE)
     state = gateway_of(app)
     with serve(create_upstream(fake)) as up:
-        state.upstream = up
+        state.upstream = Upstream(up, state.limits)
         with serve(app) as gw:
 
             async def run() -> list[dict[str, int]]:
