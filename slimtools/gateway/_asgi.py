@@ -3,10 +3,10 @@ limit, and run the upstream exchange until it ends or the client goes away."""
 
 from __future__ import annotations
 
+import asyncio
+import sys
 from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
-
-import anyio
 
 from slimtools.gateway._request import RefusedError, check_declared_length
 
@@ -37,19 +37,34 @@ async def read_body(scope: MutableMapping[str, Any], receive: Receive, limit: in
 
 async def watching(receive: Receive, work: Awaitable[None]) -> None:
     """Run ``work`` until done or the client goes away, whichever comes first (then the
-    upstream request is cancelled: its connection closes, and the upstream stops)."""
-    gone = False
-    async with anyio.create_task_group() as group:
+    upstream request is cancelled: its connection closes, and the upstream stops).
 
-        async def watch() -> None:
-            nonlocal gone
-            while (await receive())["type"] != "http.disconnect":
-                pass
-            gone = True
-            group.cancel_scope.cancel()
+    Plain asyncio, as uvicorn serves: an anyio task group per request cost 0.13 ms, a tenth
+    of the gateway's whole hop (``bench_gateway``), against 0.02 ms for one watcher task.
 
-        group.start_soon(watch)
+    Raises:
+        ClientGoneError: the client went away first.
+    """
+    task = asyncio.current_task()
+    assert task is not None
+    state = {"gone": False, "done": False}
+
+    async def watch() -> None:
+        while (await receive())["type"] != "http.disconnect":
+            pass
+        if not state["done"]:
+            state["gone"] = True
+            task.cancel()
+
+    watcher = asyncio.get_running_loop().create_task(watch())
+    try:
         await work
-        group.cancel_scope.cancel()
-    if gone:
-        raise ClientGoneError
+        state["done"] = True
+    except asyncio.CancelledError:
+        if not state["gone"]:
+            raise
+        if sys.version_info >= (3, 11):
+            task.uncancel()
+        raise ClientGoneError from None
+    finally:
+        watcher.cancel()

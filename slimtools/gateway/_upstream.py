@@ -12,13 +12,13 @@ lost).
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import urllib.request
 from collections.abc import AsyncIterator, Iterable
 from urllib.parse import urlsplit
 
 import aiohttp
-import anyio
 from multidict import CIMultiDict
 from yarl import URL
 
@@ -55,7 +55,7 @@ class Upstream:
         self.limits = limits
         self.proxy = _env_proxy(parts.scheme, parts.hostname or "")
         self._session: aiohttp.ClientSession | None = None
-        self._slots: anyio.Semaphore | None = None
+        self._slots: asyncio.Semaphore | None = None
 
     def session(self) -> aiohttp.ClientSession:
         """The session (made on first use, inside the event loop)."""
@@ -75,7 +75,7 @@ class Upstream:
                 skip_auto_headers=_NOT_ADDED,
                 auto_decompress=False,
             )
-            self._slots = anyio.Semaphore(limits.max_connections)
+            self._slots = asyncio.Semaphore(limits.max_connections)
         return self._session
 
     async def close(self) -> None:
@@ -103,13 +103,12 @@ class Upstream:
         """
         session = self.session()
         assert self._slots is not None
-        try:
-            self._slots.acquire_nowait()
-        except anyio.WouldBlock:
+        if not self._slots.locked():
+            await self._slots.acquire()
+        else:  # every connection busy: wait for one, at most the connect timeout
             try:
-                with anyio.fail_after(self.limits.connect_timeout):
-                    await self._slots.acquire()
-            except TimeoutError:
+                await asyncio.wait_for(self._slots.acquire(), self.limits.connect_timeout)
+            except asyncio.TimeoutError:
                 raise UpstreamError(*self.pool_exhausted()) from None
         try:
             try:
