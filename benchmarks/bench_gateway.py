@@ -4,7 +4,8 @@
    the clearing gateway and a pass-through gateway of the same stack (uvicorn + starlette +
    aiohttp, ``create_app(clear=False)``), requests interleaved, p50 and p99 of each difference
    and the share of the gateway's added time that clearing takes (goal: p50 under 2 ms,
-   clearing at most 15% of it); time to first streamed byte through each; the first
+   clearing at most 15% of it), beside the floor of any clearing on the wire (parsing and
+   serializing each body); time to first streamed byte through each; the first
    request of each stack (imports, the first upstream connection) apart from the rest;
 2. time per request as a conversation grows to 1,000 rounds (the I/O-free core), first
    hundred against last hundred;
@@ -126,6 +127,16 @@ def latency() -> None:
     print(f"clearing's share of the gateway's added p50: {max(clearing, 0) * 1e3:.2f} ms of "
           f"{gateway_p50 * 1e3:.2f} ms ({max(clearing, 0) / gateway_p50:.0%}; goal: p50 under "
           f"2 ms, clearing at most 15%)")  # fmt: skip
+    floor = []
+    for history in requests:
+        body = orjson.dumps({"model": "m", "max_tokens": 8, "messages": history, "tools": TOOLS})
+        gc.collect()
+        start = time.perf_counter()
+        orjson.dumps(orjson.loads(body))
+        floor.append(time.perf_counter() - start)
+    parse = statistics.median(floor)
+    print(f"floor of clearing on the wire (parse and serialize each body, nothing cleared): "
+          f"{parse * 1e3:.2f} ms ({parse / gateway_p50:.0%} of the gateway's added p50)")  # fmt: skip
     if first["gateway"] and first["pass-through"]:
         g, p = statistics.median(first["gateway"]), statistics.median(first["pass-through"])
         print(f"time to first streamed byte: gateway {g * 1e3:.2f} ms, pass-through "
