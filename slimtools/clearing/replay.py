@@ -30,7 +30,7 @@ from typing import Any, NamedTuple
 
 from slimtools.clearing._batch import Forgetful, Memory, Pending, State, report
 from slimtools.clearing._engine import Clearer
-from slimtools.clearing._ingest import FileResult, NoteCall, Reading, SeenCall, read_messages
+from slimtools.clearing._ingest import Reading, SeenCall, read_messages
 from slimtools.clearing._render import Placeholders
 from slimtools.clearing.formats.base import Codec, RawResult, new_tuple
 from slimtools.clearing.policy import ClearingPolicy
@@ -38,8 +38,6 @@ from slimtools.clearing.report import ClearingReport
 
 __all__ = [
     "Cleared",
-    "FileResult",
-    "NoteCall",
     "PlaceholderRenderer",
     "Reading",
     "ReplayClearer",

@@ -126,7 +126,6 @@ class RunReplay:
         self._reading = Reading(offsets=self._offsets)
         self._results_so_far = 0
         self._messages = 0
-        self._names: dict[str, str] = {}  # one string object per tool name
         self._tool_results = 0
         self._calls_by_tool: Counter[str] = Counter()
         self._result_tokens: dict[str, array[int]] = {}
@@ -169,8 +168,7 @@ class RunReplay:
 
     def _call(self, call: RawCall, seen: SeenCall, displaced: SeenCall | None) -> None:
         """A call was read."""
-        name = self._names.setdefault(call.name, call.name)
-        self._calls_by_tool[name or "?"] += 1
+        self._calls_by_tool[call.name or "?"] += 1
 
     def _result(
         self, raw: RawResult, position: int, size: int, turn: int, call: SeenCall | None
@@ -191,7 +189,7 @@ class RunReplay:
         for track in self._tracks:
             ledgers[track.label] = track.rows
             resident[track.label] = {
-                tool: tokens - track.tool_saved_at_call.get(tool, 0)
+                tool: tokens - track.tool_saved[tool]
                 for tool, tokens in self._resident_by_tool.items()
             }
         return RunFigures(
@@ -250,13 +248,8 @@ class _Track:
         self.rows = LedgerColumns()
         self._result_saved = 0
         self._cleared = 0
-        self._tool_saved: Counter[str] = Counter()
+        self.tool_saved: Counter[str] = Counter()  # tokens clearing saved per tool so far
         self._previous_end = 0
-
-    @property
-    def tool_saved_at_call(self) -> dict[str, int]:
-        """Tokens clearing saved per tool, as of the last model call accounted."""
-        return dict(self._tool_saved)
 
     def account(self, end: int, offsets: Sequence[int], results: int) -> list[Cleared]:
         """One model call, whose prompt is the ``end`` messages read: clear, write its row,
@@ -265,7 +258,7 @@ class _Track:
         report, cleared = clearer.account()
         for done in cleared:
             self._result_saved += done.saving
-            self._tool_saved[done.tool] += done.saving
+            self.tool_saved[done.tool] += done.saving
         self._cleared += len(cleared)
         first = report.first_changed
         broken = first is not None and first < self._previous_end
