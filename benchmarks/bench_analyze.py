@@ -3,7 +3,7 @@
 (a) One long run: a synthetic Claude Code session (a Bash call and its ~2.5 KB result per
     round, as Claude Code writes them, ``toolUseResult`` copies included) of 50, 150 and
     500 MB. Each size is analysed in a fresh interpreter with no policy (the figures alone)
-    and with the default policy (one clearing engine fed stand-ins), and, for scale, the
+    and with the default policy (one clearing engine in replay mode), and, for scale, the
     session is loaded whole with ``iter_file`` (what ``report`` and ``clear`` hold).
 (b) Many runs: a synthetic OpenHands evaluation output (one ~100 KB run a line) of 150 and
     500 MB, analysed with the default policy: memory is bounded by one run.

@@ -135,6 +135,7 @@ class Clearer:
         return clearer
 
     _edits = True  # a history may be edited between calls: compare every message read
+    _write = staticmethod(write_batch)  # writes a decided batch (replay mode only accounts it)
 
     def _new_state(self) -> State:
         """The state of a pass that has read nothing yet (replay mode keeps it leaner)."""
@@ -386,7 +387,7 @@ class Clearer:
         fresh = decider.decide(state) if state.ready or state.plan.items else []
         if fresh and self.audit is not None and not self._audited(self.audit, codec, fresh):
             fresh = []
-        return write_batch(codec, state, forced, fresh, self._memory)
+        return self._write(codec, state, forced, fresh, self._memory)
 
     def _audited(self, audit: Audit, codec: Codec, fresh: list[Pending]) -> bool:
         """Audit the fresh originals first; when the sink fails they wait for the next call."""

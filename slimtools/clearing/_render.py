@@ -1,7 +1,7 @@
 """What each cleared result becomes under one policy: its placeholder and what it saves.
 
-The engine decides *which* results to clear; :class:`Placeholders` says *what* they become.
-The streaming replay (:mod:`slimtools.ledger._tracks`) renders through the same object, so
+The engine decides *which* results to clear; :class:`Placeholders` says *what* they become,
+in every mode (the ledger's replay is the engine's own, :mod:`slimtools.clearing.replay`), so
 one rule makes every placeholder. Per-tool answers from the policy (repeatable or not, the
 cost of a call with blank arguments) are asked once and kept.
 """
@@ -106,17 +106,9 @@ class Placeholders:
 
     def superseded(self, pending: Pending, turn: int, reason: str) -> str:
         """The placeholder of a result a newer one superseded: it names the newer result."""
-        args = render_args(pending.call.args)
-        return self.superseded_text(
-            pending.tool, args, len(pending.raw.text), pending.tokens, turn=turn, reason=reason
-        )
-
-    def superseded_text(
-        self, tool: str, args_text: str, chars: int, tokens: int, *, turn: int, reason: str
-    ) -> str:
-        """:meth:`superseded` from the figures alone (``args_text``: the rendered arguments)."""
+        args, chars, tokens = render_args(pending.call.args), len(pending.raw.text), pending.tokens
         body = (
-            f"{tool}({args_text}) returned {chars:,} chars (~{tokens:,} tokens); superseded "
+            f"{pending.tool}({args}) returned {chars:,} chars (~{tokens:,} tokens); superseded "
             f"by the result of turn {turn} ({reason}), which is further down in full; "
             "removed to save context."
         )
@@ -141,11 +133,8 @@ class Placeholders:
         """Tokens blanking ``call``'s arguments saves (0: they stay)."""
         if not call.args or not self.may_rewrite(tool):
             return 0
-        return self.args_saving(call.name, call.args_tokens)
-
-    def args_saving(self, name: str, args_tokens: int) -> int:
-        """Tokens blanking a call's arguments saves: its billed text against ``name {}``."""
+        name = call.name  # its billed text against ``name {}``
         blank = self._blank_args.get(name)
         if blank is None:
             blank = self._blank_args[name] = self.policy.token_counter(f"{name} {{}}")
-        return max(0, args_tokens - blank)
+        return max(0, call.args_tokens - blank)

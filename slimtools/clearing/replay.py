@@ -7,54 +7,45 @@ reaches the engine through this module alone:
 - :func:`read_messages` and :class:`Reading` are the engine's own ingestion (turns, tokens
   once per piece, calls paired with results), so the replay's baseline and every engine
   agree on what a turn, a call, a result and its tokens are;
-- :class:`ReplayClearer` is a :class:`~slimtools.clearing.Clearer` for messages the caller
-  makes small (the ledger's stand-ins): of its output it keeps only the messages the caller
-  holds (:meth:`~ReplayClearer.hold`), it hands back no copy of the history and keeps no
-  memory for re-reads (a replay only appends), and each :meth:`~ReplayClearer.account`
-  says which results it cleared, with what each saved;
-- :func:`standing_args` gives the arguments that stand for a call's under the rules of
-  superseded results (its ``command``, its path and a digest of the whole), so a small
-  message carrying them is superseded exactly when the real one would be;
-- :class:`PlaceholderRenderer` renders the placeholders a policy writes from results the
-  caller still holds, so that a stand-in can carry the real placeholder's size, and says
-  what blanking a cleared call's arguments saves.
+- :class:`ReplayClearer` is a :class:`~slimtools.clearing.Clearer` that reads the run's
+  real messages one at a time (:meth:`~ReplayClearer.read`) and, before each model call
+  (:meth:`~ReplayClearer.account`), decides exactly as a clearer does and says which
+  results it cleared and what each saved, but rewrites no message: it keeps what its
+  pending results need (a result's text until its placeholder is rendered, then only its
+  figures) and no message at all;
+- :class:`PlaceholderRenderer` renders the placeholder a policy writes for one result
+  (the benchmarks' informative floor).
 
-The rejected design, a second engine for the replay (the ledger once had its own ingestion,
-its own index of saved tokens and wrote into a clearer's private state), made every rule
-two rules that had to agree.
+The rejected designs: a second engine for the replay (its own ingestion and index of saved
+tokens, writing into a clearer's private state), then small stand-in messages fed to the
+engine with a second model of which of them it may still rewrite; each made every rule two
+rules that had to agree.
 """
 
 from __future__ import annotations
 
 from array import array
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Sequence
 from typing import Any, NamedTuple
 
-from slimtools.clearing._batch import Forgetful, Pending, State
+from slimtools.clearing._batch import Forgetful, Memory, Pending, State, report
 from slimtools.clearing._engine import Clearer
-from slimtools.clearing._ingest import FileResult, NoteCall, Reading, SeenCall, read_messages
+from slimtools.clearing._ingest import Reading, SeenCall, read_messages
 from slimtools.clearing._render import Placeholders
-from slimtools.clearing._rules.superseded import standing_args
-from slimtools.clearing.excerpt import render_args
-from slimtools.clearing.formats.base import RawResult, new_tuple
+from slimtools.clearing.formats.base import Codec, RawResult, new_tuple
 from slimtools.clearing.policy import ClearingPolicy
 from slimtools.clearing.report import ClearingReport
 
 __all__ = [
     "Cleared",
-    "FileResult",
-    "NoteCall",
     "PlaceholderRenderer",
     "Reading",
     "ReplayClearer",
     "SeenCall",
     "read_messages",
-    "standing_args",
 ]
 
-Superseded = Callable[[str, int, str], str]
-"""``(call id, turn of the newer result, reason) -> placeholder``: the text a result the
-engine clears as superseded becomes (the caller renders it from the real result)."""
+_NO_ARGS: dict[str, Any] = {}
 
 
 class Cleared(NamedTuple):
@@ -66,79 +57,113 @@ class Cleared(NamedTuple):
     call_position: int  # its call's message
     saving: int  # tokens the placeholder saves
     input_saving: int  # tokens blanking the call's arguments saves (0: not blanked)
+    placeholder: str = ""  # what it became (kept only when the replay keeps placeholders)
 
 
 class ReplayClearer(Clearer):
     """A :class:`~slimtools.clearing.Clearer` in replay mode (see the module docstring).
 
-    It decides exactly as a clearer does; only what it keeps differs. The caller promises
-    to only append to the history it passes, and to :meth:`hold` every message the engine
-    may still rewrite before passing it (a result that may be cleared, a call whose
-    arguments may be blanked), then :meth:`release` it; other messages are let go once
-    read. Rewriting a message that is not held raises ``KeyError``.
+    It decides exactly as a clearer does; only what it keeps differs. Feed it every
+    message in order with :meth:`read` and call :meth:`account` where a model call would
+    clear. Once a result's placeholder is rendered, the engine keeps its figures only
+    (the result's text, its call's arguments and, unless ``placeholders``, the placeholder
+    are let go), so memory holds the texts of the results still waiting for their turn.
 
     Args:
-        policy: the policy, as the engine sees it (its counter and template read the
-            caller's small messages).
-        format: the format of the messages passed.
-        superseded: renders the placeholder of a result cleared as superseded (the
-            engine's own rendering of the small message's arguments otherwise).
+        policy: the policy.
+        format: the format of the messages read.
+        placeholders: keep each placeholder's text to report it (:attr:`Cleared.placeholder`).
     """
 
-    def __init__(
-        self,
-        policy: ClearingPolicy,
-        *,
-        format: str,
-        superseded: Superseded | None = None,
-    ) -> None:
-        self._holds: dict[int, int] = {}
-        self._held = _Held(self._holds)
+    def __init__(self, policy: ClearingPolicy, *, format: str, placeholders: bool = False) -> None:
         super().__init__(policy, format=format, observed=False)
-        self._memory = self._cleared = _Recorder()
-        if superseded is not None:
-            self._placeholders = _Replaying(self.policy, superseded)
+        self._recorder = _Recorder()
+        self._memory = self._recorder
+        self._placeholder_texts = placeholders
+        self._reader: Codec = self._codec  # type: ignore[assignment]  # named: never None
 
     _edits = False  # the caller only appends: no copy of what was read is kept
 
     def _new_state(self) -> State:
-        # Tokens before each message as machine integers (the replay's counts are
-        # integers): 8 bytes a message where a list keeps a Python int.
-        held = self._held = _Held(self._holds)
-        return State(out=held, offsets=array("q"))  # type: ignore[arg-type]
+        # Tokens before each message as machine integers: 8 bytes a message where a list
+        # keeps a Python int.
+        return State(offsets=array("q"))
 
-    def account(self, history: Sequence[Any]) -> tuple[ClearingReport, list[Cleared]]:
-        """Clear before one model call whose prompt is ``history``: the report, and each
-        result cleared (in the order written)."""
-        report = self.clear_with_report(history)[1]
-        return report, self._cleared.take()
+    def _advance(self, history: Sequence[Any]) -> ClearingReport:
+        raise TypeError("a ReplayClearer reads with read() and clears with account()")
+
+    def read(self, message: Any) -> None:
+        """Ingest the next message of the run."""
+        state = self._state
+        n = state.n
+        read_messages(
+            state, self._reader, self.policy.token_counter, (message,), 0, first=n, file=self._file
+        )
+        state.n = n + 1
+
+    def account(self) -> tuple[ClearingReport, list[Cleared]]:
+        """Clear before a model call whose prompt is every message read: the report, and
+        each result cleared (in the order written)."""
+        report = self.last_report = self._evaluate(self._reader)
+        return report, self._recorder.take()
 
     def saved_before(self, position: int) -> int:
         """Tokens clearing has saved so far in the messages before ``position``."""
         return self._state.savings.before(position)
 
-    def hold(self, position: int) -> None:
-        """The engine may rewrite the message at ``position`` once more: keep it."""
-        holds = self._holds
-        holds[position] = holds.get(position, 0) + 1
+    @staticmethod
+    def _write(
+        codec: Codec, state: State, forced: list[Pending], fresh: list[Pending], memory: Memory
+    ) -> ClearingReport:
+        """:func:`~slimtools.clearing._batch.write_batch`'s accounting without the writing:
+        the same report and savings index, no message rewritten."""
+        before = state.tokens - state.saved
+        batch = forced + fresh if forced else fresh
+        if not batch:
+            return report(0, 0, (), 0, None, before, before)
+        saved = [(p.position, p.saving) for p in batch]
+        saved += [(p.call.position, p.input_saving) for p in batch if p.input_saving]
+        state.savings.add_many(saved)
+        saving = sum(s for _, s in saved)
+        state.saved += saving
+        memory.remember(fresh)
+        reported = saving - sum(p.saving + p.input_saving for p in forced)
+        first = min(position for position, _ in saved)
+        rewritten = sum(1 for p in fresh if p.input_saving)
+        call_ids = tuple([p.raw.call_id for p in fresh])
+        after = before - saving
+        return report(len(fresh), reported, call_ids, rewritten, first, before, after)
 
-    def release(self, position: int) -> None:
-        """One rewrite at ``position`` is done or will never come; with none left, the
-        message is let go."""
-        left = self._holds.pop(position) - 1
-        if left:
-            self._holds[position] = left
-        else:
-            self._held.release(position)
+    def _make_ready(self, pending: Pending) -> None:
+        ready = self._state.ready
+        n = len(ready)
+        super()._make_ready(pending)
+        if len(ready) > n:
+            ready[-1] = self._lean(ready[-1])
 
-    @property
-    def held(self) -> list[int]:
-        """The positions of the messages the engine keeps, in order."""
-        return sorted(self._held.positions())
+    def _ahead(self, older: Pending, turn: int, reason: str) -> None:
+        ready = self._state.ready
+        n = len(ready)
+        super()._ahead(older, turn, reason)
+        if len(ready) > n:
+            ready[-1] = self._lean(ready[-1])
+
+    def _lean(self, pending: Pending) -> Pending:
+        """A ready result with its figures only: decided, it needs no text any more."""
+        lean = (
+            pending.raw._replace(text=""),
+            pending.tool,
+            pending.call._replace(args=_NO_ARGS),
+            *pending[3:7],
+            pending.placeholder if self._placeholder_texts else "",
+            *pending[8:],
+        )
+        made: Pending = new_tuple(Pending, lean)
+        return made
 
 
 class PlaceholderRenderer:
-    """The placeholders one policy writes, rendered from results the caller holds."""
+    """The placeholder one policy writes for a result the caller holds."""
 
     def __init__(self, policy: ClearingPolicy) -> None:
         self._placeholders = Placeholders(policy)
@@ -153,28 +178,6 @@ class PlaceholderRenderer:
         pending: Pending = new_tuple(Pending, info)
         return self._placeholders.text(pending)
 
-    def superseded(
-        self, args_text: str, *, tool: str, chars: int, tokens: int, turn: int, reason: str
-    ) -> str:
-        """The placeholder of a result superseded by the newer result of ``turn``
-        (``args_text``: :meth:`arguments` of its call; ``chars``: its length)."""
-        return self._placeholders.superseded_text(
-            tool, args_text, chars, tokens, turn=turn, reason=reason
-        )
-
-    @staticmethod
-    def arguments(args: dict[str, Any]) -> str:
-        """A call's arguments as placeholders show them (bounded to a short line)."""
-        return render_args(args)
-
-    def input_saving(self, tool: str, call: SeenCall) -> int:
-        """Tokens blanking a cleared call's arguments saves (0: the policy keeps them)."""
-        return self._placeholders.input_saving(tool, call)
-
-    def args_saving(self, name: str, args_tokens: int) -> int:
-        """Tokens blanking a call's arguments saves (``args_tokens``: ``"name args"``'s)."""
-        return self._placeholders.args_saving(name, args_tokens)
-
 
 class _Recorder(Forgetful):
     """The memory of a replay: nothing for re-reads (a replay only appends), and the
@@ -187,66 +190,21 @@ class _Recorder(Forgetful):
         self._last: list[Pending] = []
 
     def remember(self, cleared: list[Pending]) -> None:
-        """Note the results just written."""
+        """Note the results just cleared."""
         self._last += cleared
 
     def take(self) -> list[Cleared]:
-        """The results written since the last call, as :class:`Cleared`."""
+        """The results cleared since the last call, as :class:`Cleared`."""
         last, self._last = self._last, []
         return [
-            Cleared(p.raw.call_id, p.tool, p.position, p.call.position, p.saving, p.input_saving)
+            Cleared(
+                p.raw.call_id,
+                p.tool,
+                p.position,
+                p.call.position,
+                p.saving,
+                p.input_saving,
+                p.placeholder,
+            )
             for p in last
         ]
-
-
-class _Replaying(Placeholders):
-    """The engine's placeholders, with superseded results given by the caller."""
-
-    def __init__(self, policy: ClearingPolicy, superseded: Superseded) -> None:
-        super().__init__(policy)
-        self._superseded = superseded
-
-    def superseded(self, pending: Pending, turn: int, reason: str) -> str:
-        """The caller's placeholder for a superseded result."""
-        return self._superseded(pending.raw.call_id, turn, reason)
-
-
-class _Held:
-    """A replay engine's output list: by position, only the messages it may still rewrite
-    (those held when they are appended); the copy of it handed back is empty (over a
-    180,000-message session those copies, which a replay never reads, were two thirds of
-    the time and grew with the square of the run)."""
-
-    __slots__ = ("_held", "_holds", "_length")
-
-    def __init__(self, holds: dict[int, int]) -> None:
-        self._holds = holds
-        self._held: dict[int, Any] = {}
-        self._length = 0
-
-    def __len__(self) -> int:
-        return self._length
-
-    def __iadd__(self, messages: Iterable[Any]) -> _Held:
-        position, holds, held = self._length, self._holds, self._held
-        for message in messages:
-            if position in holds:
-                held[position] = message
-            position += 1
-        self._length = position
-        return self
-
-    def __getitem__(self, position: int) -> Any:
-        return self._held[position]
-
-    def __setitem__(self, position: int, message: Any) -> None:
-        self._held[position] = message
-
-    def copy(self) -> list[Any]:
-        return []
-
-    def release(self, position: int) -> None:
-        self._held.pop(position, None)
-
-    def positions(self) -> Iterable[int]:
-        return self._held.keys()

@@ -11,10 +11,8 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from pathlib import Path
 from typing import Any
 
-from slimtools.clearing import ClearingPolicy
 from slimtools.clearing.pricing import CachePricing
 from slimtools.cli._bills import bill_table
 from slimtools.cli._html import render
@@ -29,11 +27,10 @@ from slimtools.cli._policy import (
     policies_from,
 )
 from slimtools.cli.report import plot_path
-from slimtools.errors import ConfigurationError, TranscriptError
+from slimtools.errors import ConfigurationError
 from slimtools.ledger.analyze import Analysis, Figures, RoundSeries, analyze, percentile
 from slimtools.ledger.compare import Totals
-from slimtools.ledger.timeline import RunTimeline, timeline
-from slimtools.transcripts import SOURCES, stream_file
+from slimtools.transcripts import SOURCES
 
 EXAMPLE = """\
 examples:
@@ -137,6 +134,7 @@ def run(args: argparse.Namespace) -> int:
             cache=args.cache,
             format=args.format,
             on_progress=lambda done, total, path: bar.update(done, total, path.name),
+            timelines=bool(args.html),
         )
     for error in result.errors:
         print(f"slimtools: {error}", file=sys.stderr)
@@ -162,7 +160,7 @@ def run(args: argparse.Namespace) -> int:
             print(f"wrote {args.plot}")
     if args.html:
         try:
-            write_report(result, document, args.html, format=args.format)
+            write_report(result, document, args.html)
         except OSError as exc:
             print(f"slimtools: cannot write {args.html}: {exc.strerror or exc}", file=sys.stderr)
             return 1
@@ -171,15 +169,11 @@ def run(args: argparse.Namespace) -> int:
     return status
 
 
-def write_report(
-    result: Analysis, document: dict[str, Any], path: str, *, format: str | None = None
-) -> None:
+def write_report(result: Analysis, document: dict[str, Any], path: str) -> None:
     """Write the HTML report of ``result`` (``document`` is its ``--json``) to ``path``: the
-    first policy's timeline is replayed from the files, one run at a time."""
-    label, policy = next(iter(result.policies.items()))
-    runs: list[RunTimeline] = []
-    for f in result.files:
-        runs.extend(_timelines(f.path, format, policy))
+    first policy's timeline comes from the same replay (``analyze(..., timelines=True)``)."""
+    label = next(iter(result.policies))
+    runs = [run for f in result.files for run in f.timelines]
     page = render(document, runs, policy=label)
     with open(path, "w", encoding="utf-8") as out:
         out.write(page)
@@ -351,18 +345,6 @@ def _ledger(label: str, series: RoundSeries, every: int | None) -> Table:
             ),
         )
     return table
-
-
-def _timelines(path: Path, format: str | None, policy: ClearingPolicy) -> list[RunTimeline]:
-    """The file's runs result by result; none if it changed since it was analysed (its
-    figures stay in the report, without bars)."""
-    try:
-        return [
-            timeline(run.messages, format=run.format, policy=policy, name=run.name)
-            for run in stream_file(path, format)
-        ]
-    except TranscriptError:
-        return []
 
 
 def plot(result: Analysis, path: str) -> None:

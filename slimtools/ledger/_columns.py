@@ -5,7 +5,7 @@ from __future__ import annotations
 from array import array
 
 from slimtools.clearing.pricing import DEFAULT_PRICING, CachePricing, pricing_of
-from slimtools.ledger._replay import LedgerRow, LedgerSummary, TokenLedger
+from slimtools.ledger._replay import LedgerRow, LedgerSummary, TokenLedger, summarize
 
 
 class LedgerColumns:
@@ -69,16 +69,11 @@ class LedgerColumns:
 
     def summary(self, cache: CachePricing | str | None = DEFAULT_PRICING) -> LedgerSummary:
         """``self.ledger(cache).summary``, without building the rows."""
-        pricing = pricing_of(cache)
-        read, write = sum(self.cache_read), sum(self.cache_write)
-        cost = read + write if pricing is None else pricing.cost(read, write)
-        return LedgerSummary(
-            rounds=len(self),
-            resident_end=self.tool_tokens[-1] if len(self) else 0,
-            resident_peak=max(self.tool_tokens, default=0),
-            billed=sum(self.input_tokens),
-            cache_read=read,
-            cache_write=write,
-            billed_cached=round(cost),
-            cache_breaks=sum(self.cache_broken),
+        return summarize(
+            self.tool_tokens,
+            self.input_tokens,
+            self.cache_read,
+            self.cache_write,
+            self.cache_broken,
+            pricing=pricing_of(cache),
         )

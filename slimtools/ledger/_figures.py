@@ -13,7 +13,7 @@ from typing import Any
 
 from slimtools.clearing.pricing import CachePricing
 from slimtools.ledger._columns import LedgerColumns
-from slimtools.ledger._replay import LedgerSummary
+from slimtools.ledger._replay import cached_cost
 from slimtools.ledger.compare import Totals
 from slimtools.ledger.stream import NO_CLEARING, RunFigures
 
@@ -100,9 +100,8 @@ class RoundSeries:
 
     def cost(self, pricing: CachePricing | None) -> list[float]:
         """Each round's input bill under ``pricing`` (None: every token at the input price)."""
-        if pricing is None:
-            return [float(t) for t in self.input_tokens]
-        return [pricing.cost(r, w) for r, w in zip(self.cache_read, self.cache_write, strict=True)]
+        pairs = zip(self.cache_read, self.cache_write, strict=True)
+        return [cached_cost(r, w, pricing) for r, w in pairs]
 
     def _extend(self, rounds: int) -> None:
         missing = rounds - len(self.runs)
@@ -164,7 +163,7 @@ class Figures:
         for label, ledger in run.ledgers.items():
             summary = ledger.summary(pricing)
             totals = self.strategies.setdefault(label, Totals(pricing=pricing))
-            totals.add(summary, _cost(summary, pricing), baseline)
+            totals.add(summary, baseline)
             self.series.setdefault(label, RoundSeries()).add(ledger)
             self.resident_by_tool.setdefault(label, Counter()).update(run.resident_by_tool[label])
 
@@ -234,9 +233,3 @@ def _savings(t: Totals) -> dict[str, Any]:
         "cache_breaks": t.breaks,
         "worse": t.worse,
     }
-
-
-def _cost(summary: LedgerSummary, pricing: CachePricing | None) -> float:
-    if pricing is None:
-        return float(summary.billed)
-    return pricing.cost(summary.cache_read, summary.cache_write)

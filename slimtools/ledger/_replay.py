@@ -205,19 +205,14 @@ class TokenLedger:
     @property
     def summary(self) -> LedgerSummary:
         """Totals over the run (all zero for a run without model calls)."""
-        read = sum(r.cache_read for r in self.rows)
-        write = sum(r.cache_write for r in self.rows)
-        pricing = self.pricing
-        cached = read + write if pricing is None else pricing.cost(read, write)
-        return LedgerSummary(
-            rounds=len(self.rows),
-            resident_end=self.rows[-1].tool_tokens if self.rows else 0,
-            resident_peak=max((r.tool_tokens for r in self.rows), default=0),
-            billed=sum(r.input_tokens for r in self.rows),
-            cache_read=read,
-            cache_write=write,
-            billed_cached=round(cached),
-            cache_breaks=sum(r.cache_broken for r in self.rows),
+        rows = self.rows
+        return summarize(
+            [r.tool_tokens for r in rows],
+            [r.input_tokens for r in rows],
+            [r.cache_read for r in rows],
+            [r.cache_write for r in rows],
+            [r.cache_broken for r in rows],
+            pricing=self.pricing,
         )
 
     def table(self, *, every: int = 1) -> str:
@@ -244,6 +239,35 @@ class TokenLedger:
 
     def __str__(self) -> str:
         return self.table()
+
+
+def cached_cost(read: int, write: int, pricing: CachePricing | None) -> float:
+    """Cache reads and writes in input-token equivalents (``pricing`` None: no caching,
+    every token at the input price): the one cost rule of every ledger figure."""
+    return float(read + write) if pricing is None else pricing.cost(read, write)
+
+
+def summarize(
+    tool_tokens: Sequence[int],
+    input_tokens: Sequence[int],
+    cache_read: Sequence[int],
+    cache_write: Sequence[int],
+    cache_broken: Sequence[int],
+    *,
+    pricing: CachePricing | None,
+) -> LedgerSummary:
+    """The :class:`LedgerSummary` of a ledger's columns, one value per model call each."""
+    read, write = sum(cache_read), sum(cache_write)
+    return LedgerSummary(
+        rounds=len(input_tokens),
+        resident_end=tool_tokens[-1] if tool_tokens else 0,
+        resident_peak=max(tool_tokens, default=0),
+        billed=sum(input_tokens),
+        cache_read=read,
+        cache_write=write,
+        billed_cached=round(cached_cost(read, write, pricing)),
+        cache_breaks=sum(cache_broken),
+    )
 
 
 def _shared_prefix(previous: Sequence[_Bill], current: Sequence[_Bill]) -> int:

@@ -22,6 +22,7 @@ from slimtools.errors import TranscriptError
 from slimtools.ledger._figures import Figures, RoundSeries, ToolTally, percentile
 from slimtools.ledger.bill import RunBill, bill_of
 from slimtools.ledger.stream import NO_CLEARING, RunFigures, RunReplay
+from slimtools.ledger.timeline import RunTimeline
 from slimtools.tokens import TokenCounter, count_tokens
 from slimtools.transcripts import RunStream, stream_file, transcript_files
 
@@ -53,6 +54,8 @@ class FileAnalysis:
             session, JSON Lines of API messages), False when each run was loaded whole.
         bills: for each run that recorded its usage (Claude Code sessions), the recorded
             bill beside the ledger's modelled one (:func:`~slimtools.ledger.bill.bill_run`).
+        timelines: each run's tool results one by one under the first policy, when
+            :func:`analyze` was asked for them (``timelines=True``).
     """
 
     path: Path
@@ -60,6 +63,7 @@ class FileAnalysis:
     figures: Figures
     streamed: bool = False
     bills: tuple[RunBill, ...] = ()
+    timelines: tuple[RunTimeline, ...] = ()
 
 
 @dataclass
@@ -135,6 +139,7 @@ def analyze(
     format: str | None = None,
     counter: TokenCounter = count_tokens,
     on_progress: Progress | None = None,
+    timelines: bool = False,
 ) -> Analysis:
     """Replay every transcript under ``paths`` under no clearing and each policy.
 
@@ -149,6 +154,8 @@ def analyze(
         format: force a format from :data:`~slimtools.transcripts.SOURCES`.
         counter: counts tokens (policies' own counters give way to it).
         on_progress: called as files are read (bytes read, bytes in all, current file).
+        timelines: also note each run's tool results one by one under the first policy
+            (:attr:`FileAnalysis.timelines`, for ``analyze --html``), in the same replay.
     """
     pricing = pricing_of(cache)
     chosen = dict(policies) if policies is not None else {"default": ClearingPolicy(cache=cache)}
@@ -167,6 +174,7 @@ def analyze(
                 format=format,
                 counter=counter,
                 progress=meter.read,
+                timelines=timelines,
             )
         except TranscriptError as exc:
             errors.append(exc)
@@ -207,19 +215,24 @@ def _file(
     format: str | None,
     counter: TokenCounter,
     progress: Callable[[int], None],
+    timelines: bool,
 ) -> FileAnalysis | None:
     figures = Figures()
     source, streamed = None, False
     bills: list[RunBill] = []
+    runs: list[RunTimeline] = []
     for run in stream_file(path, format, progress=progress):
-        replayed = _replayed(run, policies, counter, pricing)
+        replayed = _replayed(run, policies, counter, pricing, timelines)
         figures.add_run(replayed, pricing)
         source, streamed = run.source, run.streamed
         if run.usage:  # read as the replay read the run's messages
             bills.append(bill_of(run.usage, replayed, restarts=run.restarts, name=run.name))
+        if replayed.timeline is not None:
+            replayed.timeline.name = run.name
+            runs.append(replayed.timeline)
     if source is None:
         return None
-    return FileAnalysis(path, source, figures, streamed, tuple(bills))
+    return FileAnalysis(path, source, figures, streamed, tuple(bills), tuple(runs))
 
 
 def _replayed(
@@ -227,10 +240,11 @@ def _replayed(
     policies: Mapping[str, ClearingPolicy],
     counter: TokenCounter,
     pricing: CachePricing | None,
+    timeline: bool,
 ) -> RunFigures:
     """One run's figures. Its replay (engines, per-message state) is freed on return, before
     adding the figures up copies their ledgers."""
-    replay = RunReplay(run.format, policies, counter=counter, cache=pricing)
+    replay = RunReplay(run.format, policies, counter=counter, cache=pricing, timeline=timeline)
     return replay.add_all(run.messages).finish()
 
 

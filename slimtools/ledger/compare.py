@@ -17,7 +17,7 @@ from typing import Any, Protocol
 from slimtools.clearing import ClearingPolicy
 from slimtools.clearing.clear import ClearFn
 from slimtools.clearing.pricing import DEFAULT_PRICING, CachePricing, pricing_of
-from slimtools.ledger._replay import LedgerSummary, TokenLedger
+from slimtools.ledger._replay import LedgerSummary, TokenLedger, cached_cost
 
 Prepared = tuple[Sequence[Any], "ClearFn | ClearingPolicy | None"]
 """What to replay, and the clearing before each call (a step, a policy, or none)."""
@@ -158,9 +158,10 @@ class Totals:
     base_cached: float = 0.0
     pricing: CachePricing | None = field(default=None, repr=False)
 
-    def add(self, summary: LedgerSummary, cached: float, baseline: LedgerSummary) -> None:
+    def add(self, summary: LedgerSummary, baseline: LedgerSummary) -> None:
         """Count one run, ``baseline`` being no clearing on the same replayed history."""
-        base_cost = _cached(baseline, self.pricing)
+        cached = cached_cost(summary.cache_read, summary.cache_write, self.pricing)
+        base_cost = cached_cost(baseline.cache_read, baseline.cache_write, self.pricing)
         self.base_resident += baseline.resident_end
         self.base_cached += base_cost
         self.worse += cached > base_cost + 1e-9
@@ -238,8 +239,7 @@ def compare(
         for key in (group(run), "ALL"):
             totals = result.groups.setdefault(key, {})
             for label, summary, baseline in rows:
-                cost = _cached(summary, pricing)
-                totals.setdefault(label, Totals(pricing=pricing)).add(summary, cost, baseline)
+                totals.setdefault(label, Totals(pricing=pricing)).add(summary, baseline)
     return result
 
 
@@ -259,9 +259,3 @@ def _replay(
     if isinstance(how, ClearingPolicy):
         return TokenLedger.measure(history, how, format=fmt, cache=pricing).summary, plain
     return TokenLedger.measure(history, clear=how, cache=pricing).summary, plain
-
-
-def _cached(summary: LedgerSummary, pricing: CachePricing | None) -> float:
-    if pricing is None:
-        return float(summary.billed)
-    return pricing.cost(summary.cache_read, summary.cache_write)

@@ -3,23 +3,23 @@
 :class:`RunReplay` is fed a run's messages one at a time (:meth:`RunReplay.add`) and gives
 the same :class:`~slimtools.ledger.TokenLedger` rows as :meth:`TokenLedger.measure
 <slimtools.ledger.TokenLedger.measure>` for no clearing and for each policy, plus the counts
-``slimtools analyze`` reports (calls and result tokens per tool). Messages are read with the
-engine's own ingestion (:func:`slimtools.clearing.replay.read_messages`); each becomes a
-small stand-in (:mod:`slimtools.ledger._standin`) that the engine in replay mode
-(:class:`~slimtools.clearing.replay.ReplayClearer`, one per policy) reads, so every decision
-is the engine's own while a long session's texts are never held; once read, a stand-in is
-kept only while its engine may still rewrite it (a result still clearable). Per message
-there remain a few machine words (token offsets, ledger columns, an emptied slot among the
-stand-ins): about a hundred bytes a message with one policy. Holding the run whole, as
-``measure`` does, was the simpler design; memory then grew with the file rather than with
-its message count.
+``slimtools analyze`` reports (calls and result tokens per tool) and, on request, the
+run's timeline of tool results (:mod:`slimtools.ledger.timeline`) for the first policy.
+Messages are read with the engine's own ingestion
+(:func:`slimtools.clearing.replay.read_messages`) for the baseline, and by the engine in
+replay mode (:class:`~slimtools.clearing.replay.ReplayClearer`, one per policy), which
+decides what to clear and says what each clear saved: one replay, the engine's own, and no
+second model of its rules here. No message is kept: per message there remain a few machine
+words (token offsets, ledger columns), plus the texts of the results still waiting for
+their turn in each engine. Holding the run whole, as ``measure`` does, was the simpler
+design; memory then grew with the file rather than with its message count.
 """
 
 from __future__ import annotations
 
 from array import array
 from collections import Counter
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -27,11 +27,10 @@ from slimtools.clearing import ClearingPolicy
 from slimtools.clearing.formats.base import RawCall, RawResult
 from slimtools.clearing.formats.view import get_codec
 from slimtools.clearing.pricing import DEFAULT_PRICING, CachePricing, pricing_of
-from slimtools.clearing.replay import Reading, SeenCall, read_messages, standing_args
-from slimtools.ledger import _standin
+from slimtools.clearing.replay import Cleared, Reading, ReplayClearer, SeenCall, read_messages
 from slimtools.ledger._columns import LedgerColumns
 from slimtools.ledger._replay import TokenLedger
-from slimtools.ledger._tracks import Track
+from slimtools.ledger.timeline import RunTimeline, Timeline
 from slimtools.tokens import TokenCounter, count_tokens
 
 __all__ = ["NO_CLEARING", "LedgerColumns", "RunFigures", "RunReplay"]
@@ -62,6 +61,8 @@ class RunFigures:
         call_starts: per model call, the messages its prompt holds (where its turn starts).
         offsets: per message, the tokens of the messages before it (no clearing), one more
             for the end of the run.
+        timeline: the run's tool results one by one under the first policy (None unless
+            the replay was asked for it).
     """
 
     format: str
@@ -76,6 +77,7 @@ class RunFigures:
     cache: CachePricing | None = DEFAULT_PRICING
     call_starts: array[int] = field(default_factory=lambda: array("q"))
     offsets: array[int] = field(default_factory=lambda: array("q"))
+    timeline: RunTimeline | None = None
 
     @property
     def tool_tokens(self) -> int:
@@ -102,6 +104,8 @@ class RunReplay:
         counter: counts the tokens of every text.
         cache: the cache prices the ledgers bill with (a preset name, a ``CachePricing``
             or None).
+        timeline: also note each tool result, where it entered the prompt and where the
+            first policy cleared it (:attr:`RunFigures.timeline`).
     """
 
     def __init__(
@@ -111,18 +115,17 @@ class RunReplay:
         *,
         counter: TokenCounter = count_tokens,
         cache: CachePricing | str | None = DEFAULT_PRICING,
+        timeline: bool = False,
     ) -> None:
         self.format = format
         self._codec = get_codec(format)
         self._count = counter
         self._pricing = pricing_of(cache)
-        self._standin_format = _standin.standin_format(format)
         # The engine's own ingestion: turns, tokens once per piece, calls paired with results
         self._offsets = array("q")
         self._reading = Reading(offsets=self._offsets)
         self._results_so_far = 0
         self._messages = 0
-        self._names: dict[str, str] = {}  # one string object per tool name
         self._tool_results = 0
         self._calls_by_tool: Counter[str] = Counter()
         self._result_tokens: dict[str, array[int]] = {}
@@ -131,22 +134,14 @@ class RunReplay:
         self._base = LedgerColumns()
         self._call_starts = array("q")
         self._previous_end = 0  # messages in the previous model call's prompt
-        self._orphans = 0
-        self._message_calls: list[_standin.Call] = []  # of the message being read
-        self._message_results: list[_standin.Result] = []
         policies = dict(policies or {})
         if NO_CLEARING in policies:
             raise ValueError(f"{NO_CLEARING!r} is the baseline's label; name the policy otherwise")
         self._tracks = [
-            Track(label, p, counter, self._standin_format) for label, p in policies.items()
+            _Track(label, p, counter, format, placeholders=timeline and i == 0)
+            for i, (label, p) in enumerate(policies.items())
         ]
-        self._superseding = any(track.policy.supersede for track in self._tracks)
-        # The stand-ins read so far, None where every engine has read them but the first and
-        # the last (by which an engine sees that its history grew by appending). A sequence
-        # holding only those two saved these 8 bytes a message, but the engines' reads
-        # through its Python ``__getitem__`` made a file of short runs some 5% slower.
-        self._standins: list[Any] = []
-        self._released = 1  # stand-ins from 1 up to this one are None
+        self._timeline = Timeline() if timeline else None
 
     def add_all(self, messages: Iterable[Any]) -> RunReplay:
         """Add every message of ``messages``; returns self."""
@@ -156,38 +151,24 @@ class RunReplay:
 
     def add(self, message: Any) -> None:
         """Read the next message of the run (a model call is accounted at each turn start)."""
-        reading, position = self._reading, self._messages
-        self._message_calls, self._message_results = [], []
         read_messages(
-            reading,
+            self._reading,
             self._codec,
             self._count,
             (message,),
             0,
-            first=position,
+            first=self._messages,
             file=self._result,
             on_call=self._call,
             on_turn=self._account_call,
         )
-        self._messages = position + 1
-        if self._tracks:
-            model = reading.previous_model
-            calls = self._message_calls if model else []
-            standin = _standin.build(
-                self._standin_format, model, reading.text_tokens, calls, self._message_results
-            )
-            self._standins.append(standin)
+        self._messages += 1
+        for track in self._tracks:
+            track.clearer.read(message)
 
     def _call(self, call: RawCall, seen: SeenCall, displaced: SeenCall | None) -> None:
-        """A call was read (``displaced``: an unanswered earlier call with its id)."""
-        name = self._names.setdefault(call.name, call.name)
-        for track in self._tracks:
-            if displaced is not None:  # its id is taken: the earlier call is never answered
-                track.answered(displaced.position)
-            track.called(seen.position)
-        self._calls_by_tool[name or "?"] += 1
-        args = standing_args(call.args) if self._superseding else None
-        self._message_calls.append(_standin.Call(str(seen.number), name, seen.args_tokens, args))
+        """A call was read."""
+        self._calls_by_tool[call.name or "?"] += 1
 
     def _result(
         self, raw: RawResult, position: int, size: int, turn: int, call: SeenCall | None
@@ -198,17 +179,8 @@ class RunReplay:
         tool = (call.name if call is not None else "") or raw.name or "?"
         self._by_tool[tool] += size
         self._result_tokens.setdefault(tool, array("q")).append(size)
-        if call is None:
-            self._orphans += 1
-            uid = f"o{self._orphans}"  # answers no stand-in call
-        else:
-            uid = str(call.number)
-            for track in self._tracks:
-                if raw.clearable:
-                    track.file(raw, size, call, position, turn=turn, uid=uid)
-                track.answered(call.position)
-        empty = not raw.text and not raw.media
-        self._message_results.append(_standin.Result(uid, raw.name, size, empty, raw.clearable))
+        if self._timeline is not None:
+            self._timeline.result(raw, tool, size, position)
 
     def finish(self) -> RunFigures:
         """The figures of the run read so far."""
@@ -217,7 +189,7 @@ class RunReplay:
         for track in self._tracks:
             ledgers[track.label] = track.rows
             resident[track.label] = {
-                tool: tokens - track.tool_saved_at_call.get(tool, 0)
+                tool: tokens - track.tool_saved[tool]
                 for tool, tokens in self._resident_by_tool.items()
             }
         return RunFigures(
@@ -233,6 +205,7 @@ class RunReplay:
             cache=self._pricing,
             call_starts=self._call_starts,
             offsets=self._offsets,
+            timeline=None if self._timeline is None else self._timeline.run,
         )
 
     def _account_call(self, end: int) -> None:
@@ -243,11 +216,56 @@ class RunReplay:
         self._base.append(total, self._results_so_far, read, False, 0)
         self._previous_end = end
         self._resident_by_tool = {tool: n for tool, n in self._by_tool.items() if n}
-        if not self._tracks:
-            return
-        standins = self._standins
-        for track in self._tracks:
-            track.account(standins, offsets, self._results_so_far)
-        for i in range(self._released, end - 1):
-            standins[i] = None
-        self._released = max(self._released, end - 1)
+        timeline = self._timeline
+        if timeline is not None:
+            timeline.model_call()
+        for i, track in enumerate(self._tracks):
+            cleared = track.account(end, offsets, self._results_so_far)
+            if i == 0 and timeline is not None:
+                timeline.cleared(cleared)
+
+
+class _Track:
+    """One policy's engine in replay mode and the ledger rows it gives: sizes and rows only."""
+
+    def __init__(
+        self,
+        label: str,
+        policy: ClearingPolicy,
+        counter: TokenCounter,
+        fmt: str,
+        *,
+        placeholders: bool,
+    ) -> None:
+        if not isinstance(policy, ClearingPolicy):
+            raise TypeError(
+                f"policy {label!r} must be a ClearingPolicy, got {type(policy).__name__}"
+            )
+        self.label = label
+        self.clearer = ReplayClearer(
+            policy.replace(token_counter=counter), format=fmt, placeholders=placeholders
+        )
+        self.rows = LedgerColumns()
+        self._result_saved = 0
+        self._cleared = 0
+        self.tool_saved: Counter[str] = Counter()  # tokens clearing saved per tool so far
+        self._previous_end = 0
+
+    def account(self, end: int, offsets: Sequence[int], results: int) -> list[Cleared]:
+        """One model call, whose prompt is the ``end`` messages read: clear, write its row,
+        and say what was cleared."""
+        clearer = self.clearer
+        report, cleared = clearer.account()
+        for done in cleared:
+            self._result_saved += done.saving
+            self.tool_saved[done.tool] += done.saving
+        self._cleared += len(cleared)
+        first = report.first_changed
+        broken = first is not None and first < self._previous_end
+        shared = first if broken and first is not None else self._previous_end
+        read = offsets[shared] - clearer.saved_before(shared)
+        self.rows.append(
+            report.tokens_after, results - self._result_saved, read, broken, self._cleared
+        )
+        self._previous_end = end
+        return cleared

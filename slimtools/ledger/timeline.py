@@ -1,33 +1,32 @@
 """Each tool result of a recorded run, where it entered the prompt and where a policy clears it.
 
 The ledger adds results up by round; a report that shows *which* result cost what, and what
-the model saw in its place, needs them one by one. :func:`timeline` replays a run through a
-real :class:`~slimtools.clearing.Clearer` (the engine every surface uses, cleared in place
-before each model call, as an agent loop would) and notes, for every result, the model call
-that first read it, its tokens, the model call whose clearing replaced it and the
-placeholder it became. Every text kept is redacted with :func:`slimtools.redaction.redact`
-and cut short, since a report of it is made to be shared.
+the model saw in its place, needs them one by one. The ledger's own replay
+(:class:`~slimtools.ledger.stream.RunReplay` with ``timeline=True``) feeds a
+:class:`Timeline`, which notes, for every result, the model call that first read it, its
+tokens, the model call whose clearing (under the first policy) replaced it and the
+placeholder it became: each file is replayed once, for the figures and the timeline
+together. Every text kept is redacted with :func:`slimtools.redaction.redact` and cut
+short, since a report of it is made to be shared.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any
 
-from slimtools.clearing import MEDIA_TOKENS, Clearer, ClearingPolicy
-from slimtools.clearing.formats.view import get_codec
+from slimtools.clearing.formats.base import RawResult
+from slimtools.clearing.replay import Cleared
 from slimtools.redaction import redact
-from slimtools.tokens import TokenCounter, count_tokens
 
 __all__ = [
     "HEAD_CHARS",
     "PLACEHOLDER_CHARS",
     "REDACT_WINDOW",
     "RunTimeline",
+    "Timeline",
     "ToolEvent",
     "excerpt",
-    "timeline",
 ]
 
 HEAD_CHARS = 240
@@ -96,77 +95,41 @@ def excerpt(text: str, limit: int = HEAD_CHARS, lines: int = 4) -> str:
     return head[:limit] + ("…" if more else "")
 
 
-def timeline(
-    messages: Iterable[Any],
-    *,
-    format: str,
-    policy: ClearingPolicy,
-    name: str = "",
-    counter: TokenCounter = count_tokens,
-) -> RunTimeline:
-    """Replay ``messages`` (one run, in history ``format``) under ``policy``, result by result.
+class Timeline:
+    """Notes a run's tool results as its replay reads them, and which the policy cleared."""
 
-    The history is cleared in place before each model call, so memory holds the run with
-    its cleared results already replaced (about one copy of what the model would see).
-    """
-    codec = get_codec(format)
-    clearer = Clearer(policy, format=format, observed=False)
-    history: list[Any] = []
-    out = RunTimeline(name)
-    open_: dict[str, list[tuple[int, int]]] = {}  # call id -> (event, message) not cleared
-    unread: list[ToolEvent] = []  # results no model call has read yet
-    calls: dict[str, str] = {}
-    for message in messages:
-        decoded = codec.decode(message)
-        if decoded.model_output:
-            out.rounds += 1
-            for event in unread:
-                event.round = out.rounds
-            unread.clear()
-            if history:
-                report = clearer.clear_in_place(history)
-                for call_id in report.cleared_call_ids:
-                    _note_cleared(open_, call_id, history, codec, out)
-        for call in decoded.calls:
-            calls[call.id] = call.name
-        position = len(history)
-        for result in decoded.results:
-            tokens = counter(result.text) + MEDIA_TOKENS * len(result.media)
-            event = ToolEvent(
-                tool=result.name or calls.get(result.call_id) or "?",
-                call_id=result.call_id,
-                round=0,
-                tokens=tokens,
-                is_error=result.is_error,
-                head=excerpt(result.text),
-            )
-            unread.append(event)
-            open_.setdefault(result.call_id, []).append((len(out.events), position))
-            out.events.append(event)
-        history.append(message)
-    return out
+    def __init__(self) -> None:
+        self.run = RunTimeline("")
+        self._unread: list[ToolEvent] = []  # results no model call has read yet
+        self._open: dict[tuple[int, str], ToolEvent] = {}  # (message, call id) -> not cleared
 
-
-def _note_cleared(
-    open_: dict[str, list[tuple[int, int]]],
-    call_id: str,
-    history: list[Any],
-    codec: Any,
-    out: RunTimeline,
-) -> None:
-    """Mark the results of ``call_id`` that now hold a placeholder as cleared this round."""
-    still: list[tuple[int, int]] = []
-    for index, position in open_.get(call_id, ()):
-        found = next(
-            (r for r in codec.decode(history[position]).results if r.call_id == call_id), None
+    def result(self, raw: RawResult, tool: str, tokens: int, position: int) -> None:
+        """A result was read at ``position``, attributed to ``tool``."""
+        event = ToolEvent(
+            tool=tool,
+            call_id=raw.call_id,
+            round=0,
+            tokens=tokens,
+            is_error=raw.is_error,
+            head=excerpt(raw.text),
         )
-        if found is not None and found.cleared:
-            event = out.events[index]
-            event.cleared = out.rounds
-            event.placeholder = redact(found.text)[:PLACEHOLDER_CHARS]  # whole, then cut
-        else:
-            still.append((index, position))
-    if still:
-        open_[call_id] = still
-    else:
-        open_.pop(call_id, None)
+        self._unread.append(event)
+        if raw.clearable:
+            self._open[(position, raw.call_id)] = event
+        self.run.events.append(event)
+
+    def model_call(self) -> None:
+        """A model call: it reads every result not read yet."""
+        run = self.run
+        run.rounds += 1
+        for event in self._unread:
+            event.round = run.rounds
+        self._unread.clear()
+
+    def cleared(self, results: Iterable[Cleared]) -> None:
+        """The results the model call just counted cleared: each with its placeholder."""
+        for done in results:
+            event = self._open.pop((done.position, done.call_id), None)
+            if event is not None:
+                event.cleared = self.run.rounds
+                event.placeholder = redact(done.placeholder)[:PLACEHOLDER_CHARS]  # whole, then cut

@@ -12,7 +12,8 @@ import pytest
 from slimtools.clearing import ClearingPolicy, is_placeholder
 from slimtools.cli import _html
 from slimtools.ledger.analyze import analyze
-from slimtools.ledger.timeline import excerpt, timeline
+from slimtools.ledger.stream import RunReplay
+from slimtools.ledger.timeline import RunTimeline, excerpt
 from slimtools.transcripts import SOURCES, stream_file
 from tests._shared import shared_data
 from tests.lab.cli_helpers import DATA, SESSION, cli, write_run
@@ -106,6 +107,13 @@ def test_the_page_loads_nothing_from_outside(capsys, tmp_path):
     assert "default-src 'none'" in text  # and the browser is told to refuse any request
 
 
+def _timeline(run, policy) -> RunTimeline:
+    """The run's timeline under ``policy``, from the ledger's replay."""
+    found = RunReplay(run.format, {"p": policy}, timeline=True).add_all(run.messages).finish()
+    assert found.timeline is not None
+    return found.timeline
+
+
 def test_the_timeline_has_one_bar_per_tool_result(capsys, tmp_path):
     """The timeline data holds every tool result of every run, with its tool and tokens."""
     page, document, _ = report_and_json(capsys, tmp_path, DATA / "swe_agent")
@@ -123,7 +131,7 @@ def test_cleared_results_carry_the_placeholder_the_policy_wrote(tmp_path):
     """A result the default policy clears is marked with its round and its placeholder."""
     path = write_run(tmp_path, rounds=8, chars=6_000)
     (run,) = stream_file(path)
-    found = timeline(run.messages, format=run.format, policy=ClearingPolicy(cache=None))
+    found = _timeline(run, ClearingPolicy(cache=None))
     cleared = [e for e in found.events if e.cleared is not None]
     assert cleared
     for e in cleared:
@@ -142,10 +150,7 @@ def test_the_timeline_clears_what_the_ledger_clears(folder):
         result = analyze(path)
         if not result.files:
             continue
-        runs = [
-            timeline(r.messages, format=r.format, policy=result.policies["default"])
-            for r in stream_file(path)
-        ]
+        runs = [_timeline(r, result.policies["default"]) for r in stream_file(path)]
         standing: dict[int, int] = {}
         tokens: dict[str, int] = {}
         for found in runs:

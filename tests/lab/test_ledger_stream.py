@@ -12,10 +12,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from slimtools.clearing import CachePricing, ClearingPolicy, view
+from slimtools.clearing import CachePricing, Clearer, ClearingPolicy, view
 from slimtools.clearing.replay import ReplayClearer
 from slimtools.ledger import TokenLedger
-from slimtools.ledger import _standin as standin
 from slimtools.ledger.stream import NO_CLEARING, LedgerColumns, RunReplay
 from slimtools.tokens import count_tokens
 from slimtools.transcripts import iter_transcripts
@@ -185,40 +184,18 @@ def test_columns_summary_is_the_ledgers_summary(rows, cache):
     assert [r.round for r in columns.rows()] == list(range(1, len(rows) + 1))
 
 
-@settings(max_examples=examples(100), deadline=None)
-@given(count=st.integers(0, 10**9), length=st.integers(0, 60), name=st.text(max_size=12))
-def test_a_stand_in_text_counts_as_the_tokens_it_carries(count, length, name):
-    """Property: whatever precedes it (a tool name, a placeholder marker), the count is read."""
-    counter = standin.counter(count_tokens)
-    text = standin.carried(count, length=length)
-    assert counter(text) == count
-    assert counter(f"{name} {text}") == count
-    assert counter(f"[cleared 0a1b2c3d] {text}") == count
-
-
-def test_text_without_a_carried_count_is_counted_by_the_base_counter():
-    """The engine's own "name {}" (blanked arguments) is counted as text, pilcrow or not."""
-    counter = standin.counter(count_tokens)
-    for text in ("bash {}", "¶weird¶ {}", "a¶b {}"):
-        assert counter(text) == count_tokens(text)
-
-
-def test_stand_ins_are_small():
-    """A result's stand-in is a few dozen characters, whatever the result's size."""
-    result = standin.Result("7", None, 123_456, empty=False, clearable=True)
-    for fmt in ("anthropic", "openai_chat", "openai_responses"):
-        built = standin.build(fmt, False, None, [], [result])
-        assert len(repr(built)) < 160
-
-
-def test_replay_holds_no_message_text():
-    """After reading a run, none of its result texts is referenced by the replay."""
-    marker = "UNIQUE-RESULT-TEXT-" * 50
-    script = [Turn((Call(f"c{i}", "bash", {}, Res(marker + str(i))),), user="go") for i in range(5)]
+def test_replay_holds_no_text_of_a_result_its_engines_have_decided():
+    """After reading a run, the replay and its engines hold the texts of the last few
+    results only (still waiting for their turn or a ``keep`` slot), none of the earlier."""
+    script = [
+        Turn((Call(f"c{i}", "bash", {}, Res(f"UNIQUE-{i:02d}-" * 50)),), user="go")
+        for i in range(12)
+    ]
     replay = RunReplay("anthropic", PRESETS).add_all(render("anthropic", script))
     seen = repr(replay.__dict__) + "".join(repr(t.__dict__) for t in replay._tracks)
     engine = "".join(repr(t.clearer._state) for t in replay._tracks)
-    assert "UNIQUE-RESULT-TEXT" not in seen + engine
+    held = {i for i in range(12) if f"UNIQUE-{i:02d}-" in seen + engine}
+    assert held <= set(range(8, 12))
 
 
 def test_replays_of_each_history_format_decide_alike():
@@ -241,35 +218,6 @@ def test_replays_of_each_history_format_decide_alike():
     }
     assert len(set(cleared.values())) == 1
     assert next(iter(cleared.values())) > 0
-
-
-def test_the_engines_spare_their_copy_of_the_history():
-    """Each policy's engine hands back no copy of the history at each call (the replay reads
-    its reports only); if the engine's internals change, this fails rather than the replay
-    silently growing with the square of the run."""
-    history = render(
-        "openai_chat", [Turn((Call(f"c{i}", "bash", {}, Res(big())),)) for i in range(4)]
-    )
-    replay = RunReplay("openai_chat", {"p": ClearingPolicy(cache=None)}).add_all(history)
-    (track,) = replay._tracks
-    assert track.clearer.clear(replay._standins) == []
-
-
-def test_each_engine_keeps_only_the_stand_ins_it_may_still_rewrite():
-    """After a long run under turn-end clearing, an engine holds the stand-ins of the few
-    results not cleared yet; the replay, besides those no engine has read, only the first
-    and last stand-ins read."""
-    history = render(
-        "anthropic", [Turn((Call(f"c{i}", "bash", {}, Res(big(f"r{i}_"))),)) for i in range(40)]
-    )
-    replay = RunReplay("anthropic", {"p": ClearingPolicy(cache=None)}).add_all(history)
-    (track,) = replay._tracks
-    held = track.clearer.held
-    assert 0 < len(held) <= 3
-    assert held[0] >= len(history) - 8
-    kept = [i for i, standin in enumerate(replay._standins) if standin is not None]
-    unread = range(replay._previous_end, len(history))  # appended since the last model call
-    assert kept == [0, replay._previous_end - 1, *unread]
 
 
 def test_each_engine_reads_its_history_once(monkeypatch):
@@ -335,8 +283,8 @@ SUPERSEDING = {
 
 @pytest.mark.parametrize("fmt", FORMATS)
 def test_superseded_results_replay_as_measure_does(fmt):
-    """Stand-in calls carry their arguments' fingerprint, command and path, so the replay
-    supersedes the results the engine supersedes on the real run, to the token."""
+    """The replay supersedes the results the engine supersedes on the real run, to the
+    token."""
     history = _rereads(fmt)
     assert_same_ledgers(history, fmt, SUPERSEDING)
     figures = replayed(history, fmt, SUPERSEDING)
@@ -397,14 +345,27 @@ def test_a_replay_is_freed_as_soon_as_it_is_dropped():
         gc.enable()
 
 
-def test_stand_ins_of_results_never_shorter_are_let_go_once_due_under_supersession():
-    """Small results whose placeholder would be longer: once due by age none can be
-    superseded, so their stand-ins are not held to the end of the run."""
+@pytest.mark.parametrize("fmt", FORMATS)
+@settings(max_examples=examples(40), deadline=None)
+@given(history=turns(), policy=policies)
+def test_resident_tokens_per_round_are_what_the_real_clearer_leaves(fmt, history, policy):
+    """Property: at each model call, the ledger's resident tool tokens are the tokens of the
+    tool results in the history a real Clearer returns for that call's prompt."""
+    messages = render(fmt, history)
+    figures = replayed(messages, fmt, {"p": policy})
+    clearer = Clearer(policy, format=fmt)
+    left = []
+    for end in figures.call_starts:
+        prompt = clearer.clear(messages[:end])
+        results = view(prompt, format=fmt).results
+        left.append(sum((count_tokens(r.text) if r.text else 0) + r.media_tokens for r in results))
+    assert list(figures.ledgers["p"].tool_tokens) == left
+
+
+def test_an_engine_keeps_no_message():
+    """However long the run, a policy's engine in replay mode holds none of its messages."""
     history = render(
-        "openai_chat",
-        [Turn((Call(f"c{i}", "bash", {"n": i}, Res(f"ok {i}")),), user="go") for i in range(40)],
+        "anthropic", [Turn((Call(f"c{i}", "bash", {}, Res(big(f"r{i}_"))),)) for i in range(40)]
     )
-    replay = RunReplay("openai_chat", {"p": ClearingPolicy(cache=None)}).add_all(history)
-    (track,) = replay._tracks
-    assert len(track.clearer.held) <= 6
-    assert_same_ledgers(history, "openai_chat", {"p": ClearingPolicy(cache=None)})
+    replay = RunReplay("anthropic", PRESETS).add_all(history)
+    assert all(track.clearer._state.out == [] for track in replay._tracks)

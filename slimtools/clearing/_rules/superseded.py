@@ -16,7 +16,6 @@ by its tool's category, or by its ``command`` argument for editors that do both
 
 from __future__ import annotations
 
-import hashlib
 from collections import deque
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
@@ -120,25 +119,6 @@ class Superseded:
         # waits for the sweep supersedes nothing (the engine checks the age of what is
         # superseded), so the tables hold at most _SWEEP turns more than they must.
         self._due = max(due, turn + _SWEEP)
-
-
-def standing_args(args: Mapping[str, Any]) -> dict[str, Any]:
-    """Arguments that stand for ``args`` under both rules: the ``command`` and path they
-    read, and a digest of the whole (equal digests: equal arguments, whatever the order).
-
-    The ledger's stand-ins carry them, so a replay supersedes what the engine would.
-    """
-    out: dict[str, Any] = {}
-    command = args.get("command")
-    if isinstance(command, str):
-        out["command"] = command
-    for key in PATH_KEYS:
-        value = args.get(key)
-        if isinstance(value, str) and value:
-            out[key] = value
-            break
-    out["fingerprint"] = hashlib.blake2b(_canonical(args), digest_size=8).hexdigest()
-    return out
 
 
 def _kind(category: str | None, args: Mapping[str, Any], path: str | None) -> str | None:
