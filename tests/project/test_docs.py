@@ -133,3 +133,32 @@ def test_every_guide_is_in_the_nav():
     nav = (DOCS.parent / "mkdocs.yml").read_text(encoding="utf-8").partition("\nnav:\n")[2]
     for page in DOCS.glob("*.md"):
         assert f": {page.name}" in nav, page.name
+
+
+def _command_lines() -> list[tuple[str, int, str]]:
+    """Every ``slimtools …`` line of a shell block in the docs and the README."""
+    found = []
+    for page in [*PAGES, DOCS.parent / "README.md"]:
+        for block in blocks(page):
+            if block.language not in ("sh", "bash", "shell", "console"):
+                continue
+            joined = block.code.replace("\\\n", " ")  # continued lines as one
+            for offset, line in enumerate(joined.splitlines()):
+                command = line.split(" #")[0].strip().removeprefix("$ ").removesuffix("&")
+                if command.startswith("slimtools ") and "<" not in command:
+                    found.append((page.name, block.line + offset, command.strip()))
+    return found
+
+
+@pytest.mark.parametrize(("page", "line", "command"), _command_lines())
+def test_every_command_the_docs_show_parses(page: str, line: int, command: str) -> None:
+    """A ``slimtools`` command a page shows names only commands and options that exist."""
+    import shlex
+
+    from slimtools.cli import parser
+
+    words = shlex.split(command)[1:]
+    try:
+        parser().parse_args(words)
+    except SystemExit as exc:
+        pytest.fail(f"{page}:{line}: `{command}` does not parse (exit {exc.code})")
