@@ -8,12 +8,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from slimtools.clearing import ClearingPolicy, is_placeholder
 from slimtools.cli import _html
 from slimtools.ledger.analyze import analyze
 from slimtools.ledger.stream import RunReplay
 from slimtools.ledger.timeline import RunTimeline, excerpt
+from slimtools.redaction import redact
 from slimtools.transcripts import SOURCES, stream_file
 from tests._shared import shared_data
 from tests.lab.cli_helpers import DATA, SESSION, cli, write_run
@@ -279,6 +282,30 @@ def test_a_secret_at_the_edge_of_the_read_window_is_not_shown_in_part():
     text = "\n".join(["ok"] * 2) + "\n" + "[redacted] " * 360 + token + " tail " * 100
     head = excerpt(text, limit=10_000, lines=10)
     assert "A1b2C3d4" not in head
+
+
+HEAD_LINES = st.sampled_from(
+    [
+        "",
+        "   ",
+        "status ok",
+        "token ghp_" + "A1b2C3d4E5" * 3 + "abcdef here",
+        "password: two words",
+        "-----BEGIN PRIVATE KEY-----",
+        "MIIEvQIBADANBgkqhkiG9w0BAQEFAASC",
+        "-----END PRIVATE KEY-----",
+        "x" * 300,
+    ]
+)
+
+
+@given(lines=st.lists(HEAD_LINES, max_size=12))
+def test_the_head_shows_no_more_than_redacting_the_whole_result_would(lines: list[str]) -> None:
+    """Redacting only the head's lines shows what redacting the whole result shows, or
+    less (a private key running past the head is masked to its end): never more."""
+    text = "\n".join(lines)
+    whole = excerpt(redact(text), limit=10_000).removesuffix("…")
+    assert whole.startswith(excerpt(text, limit=10_000).removesuffix("…"))
 
 
 def test_slimming_saves_only_on_results_over_the_budget():
