@@ -196,7 +196,8 @@ def stats_refusal(
 
 
 def root_cause(exc: BaseException) -> BaseException:
-    """The innermost exception of a chain (httpx wraps the OS error that names the cause)."""
+    """The innermost exception of a chain (the HTTP client wraps the OS error that names
+    the cause)."""
     seen = {id(exc)}
     while (inner := exc.__cause__ or exc.__context__) is not None and id(inner) not in seen:
         seen.add(id(inner))
