@@ -100,9 +100,7 @@ def tool_result_message(
         ``is_error: true``.
     """
     uses = _uses(message)
-    return _message(
-        [_block(u, kit.call(u[1], u[2], session=session, call_id=u[0])) for u in uses]
-    )
+    return _message([_block(u, kit.call(u[1], u[2], session=session, call_id=u[0])) for u in uses])
 
 
 async def atool_result_message(
