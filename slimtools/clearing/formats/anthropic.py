@@ -25,8 +25,6 @@ from typing import Any
 
 from slimtools.clearing.formats._objects import get, updated
 from slimtools.clearing.formats.base import (
-    EMPTY_ARGS,
-    Args,
     Decoded,
     ListedCalls,
     RawResult,
@@ -226,6 +224,6 @@ class AnthropicCodec(ListedCalls):
         """A ``tool_use`` block with one of those ids."""
         return get(entry, "type") == "tool_use" and get(entry, "id") in call_ids
 
-    def blank_entry(self, entry: Any, args: Args = EMPTY_ARGS) -> Any:
-        """The block with ``input`` ``args`` (``{}`` by default)."""
-        return updated(entry, input=dict(args))
+    def blank_entry(self, entry: Any) -> Any:
+        """The block with ``input`` ``{}``."""
+        return updated(entry, input={})
