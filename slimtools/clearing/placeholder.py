@@ -14,6 +14,7 @@ from collections.abc import Callable, Mapping
 from typing import Any, NamedTuple, TypeAlias
 
 from slimtools._json import dumps_str
+from slimtools.clearing.excerpt import PATH_KEYS
 from slimtools.clearing.formats.base import unparsed
 from slimtools.clearing.marker import seal
 from slimtools.errors import ConfigurationError
@@ -133,7 +134,7 @@ def media_text(media: tuple[str, ...]) -> str:
     return f" and {count} non-text block{'s' if count > 1 else ''}: {shown}{more}"
 
 
-_TARGET_KEYS = ("path", "file_path", "filepath", "file", "filename", "url")
+_TARGET_KEYS = (*PATH_KEYS, "url")
 _MAX_MEDIA = 3
 
 

@@ -274,6 +274,14 @@ def test_tools_with_effects_are_never_offered_again(tool):
     assert 'To see the current state, read "/repo/app.py" with a read-only tool.' in text
 
 
+def test_the_read_hint_names_every_path_the_supersession_rule_reads():
+    """A write's path under any of the supersession rule's names (``target_file`` too) is
+    where its placeholder says to read: one list of path arguments for both."""
+    args = {"target_file": "/repo/app.py", "code_edit": "x = 1"}
+    text = cleared_text("anthropic", big("r", 200), tool="edit_file", args=args)
+    assert 'To see the current state, read "/repo/app.py" with a read-only tool.' in text
+
+
 def test_an_unknown_tool_is_warned_about_not_offered():
     """A tool nothing is known about: repeating it may repeat an effect; read instead."""
     text = cleared_text("openai_chat", big("r", 200), tool="frobnicate", args={"n": 1})
