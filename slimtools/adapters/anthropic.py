@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import copy
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 try:
@@ -22,7 +22,9 @@ except ImportError as exc:  # pragma: no cover - exercised only without the extr
     ) from exc
 
 from slimtools._fields import field_of
-from slimtools._json import dumps_str
+from slimtools.clearing.formats import ANTHROPIC
+from slimtools.clearing.formats.base import unparsed
+from slimtools.clearing.formats.view import get_codec
 
 if TYPE_CHECKING:
     from anthropic.types import MessageParam, ToolParam, ToolResultBlockParam
@@ -31,8 +33,9 @@ if TYPE_CHECKING:
 
 __all__ = ["anthropic_tools", "atool_result_message", "tool_result_message"]
 
-_Use = tuple[str, str, Any, Any]
-"""(tool_use id, tool name, input, toolset_name) of one ``tool_use`` block."""
+_Use = tuple[str, str, str | dict[str, Any], Any]
+"""(tool_use id, tool name, input, toolset_name) of one ``tool_use`` block; an input that is
+not an object is its JSON text, for ``kit.call`` to refuse."""
 
 
 def anthropic_tools(kit: Toolkit) -> list[ToolParam]:
@@ -52,25 +55,17 @@ def anthropic_tools(kit: Toolkit) -> list[ToolParam]:
 
 
 def _uses(message: Any) -> list[_Use]:
-    """``tool_use`` blocks of a ``Message``, its dict form, or a list of content blocks."""
+    """``tool_use`` blocks of a ``Message``, its dict form, or a list of content blocks, as
+    the Anthropic codec reads them, each with the toolset it names."""
     blocks = message if isinstance(message, Sequence) else field_of(message, "content")
     if not isinstance(blocks, Sequence) or isinstance(blocks, str):
         return []
+    calls = get_codec(ANTHROPIC).decode({"role": "assistant", "content": list(blocks)}).calls
+    toolsets = {field_of(b, "id"): field_of(b, "toolset_name") for b in blocks}
     return [
-        (
-            str(field_of(b, "id")),
-            str(field_of(b, "name")),
-            field_of(b, "input"),
-            field_of(b, "toolset_name"),
-        )
-        for b in blocks
-        if field_of(b, "type") == "tool_use"
+        (c.id, c.name, c.args_text if unparsed(c.args) else c.args, toolsets.get(c.id))
+        for c in calls
     ]
-
-
-def _arguments(raw: Any) -> Any:
-    """The input as ``kit.call`` takes it; a non-object is passed as JSON for it to refuse."""
-    return raw if raw is None or isinstance(raw, (str, Mapping)) else dumps_str(raw)
 
 
 def _block(use: _Use, result: ToolResult) -> ToolResultBlockParam:
@@ -105,9 +100,7 @@ def tool_result_message(
         ``is_error: true``.
     """
     uses = _uses(message)
-    return _message(
-        [_block(u, kit.call(u[1], _arguments(u[2]), session=session, call_id=u[0])) for u in uses]
-    )
+    return _message([_block(u, kit.call(u[1], u[2], session=session, call_id=u[0])) for u in uses])
 
 
 async def atool_result_message(
@@ -116,6 +109,6 @@ async def atool_result_message(
     """:func:`tool_result_message` for async code, running the calls concurrently."""
     uses = _uses(message)
     results = await asyncio.gather(
-        *(kit.acall(u[1], _arguments(u[2]), session=session, call_id=u[0]) for u in uses)
+        *(kit.acall(u[1], u[2], session=session, call_id=u[0]) for u in uses)
     )
     return _message([_block(u, r) for u, r in zip(uses, results, strict=True)])

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import asyncio
 import copy
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
 try:
@@ -33,8 +33,9 @@ except ImportError as exc:  # pragma: no cover - exercised only without the extr
     ) from exc
 
 from slimtools._fields import field_of
-from slimtools._json import dumps_str
 from slimtools.adapters._strict import restore_defaults, strict_schema
+from slimtools.clearing.formats import OPENAI_CHAT, OPENAI_RESPONSES
+from slimtools.clearing.formats.view import get_codec
 
 if TYPE_CHECKING:
     from openai.types.chat import (
@@ -109,50 +110,43 @@ def response_tools(kit: Toolkit, *, strict: bool = True) -> list[FunctionToolPar
     return tools
 
 
-_Call = tuple[str, str, Any]
-"""(call id, tool name, raw arguments) of one function call."""
+_Call = tuple[str, str, str]
+"""(call id, tool name, arguments JSON text as sent) of one function call."""
 
 
 def _chat_calls(source: Any) -> list[_Call]:
-    """Function calls of a ChatCompletion (first choice), a message, or a list of tool calls."""
+    """Function calls of a ChatCompletion (first choice), a message, or a list of tool calls,
+    as the Chat Completions codec reads them (custom, free-text tools are not ours)."""
     if not isinstance(source, Sequence):
         choices = field_of(source, "choices")
         if choices:
             source = field_of(choices[0], "message")
         source = field_of(source, "tool_calls") or []
-    calls: list[_Call] = []
-    for call in source:
-        if field_of(call, "type") in (None, "function"):  # custom (free-text) tools are not ours
-            function = field_of(call, "function")
-            calls.append(
-                (
-                    str(field_of(call, "id")),
-                    str(field_of(function, "name")),
-                    field_of(function, "arguments"),
-                )
-            )
-    return calls
+    functions = [c for c in source if field_of(c, "type") in (None, "function")]
+    message = get_codec(OPENAI_CHAT).decode({"role": "assistant", "tool_calls": functions})
+    return [(c.id, c.name, c.args_text) for c in message.calls]
 
 
 def _response_calls(source: Any) -> list[_Call]:
-    """``function_call`` items of a Responses API response or of a list of output items."""
+    """``function_call`` items of a Responses API response or of a list of output items, as
+    the Responses codec reads them."""
     items = source if isinstance(source, Sequence) else field_of(source, "output") or []
+    codec = get_codec(OPENAI_RESPONSES)
     return [
-        (str(field_of(item, "call_id")), str(field_of(item, "name")), field_of(item, "arguments"))
+        (c.id, c.name, c.args_text)
         for item in items
         if field_of(item, "type") == "function_call"
+        for c in codec.decode(item).calls
     ]
 
 
-def _arguments(kit: Toolkit, name: str, raw: Any) -> Any:
+def _arguments(kit: Toolkit, name: str, raw: str) -> Any:
     """Model-sent arguments ready for ``kit.call``: nulls for defaults dropped, rest untouched."""
     try:
         schema = kit.spec(name).parameters
     except KeyError:
         return raw  # the toolkit answers with the list of known tools
-    if raw is None or isinstance(raw, (str, bytes, Mapping)):
-        return restore_defaults(raw, schema)
-    return dumps_str(raw)  # not an object: let the toolkit say what it expected
+    return restore_defaults(raw, schema)
 
 
 def _run(kit: Toolkit, calls: Iterable[_Call], session: str | None) -> list[tuple[str, ToolResult]]:

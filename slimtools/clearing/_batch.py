@@ -81,10 +81,6 @@ class Memory:
         key = self._key(raw)
         return self.placeholders[key], key in self.blanked
 
-    def key(self, raw: RawResult) -> str:
-        """The key a cleared result is remembered by."""
-        return self._key(raw)
-
     def clear(self) -> None:
         """Forget everything."""
         self.placeholders.clear()

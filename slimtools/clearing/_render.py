@@ -20,7 +20,7 @@ from slimtools.clearing.placeholder import (
     MAX_PLACEHOLDER_CHARS,
     PlaceholderInfo,
     constant_placeholder,
-    default_placeholder,
+    default_body,
     render,
 )
 from slimtools.clearing.policy import ClearingPolicy
@@ -56,23 +56,25 @@ class Placeholders:
         return text, self.policy.token_counter(text)
 
     def _default_text(self, pending: Pending) -> str:
-        """:meth:`text` under the default template, which shows every field: the same
-        placeholder without asking which fields it needs (a test pins the two together)."""
+        """:meth:`text` under the default template, which shows every field: the placeholder
+        without asking which fields it needs, through the template's fast path."""
         policy, raw, tool = self.policy, pending.raw, pending.tool
         args, text = pending.call.args, raw.text
         repeat = self._repeat
-        return default_placeholder(
-            tool, render_args(args), args, text, pending.tokens, raw.is_error, raw.media,
+        body = default_body(
+            tool, render_args(args), args, len(text), pending.tokens, raw.is_error, raw.media,
             flatten_head(text, policy.keep_head),
             envelope_handles(text, policy.handle_key(tool)) if text[:1] in "{ \n" else (),
-            repeat[tool] if tool in repeat else self.repeatable(tool),
-            policy.refetch_tool, MAX_PLACEHOLDER_CHARS,
+            repeat[tool] if tool in repeat else self.repeatable(tool), policy.refetch_tool,
         )  # fmt: skip
+        return seal(body, MAX_PLACEHOLDER_CHARS)
 
     def text(self, pending: Pending) -> str | None:
         """The placeholder of one result (None when a user template fails: keep it)."""
         if self._constant is not None:
             return self._constant
+        if self._default:
+            return self._default_text(pending)
         policy, raw, needs = self.policy, pending.raw, self._needs
         args = pending.call.args
         text = raw.text
@@ -86,11 +88,6 @@ class Placeholders:
         tool = pending.tool
         repeat = self._repeat
         repeatable = repeat[tool] if tool in repeat else self.repeatable(tool)
-        if self._default:  # the default template, without the generic machinery
-            return default_placeholder(
-                tool, args_text, args, text, pending.tokens, raw.is_error, raw.media, head,
-                handles, repeatable, policy.refetch_tool, MAX_PLACEHOLDER_CHARS,
-            )  # fmt: skip
         info: PlaceholderInfo = new_tuple(
             PlaceholderInfo,
             (

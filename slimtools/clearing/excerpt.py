@@ -11,6 +11,10 @@ import orjson
 from slimtools._json import dumps_str, loads
 from slimtools.envelope import is_envelope_dict
 
+PATH_KEYS = ("path", "file_path", "filepath", "file", "filename", "target_file", "absolute_path")
+"""Argument names that carry the path a call reads or writes (the supersession rule's paths,
+and what a placeholder names as the place to read again)."""
+
 _ARGS_MAX = 160
 _MAX_HANDLES = 20
 

@@ -2,9 +2,9 @@
 
 Summaries keep few exact details (paths, commands, figures), so a summary of a cleared
 history would lose the one thing a placeholder guarantees: the way back to the original.
-:func:`cleared_manifest` lists every cleared result of some messages (the exact call or its
-handles, the tool, the size, a one-line head), and :func:`render_manifest` writes it as a
-block that compaction appends verbatim to the summary. A block already in the messages (an
+:func:`render_manifest` lists every result of the messages compaction folds (the exact call,
+its handles, the size, a one-line head) as a block that compaction appends verbatim to the
+summary. A block already in the messages (an
 earlier compaction's) is carried over line for line, so clear-then-compact-then-compact
 loses nothing either.
 """
@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from slimtools._json import dumps_str
@@ -28,64 +27,37 @@ _SIZE = re.compile(r"returned ([\d,]+) chars")
 _LINE = re.compile(r"^(Head|Handles): (.*)$", re.MULTILINE)
 
 
-@dataclass(frozen=True, slots=True)
-class ManifestEntry:
-    """One cleared result as the manifest names it.
-
-    Attributes:
-        call: the exact call, ``tool({"arg": ...})`` with its arguments as JSON.
-        tool: the tool name.
-        chars: the original's size in characters, when its placeholder says (else None).
-        head: the first characters of the original, on one line ("" when not kept).
-        handles: the handles the original carried (refetchable with the companion tool).
-    """
-
-    call: str
-    tool: str
-    chars: int | None
-    head: str
-    handles: str
-
-    def line(self) -> str:
-        """The entry as one manifest line."""
-        size = f"{self.chars:,} chars" if self.chars is not None else "size unknown"
-        parts = [f"- {self.call}: {size}"]
-        if self.handles:
-            parts.append(f"handles {self.handles}")
-        if self.head:
-            parts.append(f"head: {self.head}")
-        return "; ".join(parts)
-
-
-def cleared_manifest(
-    messages: Sequence[Any], format: str | None = None, *, folded: bool = False
-) -> list[ManifestEntry]:
-    """Every cleared result in ``messages``, in order, with its call when it is there.
-
-    With ``folded`` the results still in full are listed too (their size, head and handles
-    read from the text): compaction is about to fold them away, which clears them as well.
-    """
+def entry_lines(messages: Sequence[Any], format: str | None = None) -> list[str]:
+    """One manifest line per tool result in ``messages``, in order: the exact call
+    (``tool({"arg": ...})``, its arguments as JSON), the original's size, its handles and a
+    one-line head. A cleared result's are read from its placeholder; one still in full is
+    read from its text (compaction is about to fold it away, which clears it as well)."""
     seen = view(messages, format=format)
     calls = {c.id: c for c in seen.calls}
-    entries = []
+    lines = []
     for result in seen.results:
-        if not (result.cleared or folded):
-            continue
         call = calls.get(result.call_id)
         tool = call.name if call is not None else (result.name or "tool")
         args = dumps_str(call.args) if call is not None else dumps_str({"call_id": result.call_id})
         if result.cleared:
             size = _SIZE.search(result.text)
-            lines = dict(_LINE.findall(result.text))
+            said = dict(_LINE.findall(result.text))
             chars = int(size.group(1).replace(",", "")) if size else None
-            head, handles = " ".join(lines.get("Head", "").split()), lines.get("Handles", "")
+            head, handles = " ".join(said.get("Head", "").split()), said.get("Handles", "")
         else:
             chars, head = len(result.text), flatten_head(result.text, _HEAD_CHARS)
             handles = ", ".join(envelope_handles(result.text, "id"))
         if len(head) > _HEAD_CHARS:
             head = head[: _HEAD_CHARS - 3] + "..."
-        entries.append(ManifestEntry(f"{tool}({args})", tool, chars, head, handles))
-    return entries
+        parts = [
+            f"- {tool}({args}): " + (f"{chars:,} chars" if chars is not None else "size unknown")
+        ]
+        if handles:
+            parts.append(f"handles {handles}")
+        if head:
+            parts.append(f"head: {head}")
+        lines.append("; ".join(parts))
+    return lines
 
 
 def carried_lines(messages: Sequence[Any], format: str | None = None) -> list[str]:
@@ -108,8 +80,7 @@ def render_manifest(messages: Sequence[Any], format: str | None = None) -> str:
     every tool result in them, cleared or not ("" when they hold none)."""
     lines = carried_lines(messages, format)
     seen = set(lines)
-    for entry in cleared_manifest(messages, format, folded=True):
-        line = entry.line()
+    for line in entry_lines(messages, format):
         if line not in seen:
             seen.add(line)
             lines.append(line)

@@ -205,18 +205,6 @@ class ClearingPolicy:
         return self.cache  # type: ignore[return-value]  # normalised in __post_init__
 
     @property
-    def trigger_tokens(self) -> int | None:
-        """The token count past which clearing starts (None: no such trigger)."""
-        trigger: tuple[str, int] | None = self.trigger  # type: ignore[assignment]
-        return trigger[1] if trigger is not None and trigger[0] == "tokens" else None
-
-    @property
-    def trigger_tool_uses(self) -> int | None:
-        """The tool uses past which clearing starts (None: no such trigger)."""
-        trigger: tuple[str, int] | None = self.trigger  # type: ignore[assignment]
-        return trigger[1] if trigger is not None and trigger[0] == "tool_uses" else None
-
-    @property
     def placeholder_needs(self) -> frozenset[str]:
         """The costly placeholder fields the template shows (see ``template_needs``)."""
         needs: frozenset[str] = self.__dict__["_needs"]

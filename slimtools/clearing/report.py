@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, NamedTuple
 
-EDIT_TYPE = "clear_tool_uses_20250919"
+from slimtools.clearing.anthropic_edit import ANTHROPIC_EDIT_TYPE
 
 
 class ClearingReport(NamedTuple):
@@ -42,7 +42,7 @@ class ClearingReport(NamedTuple):
         """``{"type": "clear_tool_uses_20250919", "cleared_tool_uses": N,
         "cleared_input_tokens": T}``, as Anthropic reports it."""
         return {
-            "type": EDIT_TYPE,
+            "type": ANTHROPIC_EDIT_TYPE,
             "cleared_tool_uses": self.cleared_tool_uses,
             "cleared_input_tokens": self.cleared_input_tokens,
         }

@@ -14,10 +14,11 @@ from slimtools.gateway._request import Limits
 from slimtools.gateway._rewrite import Outgoing, clear_body, rewrite
 from slimtools.gateway._state import Cleared, Conversation, ConversationCache, conversation_name
 from slimtools.gateway._wire import ENDPOINTS, Endpoint, UnreadableError
-from slimtools.gateway.stats import ConversationStats, GatewayStats, Usage, usage_of
+from slimtools.gateway.stats import Billed, ConversationStats, GatewayStats
 
 __all__ = [
     "ENDPOINTS",
+    "Billed",
     "Cleared",
     "Conversation",
     "ConversationCache",
@@ -27,12 +28,10 @@ __all__ = [
     "Limits",
     "Outgoing",
     "UnreadableError",
-    "Usage",
     "clear_body",
     "conversation_name",
     "create_app",
     "rewrite",
-    "usage_of",
 ]
 
 

@@ -8,19 +8,13 @@ A streamed response (``text/event-stream``) is read line by line as its chunks p
 from __future__ import annotations
 
 import logging
+from collections.abc import Mapping
 from typing import Any
 
 import orjson
 
-from slimtools.gateway.stats import (
-    ConversationStats,
-    Diagnosis,
-    Usage,
-    diagnosis_of,
-    raw_usage_in_event,
-    usage_of,
-)
-from slimtools.instrumentation import REGISTRY, emit
+from slimtools.gateway.stats import ConversationStats, Diagnosis, diagnosis_of, raw_usage_in_event
+from slimtools.instrumentation import REGISTRY, Usage, emit, usage_of
 
 MAX_JSON_BYTES = 8 * 1024 * 1024
 """A JSON response larger than this is relayed without reading its usage."""
@@ -64,7 +58,8 @@ class UsageTap:
         elif not self._overflow and self._buffer:
             try:
                 parsed = orjson.loads(self._buffer)
-                self.usage = usage_of(parsed.get("usage"))
+                raw = parsed.get("usage")
+                self.usage = usage_of(raw) if isinstance(raw, Mapping) else None
                 self.diagnosis = diagnosis_of(parsed)
             except (orjson.JSONDecodeError, AttributeError):
                 logger.debug("response body is not a JSON object; usage unknown")

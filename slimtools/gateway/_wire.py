@@ -4,8 +4,9 @@ agent changes between rounds, and when to leave a request alone.
 An :class:`Endpoint` names the clearing codec's format and the body field holding the
 history (``messages`` or ``input``). Anthropic agents move their ``cache_control``
 breakpoints every round and fold a string message into one text block to carry one, so the
-history is *normalized* (breakpoints stripped, string content as one text block) before the
-clearer sees it, and :func:`merge_back` puts the agent's own breakpoints on what is sent.
+history is *normalized* before the clearer sees it and :func:`merge_back` puts the agent's
+own breakpoints on what is sent; both are the format's codec's
+(``clearing/formats/anthropic.py``), named in one row of ``_ROUND_CHANGES``.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from slimtools.clearing.formats import ANTHROPIC, OPENAI_CHAT, OPENAI_RESPONSES
+from slimtools.clearing.formats.anthropic import with_breakpoints, without_breakpoints
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,80 +86,21 @@ def continues_response(body: Mapping[str, Any]) -> bool:
     return bool(body.get("previous_response_id"))
 
 
+_ROUND_CHANGES = {ANTHROPIC: (without_breakpoints, with_breakpoints)}
+"""What a format's agents change between rounds, as its codec undoes and redoes it: a
+row per format that has any (Anthropic's moving ``cache_control`` breakpoints)."""
+
+
 def normalize(message: dict[str, Any], format: str) -> dict[str, Any]:
     """The message as the clearer should see it: the same across rounds whatever the agent
-    does to its breakpoints (the message itself when nothing needs changing)."""
-    if format != ANTHROPIC:
-        return message
-    content = message.get("content")
-    if isinstance(content, str):
-        return {**message, "content": [{"type": "text", "text": content}]}
-    if not isinstance(content, list) or not any(_marked(b) for b in content):
-        return message
-    return {**message, "content": [_strip(b) for b in content]}
-
-
-def _marked(block: Any) -> bool:
-    if not isinstance(block, dict):
-        return False
-    if "cache_control" in block:
-        return True
-    inner = block.get("content")
-    return isinstance(inner, list) and any(
-        isinstance(b, dict) and "cache_control" in b for b in inner
-    )
-
-
-def _strip(block: Any) -> Any:
-    if not _marked(block):
-        return block
-    out = {k: v for k, v in block.items() if k != "cache_control"}
-    inner = out.get("content")
-    if isinstance(inner, list):
-        out["content"] = [
-            {k: v for k, v in b.items() if k != "cache_control"} if isinstance(b, dict) else b
-            for b in inner
-        ]
-    return out
-
-
-def breakpoint_of(block: Any) -> Any:
-    """The ``cache_control`` a block carries, on itself or on one of its inner blocks."""
-    if not isinstance(block, dict):
-        return None
-    if "cache_control" in block:
-        return block["cache_control"]
-    inner = block.get("content")
-    if isinstance(inner, list):
-        for b in inner:
-            if isinstance(b, dict) and "cache_control" in b:
-                return b["cache_control"]
-    return None
+    changes between them (the message itself when nothing needs changing)."""
+    found = _ROUND_CHANGES.get(format)
+    return message if found is None else found[0](message)
 
 
 def merge_back(original: dict[str, Any], filed: Any, cleared: Any, format: str) -> Any:
-    """What to send for one message the clearer rewrote: its cleared content, with the
-    agent's own fields and breakpoints of this round (``filed`` is what the clearer read).
-
-    Blocks the clearer left alone are the agent's own blocks of this request; a cleared
-    block keeps the breakpoint its original carried, so the request asks for the same cache
-    breakpoints the agent asked for.
-    """
-    if format != ANTHROPIC or not isinstance(cleared, dict):
-        return cleared
-    new_blocks = cleared.get("content")
-    old_blocks = filed.get("content") if isinstance(filed, dict) else None
-    mine = original.get("content")
-    if not (isinstance(new_blocks, list) and isinstance(old_blocks, list)):
-        return {**original, "content": new_blocks}
-    mine_list = mine if isinstance(mine, list) else [{"type": "text", "text": mine}]
-    blocks = []
-    for i, block in enumerate(new_blocks):
-        agent = mine_list[i] if i < len(mine_list) else None
-        if i < len(old_blocks) and block is old_blocks[i] and agent is not None:
-            blocks.append(agent)
-            continue
-        mark = breakpoint_of(agent)
-        marked = mark is not None and isinstance(block, dict)
-        blocks.append({**block, "cache_control": mark} if marked else block)
-    return {**original, "content": blocks}
+    """What to send for one message the clearer rewrote: its cleared content, with what the
+    agent changes between rounds put back as it sent it this round (``filed`` is what the
+    clearer read)."""
+    found = _ROUND_CHANGES.get(format)
+    return cleared if found is None else found[1](original, filed, cleared)

@@ -16,12 +16,15 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from slimtools.clearing import CachePricing
-from slimtools.instrumentation import ProviderCacheMiss
+from slimtools.instrumentation import ProviderCacheMiss, Usage
 
 
 @dataclass(slots=True)
-class Usage:
-    """Tokens an upstream response says it billed, in one shape for every API.
+class Billed:
+    """Tokens the upstream responses of one conversation billed, summed.
+
+    Each response's ``usage`` is read by :func:`slimtools.instrumentation.usage_of` (the
+    one reading, for every API) and added here.
 
     Attributes:
         input: input tokens billed at the plain price (neither read nor written to a cache).
@@ -36,38 +39,16 @@ class Usage:
     cache_write: int = 0
     output: int = 0
 
-    def add(self, other: Usage) -> None:
-        """Add another response's usage."""
-        self.input += other.input
-        self.cache_read += other.cache_read
-        self.cache_write += other.cache_write
-        self.output += other.output
+    def add(self, usage: Usage) -> None:
+        """Add one response's usage."""
+        self.input += usage.input
+        self.cache_read += usage.cache_read
+        self.cache_write += usage.cache_write
+        self.output += usage.output
 
 
 def _int(value: Any) -> int:
     return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
-
-
-def usage_of(usage: Any) -> Usage | None:
-    """Read a ``usage`` object of Anthropic Messages, Chat Completions or Responses."""
-    if not isinstance(usage, Mapping):
-        return None
-    if "cache_read_input_tokens" in usage or "cache_creation_input_tokens" in usage:
-        return Usage(
-            _int(usage.get("input_tokens")),
-            _int(usage.get("cache_read_input_tokens")),
-            _int(usage.get("cache_creation_input_tokens")),
-            _int(usage.get("output_tokens")),
-        )
-    details = usage.get("prompt_tokens_details") or usage.get("input_tokens_details") or {}
-    cached = _int(details.get("cached_tokens")) if isinstance(details, Mapping) else 0
-    if "prompt_tokens" in usage:  # Chat Completions: prompt_tokens includes the cached ones
-        total, output = _int(usage.get("prompt_tokens")), _int(usage.get("completion_tokens"))
-    else:  # Anthropic without cache fields, or Responses (input_tokens includes cached)
-        total, output = _int(usage.get("input_tokens")), _int(usage.get("output_tokens"))
-        if "input_tokens_details" not in usage:
-            cached = 0
-    return Usage(max(total - cached, 0), cached, 0, output)
 
 
 def raw_usage_in_event(event: Any) -> Mapping[str, Any] | None:
@@ -174,7 +155,7 @@ class ConversationStats:
     server_cleared: int = 0
     continued: int = 0
     unreadable: int = 0
-    billed: Usage = field(default_factory=Usage)
+    billed: Billed = field(default_factory=Billed)
     modelled_read: int = 0
     modelled_write: int = 0
     provider_diagnosed: int = 0
@@ -220,16 +201,18 @@ class ConversationStats:
     def as_dict(self, pricing: CachePricing | None) -> dict[str, Any]:
         """The JSON figures; costs are in plain-input-token equivalents under ``pricing``."""
         out = {k: v for k, v in asdict(self).items() if not k.startswith("_") and k not in _STATE}
-        out["billed_cost"] = round(_cost(self.billed.input, self.billed, pricing), 1)
-        modelled = Usage(cache_read=self.modelled_read, cache_write=self.modelled_write)
-        out["modelled_cost_without_clearing"] = round(_cost(0, modelled, pricing), 1)
+        billed = self.billed
+        billed_cost = _cost(billed.input, billed.cache_read, billed.cache_write, pricing)
+        out["billed_cost"] = round(billed_cost, 1)
+        modelled = _cost(0, self.modelled_read, self.modelled_write, pricing)
+        out["modelled_cost_without_clearing"] = round(modelled, 1)
         return out
 
 
-def _cost(plain: int, usage: Usage, pricing: CachePricing | None) -> float:
+def _cost(plain: int, read: int, written: int, pricing: CachePricing | None) -> float:
     if pricing is None:
-        return float(plain + usage.cache_read + usage.cache_write)
-    return plain + pricing.cost(usage.cache_read, usage.cache_write)
+        return float(plain + read + written)
+    return plain + pricing.cost(read, written)
 
 
 class GatewayStats:

@@ -24,10 +24,8 @@ from slimtools.instrumentation._breaks import (
     TTL_1H,
     TTL_5M,
     CacheWatch,
-    Usage,
     cause_of,
     is_break,
-    usage_of,
 )
 from slimtools.instrumentation._events import (
     CacheBreak,
@@ -47,6 +45,7 @@ from slimtools.instrumentation._registry import (
     observe,
     tool_call_id,
 )
+from slimtools.instrumentation._usage import Usage, usage_of
 
 __all__ = [
     "CALL_ID",

@@ -10,14 +10,13 @@ other cache monitors use; providers cache in blocks, so small shortfalls are rou
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping
-from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Literal
 
 from slimtools._session import current_session
 from slimtools.instrumentation._events import CacheBreak, ClearingPass, Event, Listener
 from slimtools.instrumentation._registry import REGISTRY, check_listener, emit
+from slimtools.instrumentation._usage import Usage, usage_of
 
 BREAK_SHARE = 0.05
 BREAK_TOKENS = 2_000
@@ -70,57 +69,6 @@ def cause_of(
     if task_notification:
         return "task_notification"
     return "unexplained"
-
-
-@dataclass(frozen=True, slots=True)
-class Usage:
-    """The input side of one response's usage: the whole prompt and how it was billed.
-
-    Attributes:
-        prompt: every input token of the call, however billed.
-        cache_read: tokens read from the cache.
-        write_1h: tokens written to the 1-hour cache (Anthropic's ``ephemeral_1h``).
-        cache_write: tokens written to the cache, either lifetime (Anthropic's
-            ``cache_creation_input_tokens``; 0 for OpenAI, which bills no writes).
-    """
-
-    prompt: int
-    cache_read: int
-    write_1h: int = 0
-    cache_write: int = 0
-
-    @property
-    def input(self) -> int:
-        """Tokens billed at the plain input price (neither read from the cache nor written)."""
-        return self.prompt - self.cache_read - self.cache_write
-
-    @property
-    def write_5m(self) -> int:
-        """Tokens written to the 5-minute cache (every write that is not a 1-hour one)."""
-        return self.cache_write - self.write_1h
-
-
-def usage_of(usage: Any) -> Usage:
-    """Read a response's usage: Anthropic's (``input_tokens``, ``cache_read_input_tokens``,
-    ``cache_creation_input_tokens`` and its split by lifetime in ``cache_creation``) or
-    OpenAI's (``prompt_tokens``/``input_tokens`` with ``cached_tokens`` in their details), as
-    a mapping or as the SDK's object. The one reading of a usage record: live
-    (:class:`CacheWatch`) and recorded (``slimtools.transcripts.read_usage``).
-
-    Missing or malformed counts read as 0, so a response without usage never raises; a
-    1-hour write larger than every write counts as every write.
-    """
-    get = _getter(usage)
-    cached = _int(get("cache_read_input_tokens"))
-    written = _int(get("cache_creation_input_tokens"))
-    details = get("prompt_tokens_details") or get("input_tokens_details")
-    if "prompt_tokens" in _keys(usage) or details is not None:
-        cached = _int(_getter(details)("cached_tokens"))
-        prompt = _int(get("prompt_tokens")) or _int(get("input_tokens"))
-        return Usage(prompt, min(cached, prompt))
-    hour = _int(_getter(get("cache_creation"))("ephemeral_1h_input_tokens"))
-    prompt = _int(get("input_tokens")) + cached + written
-    return Usage(prompt, cached, min(hour, written), written)
 
 
 class CacheWatch:
@@ -205,19 +153,3 @@ class CacheWatch:
         if self._on_event is not None or REGISTRY.listeners:
             emit(found, self._on_event)
         return found
-
-
-def _getter(value: Any) -> Any:
-    if isinstance(value, Mapping):
-        return value.get
-    return lambda key: getattr(value, key, None)
-
-
-def _keys(value: Any) -> set[str]:
-    if isinstance(value, Mapping):
-        return {k for k in value if value[k] is not None}
-    return {k for k in ("prompt_tokens",) if getattr(value, k, None) is not None}
-
-
-def _int(value: Any) -> int:
-    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0

@@ -38,8 +38,8 @@ from slimtools.gateway import (
     UnreadableError,
     clear_body,
     conversation_name,
-    usage_of,
 )
+from slimtools.instrumentation import usage_of
 
 __all__ = ["SlimtoolsClearing", "clearing"]
 
@@ -123,10 +123,9 @@ class SlimtoolsClearing(CustomLogger):
         try:
             messages = kwargs.get("messages") or kwargs.get("input")
             usage: Any = getattr(response_obj, "usage", None)
-            raw = usage.model_dump() if hasattr(usage, "model_dump") else usage
-            found = usage_of(raw)
-            if found is None or not isinstance(messages, list) or not messages:
+            if usage is None or not isinstance(messages, list) or not messages:
                 return
+            found = usage_of(usage.model_dump() if hasattr(usage, "model_dump") else usage)
             endpoint = endpoint_for(kwargs.get("call_type")) or _BY_FORMAT[OPENAI_CHAT]
             name = conversation_name(messages, endpoint.format)
             if name in self.stats.conversations:

@@ -140,3 +140,14 @@ def test_missing_framework_raises_an_import_error_naming_the_extra():
     assert "pip install 'slimtools[anthropic]'" in import_error_without(
         "anthropic", "slimtools.adapters.anthropic"
     )
+
+
+def test_a_toolset_members_result_names_the_same_toolset():
+    """A ``tool_use`` block carrying ``toolset_name`` is answered by a block naming it too."""
+    block = {"type": "tool_use", "id": "a", "name": "search_tickets", "input": {"query": "x"}}
+    reply = tool_result_message(
+        make_kit(), [{**block, "toolset_name": "desk"}, {**block, "id": "b"}]
+    )
+    assert reply is not None
+    names = [b.get("toolset_name") for b in reply["content"]]  # type: ignore[union-attr]
+    assert names == ["desk", None]

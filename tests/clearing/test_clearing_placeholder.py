@@ -198,14 +198,12 @@ def test_cjk_results_are_counted_in_tokens():
 def test_default_template_fast_paths_match_the_generic_renderer(
     handles, head, is_error, repeatable, media
 ):
-    """The f-strings used for the default template render exactly what the template says."""
+    """The f-string used for the default template renders exactly what the template says."""
     from slimtools.clearing.placeholder import (
         DEFAULT_TEMPLATE,
         PlaceholderInfo,
-        _format_default,
         _format_generic,
-        default_placeholder,
-        render,
+        default_body,
     )
 
     args = {"path": "a.py"}
@@ -213,12 +211,11 @@ def test_default_template_fast_paths_match_the_generic_renderer(
         "t", args, 'path="a.py"', 12345, 3086, head, handles, "c", 4, is_error, "get_record",
         repeatable, media,
     )  # fmt: skip
-    assert _format_default(info) == _format_generic(DEFAULT_TEMPLATE, info)
-    fast = default_placeholder(
-        "t", 'path="a.py"', args, "x" * 12345, 3086, is_error, media, head, handles,
-        repeatable, "get_record", 1000,
+    fast = default_body(
+        "t", 'path="a.py"', args, 12345, 3086, is_error, media, head, handles, repeatable,
+        "get_record",
     )  # fmt: skip
-    assert fast == render(info, DEFAULT_TEMPLATE, 1000)
+    assert fast == _format_generic(DEFAULT_TEMPLATE, info)
 
 
 @pytest.mark.parametrize(
@@ -274,6 +271,14 @@ def test_tools_with_effects_are_never_offered_again(tool):
     text = cleared_text("anthropic", big("r", 200), tool=tool, args=args)
     assert f"call {tool}(" not in text
     assert f"Do not call {tool} again to see this: that would repeat what it did." in text
+    assert 'To see the current state, read "/repo/app.py" with a read-only tool.' in text
+
+
+def test_the_read_hint_names_every_path_the_supersession_rule_reads():
+    """A write's path under any of the supersession rule's names (``target_file`` too) is
+    where its placeholder says to read: one list of path arguments for both."""
+    args = {"target_file": "/repo/app.py", "code_edit": "x = 1"}
+    text = cleared_text("anthropic", big("r", 200), tool="edit_file", args=args)
     assert 'To see the current state, read "/repo/app.py" with a read-only tool.' in text
 
 

@@ -167,12 +167,7 @@ def test_from_anthropic_reads_the_edit_dict():
 def test_from_anthropic_tool_uses_trigger():
     """A tool_uses trigger counts tool uses, not tokens."""
     p = ClearingPolicy.from_anthropic({"trigger": {"type": "tool_uses", "value": 10}})
-    assert (p.trigger, p.trigger_tool_uses, p.trigger_tokens, p.keep) == (
-        ("tool_uses", 10),
-        10,
-        None,
-        3,
-    )
+    assert (p.trigger, p.keep) == (("tool_uses", 10), 3)
 
 
 def test_from_anthropic_applies_overrides():

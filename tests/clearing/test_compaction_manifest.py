@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 from slimtools.clearing import ClearingPolicy, view
-from slimtools.clearing.manifest import MANIFEST_HEADER, cleared_manifest
+from slimtools.clearing.manifest import MANIFEST_HEADER, entry_lines
 from slimtools.compaction import CompactionPolicy, ContextPipeline, compact
 
 
@@ -89,13 +89,14 @@ def test_manifest_entry_names_tool_size_handles_and_a_one_line_head():
         history += round_of(i)
     from slimtools.clearing import clear_stale_results
 
-    entry = cleared_manifest(clear_stale_results(history, ClearingPolicy(cache=None)))[0]
-    assert entry.call == 'read_file({"path":"src/m0.py"})'
-    assert entry.tool == "read_file"
-    assert entry.chars == len(history[2]["content"])
-    assert "h0x" in entry.handles
-    assert entry.head.startswith('{"total": 1')
-    assert "\n" not in entry.head
+    line = entry_lines(clear_stale_results(history, ClearingPolicy(cache=None)))[0]
+    call_and_size, handles, head = line.split("; ", 2)
+    size = len(history[2]["content"])
+    assert call_and_size == f'- read_file({{"path":"src/m0.py"}}): {size:,} chars'
+    assert handles.startswith("handles ")
+    assert "h0x" in handles
+    assert head.startswith('head: {"total": 1')
+    assert "\n" not in line
 
 
 def test_a_plain_summariser_still_gets_the_manifest_appended():

@@ -161,6 +161,24 @@ def test_a_cleared_block_keeps_the_agents_breakpoint() -> None:
     assert all(b["cache_control"] == {"type": "ephemeral"} for b in blocks)
 
 
+def test_a_cleared_result_keeps_the_last_breakpoint_of_its_content() -> None:
+    """Of several breakpoints in a cleared result's content, the one sent upstream is the
+    last, as ``clear_stale_results`` keeps (one rule for both surfaces)."""
+    history = render("anthropic", [*script_of_reads(6)])
+    request = copy.deepcopy(history[: round_starts(history, "anthropic")[-1]])
+    first, last = {"type": "ephemeral"}, {"type": "ephemeral", "ttl": "1h"}
+    for message in request:
+        for block in message["content"] if isinstance(message["content"], list) else []:
+            if block.get("type") == "tool_result":
+                head = {"type": "text", "text": block["content"], "cache_control": first}
+                block["content"] = [head, {"type": "text", "text": "end", "cache_control": last}]
+    sent = ConversationCache(ClearingPolicy(cache=None, keep_turns=1)).clear(request, "anthropic")
+    cleared = [b for m in sent.messages if isinstance(m["content"], list) for b in m["content"]
+               if b.get("type") == "tool_result" and is_placeholder(str(b["content"]))]  # fmt: skip
+    assert cleared
+    assert all(b["cache_control"] == last for b in cleared)
+
+
 def script_of_reads(n: int) -> Iterator[Any]:
     """``n`` turns, each reading one large file."""
     from tests.clearing.strategies_clearing import script

@@ -146,3 +146,29 @@ def test_usage_splits_anthropic_writes_by_lifetime():
     }
     usage = usage_of(raw)
     assert (usage.input, usage.cache_read, usage.write_5m, usage.write_1h) == (3, 100, 20, 30)
+
+
+def test_usage_reads_the_output_of_every_api():
+    """Anthropic's and Responses' ``output_tokens`` and Chat's ``completion_tokens`` are the
+    output, beside the prompt."""
+    anthropic = usage_of({"input_tokens": 3, "cache_read_input_tokens": 9, "output_tokens": 4})
+    chat = usage_of({"prompt_tokens": 12, "completion_tokens": 4})
+    responses = usage_of(
+        {"input_tokens": 12, "input_tokens_details": {"cached_tokens": 9}, "output_tokens": 4}
+    )
+    assert {(u.prompt, u.output) for u in (anthropic, chat, responses)} == {(12, 4)}
+
+
+@given(_count, _count, _count, _count, st.booleans())
+def test_openai_shaped_usage_parts_add_up_to_the_prompt(prompt, cached, written, output, chat):
+    """In OpenAI's shape too (LiteLLM's Anthropic writes beside it), however malformed the
+    counts, plain input, reads and writes add up to the prompt, none negative."""
+    raw = {
+        "prompt_tokens" if chat else "input_tokens": prompt,
+        "prompt_tokens_details" if chat else "input_tokens_details": {"cached_tokens": cached},
+        "cache_creation_input_tokens": written,
+        "completion_tokens" if chat else "output_tokens": output,
+    }
+    usage = usage_of(raw)
+    assert min(usage.input, usage.cache_read, usage.cache_write, usage.output) >= 0
+    assert usage.input + usage.cache_read + usage.cache_write == usage.prompt

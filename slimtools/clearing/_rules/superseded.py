@@ -22,13 +22,13 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
+from slimtools.clearing.excerpt import PATH_KEYS
+
 if TYPE_CHECKING:
     from slimtools.clearing._batch import Pending
     from slimtools.clearing._rules.base import Proposal
     from slimtools.clearing.policy import ClearingPolicy
 
-PATH_KEYS = ("path", "file_path", "filepath", "file", "filename", "target_file", "absolute_path")
-"""Argument names that carry the path a call reads or writes."""
 
 _READ_COMMANDS = frozenset({"view", "read", "cat", "show"})
 _WRITE_COMMANDS = frozenset(

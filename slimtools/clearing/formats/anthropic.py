@@ -11,6 +11,11 @@ drops one nor moves it out of its result. On the tool_result block it stays wher
 on a block of the result's content it goes onto the placeholder, which is then one text
 block carrying it (the last marker, when the content held several: they all end up at
 that one block).
+
+Agents move their breakpoints every round (Claude Code marks the last block) and fold a
+string message into one text block to carry one; :func:`without_breakpoints` gives the
+message as it stays across rounds and :func:`with_breakpoints` puts the agent's own back on
+what was cleared (the gateway's ``normalize``/``merge_back`` for this format).
 """
 
 from __future__ import annotations
@@ -20,8 +25,6 @@ from typing import Any
 
 from slimtools.clearing.formats._objects import get, updated
 from slimtools.clearing.formats.base import (
-    EMPTY_ARGS,
-    Args,
     Decoded,
     ListedCalls,
     RawResult,
@@ -56,6 +59,78 @@ def _breakpoint(content: Any) -> Any:
             if mark is not None:
                 return mark
     return None
+
+
+def breakpoint_of(block: Any) -> Any:
+    """The ``cache_control`` marker a block carries: its own, else the last of its content's
+    blocks (None: none)."""
+    mark = None if isinstance(block, str) else get(block, "cache_control")
+    return mark if mark is not None else _breakpoint(get(block, "content"))
+
+
+def without_breakpoints(message: dict[str, Any]) -> dict[str, Any]:
+    """The message with no ``cache_control`` on its blocks or their content's blocks, and
+    string content as one text block: the same across rounds whatever the agent does to
+    its breakpoints (the message itself when nothing needs changing)."""
+    content = message.get("content")
+    if isinstance(content, str):
+        return {**message, "content": [{"type": "text", "text": content}]}
+    if not isinstance(content, list) or not any(_marked(b) for b in content):
+        return message
+    return {**message, "content": [_strip(b) for b in content]}
+
+
+def _marked(block: Any) -> bool:
+    if not isinstance(block, dict):
+        return False
+    if "cache_control" in block:
+        return True
+    inner = block.get("content")
+    return isinstance(inner, list) and any(
+        isinstance(b, dict) and "cache_control" in b for b in inner
+    )
+
+
+def _strip(block: Any) -> Any:
+    if not _marked(block):
+        return block
+    out = {k: v for k, v in block.items() if k != "cache_control"}
+    inner = out.get("content")
+    if isinstance(inner, list):
+        out["content"] = [
+            {k: v for k, v in b.items() if k != "cache_control"} if isinstance(b, dict) else b
+            for b in inner
+        ]
+    return out
+
+
+def with_breakpoints(original: dict[str, Any], filed: Any, cleared: Any) -> Any:
+    """What to send for one message the clearer rewrote: its cleared content, with the
+    agent's own fields and breakpoints of this round (``original``: the agent's message;
+    ``filed``: :func:`without_breakpoints` of it, which the clearer read).
+
+    Blocks the clearer left alone are the agent's own blocks of this request; a cleared
+    block carries the breakpoint its original carried (:func:`breakpoint_of`), so the
+    request asks for the same cache breakpoints the agent asked for.
+    """
+    if not isinstance(cleared, dict):
+        return cleared
+    new_blocks = cleared.get("content")
+    old_blocks = filed.get("content") if isinstance(filed, dict) else None
+    mine = original.get("content")
+    if not (isinstance(new_blocks, list) and isinstance(old_blocks, list)):
+        return {**original, "content": new_blocks}
+    mine_list = mine if isinstance(mine, list) else [{"type": "text", "text": mine}]
+    blocks = []
+    for i, block in enumerate(new_blocks):
+        agent = mine_list[i] if i < len(mine_list) else None
+        if i < len(old_blocks) and block is old_blocks[i] and agent is not None:
+            blocks.append(agent)
+            continue
+        mark = None if agent is None else breakpoint_of(agent)
+        marked = mark is not None and isinstance(block, dict)
+        blocks.append({**block, "cache_control": mark} if marked else block)
+    return {**original, "content": blocks}
 
 
 def _text_block(text: str, mark: Any) -> dict[str, Any]:
@@ -149,6 +224,6 @@ class AnthropicCodec(ListedCalls):
         """A ``tool_use`` block with one of those ids."""
         return get(entry, "type") == "tool_use" and get(entry, "id") in call_ids
 
-    def blank_entry(self, entry: Any, args: Args = EMPTY_ARGS) -> Any:
-        """The block with ``input`` ``args`` (``{}`` by default)."""
-        return updated(entry, input=dict(args))
+    def blank_entry(self, entry: Any) -> Any:
+        """The block with ``input`` ``{}``."""
+        return updated(entry, input={})

@@ -20,23 +20,6 @@ from slimtools.clearing.formats._objects import get, with_changes
 from slimtools.clearing.formats.media import MEDIA_TOKENS, block_text, content_media
 from slimtools.clearing.marker import MARKER_PREFIX, is_placeholder
 
-Args = Mapping[str, Any]
-"""A call's arguments as a JSON object."""
-
-EMPTY_ARGS: Args = {}
-"""Blanked arguments."""
-
-
-def args_json(args: Args) -> str:
-    """Arguments as the JSON text formats holding a string carry (``"{}"`` when blank)."""
-    return dumps_str(dict(args)) if args else "{}"
-
-
-def custom_input(args: Args) -> str:
-    """The free-form ``input`` of a custom tool call left with ``args`` (empty when blank)."""
-    value = args.get("input", "")
-    return value if isinstance(value, str) else ""
-
 
 class RawCall(NamedTuple):
     """A tool call as a codec found it."""
@@ -351,8 +334,8 @@ class ListedCalls:
         """Whether ``entry`` is a call with one of those ids."""
         raise NotImplementedError
 
-    def blank_entry(self, entry: Any, args: Args = EMPTY_ARGS) -> Any:
-        """A copy of a call entry with its arguments set to ``args`` (emptied by default)."""
+    def blank_entry(self, entry: Any) -> Any:
+        """A copy of a call entry with its arguments emptied (still valid JSON)."""
         raise NotImplementedError
 
     def _entries(self, message: Any) -> Sequence[Any]:

@@ -17,14 +17,11 @@ import orjson
 
 from slimtools.clearing.formats._objects import get
 from slimtools.clearing.formats.base import (
-    EMPTY_ARGS,
     OTHER,
-    Args,
     Decoded,
     RawCall,
     RawResult,
     WholeMessageResults,
-    args_json,
     content_text,
     context,
     make_call,
@@ -140,7 +137,7 @@ class LangChainCodec(WholeMessageResults):
 
     def blank_inputs(self, message: Any, call_ids: Collection[str]) -> Any:
         """Empty the arguments in tool_calls, additional_kwargs and content blocks."""
-        return _rewrite(message, dict.fromkeys(call_ids, EMPTY_ARGS), {})
+        return _rewrite(message, call_ids, {})
 
     def input_snapshot(self, message: Any, call_id: str) -> Any:
         """Every entry holding the call's arguments: ``[[field, index, entry], ...]``."""
@@ -191,14 +188,14 @@ def _copies(message: Any, ids: Collection[str]) -> Iterator[tuple[str, int, Any]
             yield "content", i, block
 
 
-def _blank(where: str, entry: Any, args: Args) -> Any:
-    """The entry with its arguments set to ``args``, valid JSON in the same representation
-    (a JSON string where the entry holds one, a dict where it holds a dict)."""
-    text = args_json(args)
+def _blank(where: str, entry: Any) -> Any:
+    """The entry with its arguments emptied, valid JSON in the same representation (``"{}"``
+    where the entry holds a JSON string, ``{}`` where it holds a dict)."""
+    text = "{}"
     if where == "invalid_tool_calls":
         return {**entry, "args": text}
     if where == "tool_calls":
-        return {**entry, "args": dict(args)}
+        return {**entry, "args": {}}
     if where == "additional_kwargs":
         function = entry.get("function") if isinstance(entry, dict) else None
         if isinstance(function, dict):
@@ -207,26 +204,22 @@ def _blank(where: str, entry: Any, args: Args) -> Any:
     kind = entry.get("type")
     blanked = dict(entry)
     if kind == "tool_use":
-        blanked["input"] = dict(args)
+        blanked["input"] = {}
         if "partial_json" in blanked:
             blanked["partial_json"] = text
     elif kind == "tool_call":
-        blanked["args"] = dict(args)
+        blanked["args"] = {}
     else:
         blanked["arguments"] = text
     return blanked
 
 
-def _rewrite(message: Any, blanks: Mapping[str, Args], snapshots: Mapping[str, Any]) -> Any:
-    """Set the argument copies of calls to ``blanks[call_id]``, or put back ``snapshots``."""
+def _rewrite(message: Any, blanks: Collection[str], snapshots: Mapping[str, Any]) -> Any:
+    """Empty the argument copies of the calls in ``blanks``, or put back ``snapshots``."""
     plan: dict[str, dict[int, Any]] = {}
     if blanks:
         for where, i, entry in _copies(message, blanks):
-            call_id = get(entry, "id") if where != "content" else entry.get("id")
-            given = blanks.get(call_id)
-            if given is None and where == "content":
-                given = blanks.get(entry.get("call_id"))
-            plan.setdefault(where, {})[i] = _blank(where, entry, given or EMPTY_ARGS)
+            plan.setdefault(where, {})[i] = _blank(where, entry)
     for snapshot in snapshots.values():
         for where, i, entry in snapshot or ():
             plan.setdefault(where, {})[int(i)] = entry

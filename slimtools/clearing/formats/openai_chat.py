@@ -12,16 +12,12 @@ from typing import Any
 
 from slimtools.clearing.formats._objects import get, updated
 from slimtools.clearing.formats.base import (
-    EMPTY_ARGS,
-    Args,
     Decoded,
     ListedCalls,
     RawCall,
     WholeMessageResults,
-    args_json,
     content_text,
     context,
-    custom_input,
     decoded,
     make_call,
     make_result,
@@ -99,13 +95,12 @@ class OpenAIChatCodec(WholeMessageResults, ListedCalls):
         """Every ``tool_calls`` entry is a call; this one if its id is among those."""
         return get(entry, "id") in call_ids
 
-    def blank_entry(self, entry: Any, args: Args = EMPTY_ARGS) -> Any:
-        """The entry with ``arguments`` the JSON of ``args`` (``"{}"`` by default; custom
-        tools: ``args["input"]``, an empty ``input`` by default)."""
+    def blank_entry(self, entry: Any) -> Any:
+        """The entry with ``arguments`` ``"{}"`` (custom tools: an empty ``input``)."""
         function = get(entry, "function")
         if function is not None:
-            return updated(entry, function=updated(function, arguments=args_json(args)))
+            return updated(entry, function=updated(function, arguments="{}"))
         custom = get(entry, "custom")
         if custom is not None:
-            return updated(entry, custom=updated(custom, input=custom_input(args)))
+            return updated(entry, custom=updated(custom, input=""))
         return entry

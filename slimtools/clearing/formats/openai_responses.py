@@ -13,13 +13,10 @@ from typing import Any
 
 from slimtools.clearing.formats._objects import get, updated
 from slimtools.clearing.formats.base import (
-    EMPTY_ARGS,
     Decoded,
     WholeMessageResults,
-    args_json,
     content_text,
     context,
-    custom_input,
     decoded,
     make_call,
     make_result,
@@ -107,8 +104,8 @@ class OpenAIResponsesCodec(WholeMessageResults):
         if get(message, "call_id") not in call_ids:
             return message
         if get(message, "type") == "custom_tool_call":
-            return updated(message, input=custom_input(EMPTY_ARGS))
-        return updated(message, arguments=args_json(EMPTY_ARGS))
+            return updated(message, input="")
+        return updated(message, arguments="{}")
 
     def input_snapshot(self, message: Any, call_id: str) -> Any:
         """The original call item as a whole."""
