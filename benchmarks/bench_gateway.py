@@ -32,6 +32,7 @@ import httpx
 import orjson
 
 from benchmarks._timing import SHARED_DATA
+from benchmarks.results import record
 from slimtools.clearing import ClearingPolicy
 from slimtools.gateway import ConversationCache, create_app
 from slimtools.ledger import TokenLedger
@@ -137,6 +138,17 @@ def latency() -> None:
     parse = statistics.median(floor)
     print(f"floor of clearing on the wire (parse and serialize each body, nothing cleared): "
           f"{parse * 1e3:.2f} ms ({parse / gateway_p50:.0%} of the gateway's added p50)")  # fmt: skip
+    passing = statistics.median(added["pass-through"])
+    record("added latency over a direct connection on loopback, p50 (goal: under 2 ms)",
+           baseline=f"pass-through of the same stack: {passing * 1e3:.2f} ms",
+           measured=f"{gateway_p50 * 1e3:.2f} ms", ratio=f"{gateway_p50 / passing:.2f}x",
+           gateway_ms=gateway_p50 * 1e3, pass_through_ms=passing * 1e3)  # fmt: skip
+    record("clearing's share of the added p50 (goal: at most 15%)",
+           baseline=f"floor, parse and serialize each body: {parse * 1e3:.2f} ms "
+                    f"({parse / gateway_p50:.0%})",
+           measured=f"{max(clearing, 0) * 1e3:.2f} ms ({max(clearing, 0) / gateway_p50:.0%})",
+           ratio=f"{max(clearing, 0) / parse:.2f}x the floor",
+           clearing_ms=max(clearing, 0) * 1e3, floor_ms=parse * 1e3)  # fmt: skip
     if first["gateway"] and first["pass-through"]:
         g, p = statistics.median(first["gateway"]), statistics.median(first["pass-through"])
         print(f"time to first streamed byte: gateway {g * 1e3:.2f} ms, pass-through "
@@ -180,6 +192,9 @@ def memory() -> None:
     tracemalloc.stop()
     print(f"memory per conversation (200 rounds, history {size / 1e6:.2f} MB as JSON): "
           f"{held / 1e6:.2f} MB ({held / size:.1f}x the JSON)")  # fmt: skip
+    record("memory held per conversation, 200 rounds", baseline=f"its history as JSON: "
+           f"{size / 1e6:.2f} MB", measured=f"{held / 1e6:.2f} MB", ratio=f"{held / size:.2f}x",
+           held_mb=held / 1e6)  # fmt: skip
 
 
 def worker_history(worker: int, rounds: int, *, shared: bool, size: int = 6000) -> list[Any]:
@@ -300,6 +315,12 @@ def soak() -> None:
           f"held {state.cache.size / 2**20:.1f} MiB in {len(state.cache)} conversations "
           f"against a bound of {SOAK_STATE / 2**20:.0f} MiB; upstream cancelled "
           f"{fake.cancelled} abandoned requests")  # fmt: skip
+    record(f"soak, {SOAK_CLIENTS} clients x {SOAK_ROUNDS} rounds, {faults:,} faults mixed in: "
+           "an ordinary request afterwards (goal: within 1 s)",
+           baseline=f"{ok:,} answered, {errors} error statuses, {dropped} dropped",
+           measured=f"{after * 1e3:.0f} ms, state {state.cache.size / 2**20:.1f} MiB",
+           ratio=f"{state.cache.size / SOAK_STATE:.0%} of the byte bound",
+           after_ms=after * 1e3, state_mib=state.cache.size / 2**20)  # fmt: skip
 
 
 def transcripts() -> None:
