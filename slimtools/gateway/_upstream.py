@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
+import ssl
 import urllib.request
 from collections.abc import AsyncIterator, Iterable
 from urllib.parse import urlsplit
@@ -63,7 +65,9 @@ class Upstream:
             limits = self.limits
             self._session = aiohttp.ClientSession(
                 connector=aiohttp.TCPConnector(
-                    limit=limits.max_connections, keepalive_timeout=KEEPALIVE
+                    limit=limits.max_connections,
+                    keepalive_timeout=KEEPALIVE,
+                    ssl=trust_store(),
                 ),
                 timeout=aiohttp.ClientTimeout(
                     total=None,
@@ -121,10 +125,12 @@ class Upstream:
                     auto_decompress=decoded,
                     proxy=self.proxy,
                 )
-            except (aiohttp.InvalidURL, ValueError) as exc:
+            except aiohttp.InvalidURL as exc:
                 raise RefusedError(400, f"the path cannot be forwarded: {exc}") from None
-            except (aiohttp.ClientError, TimeoutError) as exc:
-                raise UpstreamError(*self.failure(exc)) from None
+            except (aiohttp.ClientError, TimeoutError) as exc:  # before ValueError: a
+                raise UpstreamError(*self.failure(exc)) from None  # bad certificate is one
+            except ValueError as exc:
+                raise RefusedError(400, f"the path cannot be forwarded: {exc}") from None
             try:
                 yield answer
             finally:
@@ -167,6 +173,22 @@ class Upstream:
                             aiohttp.ClientOSError, ConnectionError)):  # fmt: skip
             return 502, f"upstream connection reset: {upstream} ({detail})"
         return 502, f"upstream failed: {upstream}: {type(exc).__name__} ({detail})"
+
+
+def trust_store() -> ssl.SSLContext:
+    """The certificates an HTTPS upstream is verified against, as httpx chose them: the
+    file or folder ``SSL_CERT_FILE`` / ``SSL_CERT_DIR`` name (a company's own CA), else
+    certifi's bundle (a Python without a system store, as on macOS, still verifies), else
+    the system's."""
+    if os.environ.get("SSL_CERT_FILE"):
+        return ssl.create_default_context(cafile=os.environ["SSL_CERT_FILE"])
+    if os.environ.get("SSL_CERT_DIR"):
+        return ssl.create_default_context(capath=os.environ["SSL_CERT_DIR"])
+    try:
+        import certifi
+    except ImportError:  # pragma: no cover - the gateway extra installs it
+        return ssl.create_default_context()
+    return ssl.create_default_context(cafile=certifi.where())
 
 
 def _env_proxy(scheme: str, host: str) -> str | None:

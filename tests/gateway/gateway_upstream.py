@@ -399,13 +399,15 @@ def _responses(fake: FakeUpstream, body: Any) -> Response:
 
 
 @contextlib.contextmanager
-def serve(app: Any) -> Iterator[str]:
-    """Serve an ASGI app with uvicorn on a free 127.0.0.1 port; yields its base URL."""
+def serve(app: Any, *, tls: tuple[str, str] | None = None) -> Iterator[str]:
+    """Serve an ASGI app with uvicorn on a free 127.0.0.1 port; yields its base URL
+    (``https://localhost:…`` with ``tls``, a key file and a certificate file)."""
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind(("127.0.0.1", 0))
     port = sock.getsockname()[1]
-    config = uvicorn.Config(app, log_level="warning", lifespan="on")
+    files = {"ssl_keyfile": tls[0], "ssl_certfile": tls[1]} if tls else {}
+    config = uvicorn.Config(app, log_level="warning", lifespan="on", **files)
     server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
     thread.start()
@@ -415,7 +417,7 @@ def serve(app: Any) -> Iterator[str]:
             raise RuntimeError("uvicorn did not start within 60 s")
         time.sleep(0.02)
     try:
-        yield f"http://127.0.0.1:{port}"
+        yield f"https://localhost:{port}" if tls else f"http://127.0.0.1:{port}"
     finally:
         server.should_exit = True
         thread.join(timeout=10)
