@@ -9,6 +9,7 @@ that came: nothing here decodes them, so a value outside ASCII is relayed, not r
 
 from __future__ import annotations
 
+import asyncio
 import hmac
 import socket
 import ssl
@@ -215,6 +216,6 @@ def connect_cause(root: BaseException) -> str:
         return "TLS handshake failed"
     if isinstance(root, ConnectionResetError):
         return "connection reset"
-    if isinstance(root, TimeoutError):
+    if isinstance(root, (TimeoutError, asyncio.TimeoutError)):
         return "timed out"
     return "connection failed"

@@ -26,6 +26,10 @@ from yarl import URL
 
 from slimtools.gateway._request import Limits, RefusedError, connect_cause, root_cause
 
+TIMEOUTS = (TimeoutError, asyncio.TimeoutError)
+"""What a timeout raises: two classes on Python 3.10 (one from 3.11), aiohttp's read
+timeout being an ``asyncio.TimeoutError``."""
+
 KEEPALIVE = 4.0
 """Seconds an idle upstream connection is kept for reuse."""
 
@@ -127,7 +131,7 @@ class Upstream:
                 )
             except aiohttp.InvalidURL as exc:
                 raise RefusedError(400, f"the path cannot be forwarded: {exc}") from None
-            except (aiohttp.ClientError, TimeoutError) as exc:  # before ValueError: a
+            except (aiohttp.ClientError, *TIMEOUTS) as exc:  # before ValueError: a
                 raise UpstreamError(*self.failure(exc)) from None  # bad certificate is one
             except ValueError as exc:
                 raise RefusedError(400, f"the path cannot be forwarded: {exc}") from None
@@ -157,7 +161,7 @@ class Upstream:
                 f"upstream unreachable: {upstream}: no connection within "
                 f"{limits.connect_timeout:g} s"
             )
-        if isinstance(exc, TimeoutError):  # aiohttp's read timeout is one too
+        if isinstance(exc, TIMEOUTS):  # aiohttp's read timeout is one too
             return 504, f"upstream timed out: {upstream}: silent for {limits.read_timeout:g} s"
         if isinstance(exc, aiohttp.ClientConnectorError):
             root = (

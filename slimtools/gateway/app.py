@@ -57,7 +57,7 @@ from slimtools.gateway._request import (
 from slimtools.gateway._rewrite import Outgoing, rewrite
 from slimtools.gateway._state import MAX_BYTES, ConversationCache
 from slimtools.gateway._tap import UsageTap
-from slimtools.gateway._upstream import Upstream, UpstreamError
+from slimtools.gateway._upstream import TIMEOUTS, Upstream, UpstreamError
 from slimtools.gateway._wire import Endpoint, endpoint_of
 from slimtools.gateway.stats import GatewayStats
 
@@ -288,7 +288,7 @@ async def _relay(
         logger.warning("slimtools gateway: %s", failed.message)
         await _error(send, failed.status, failed.message)
         return
-    except (aiohttp.ClientError, TimeoutError) as exc:
+    except (aiohttp.ClientError, *TIMEOUTS) as exc:
         # Mid-answer: the status is sent. Ending without the last chunk makes the server
         # close the connection, so the client sees a cut answer, not a whole one.
         _, message = upstream.failure(exc)
