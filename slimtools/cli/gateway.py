@@ -21,6 +21,7 @@ from typing import Any
 from slimtools.clearing import ClearingPolicy
 from slimtools.cli._policy import add_policy_options, build_policy, count, describe, options_of
 from slimtools.errors import ConfigurationError
+from slimtools.redaction import redact
 
 __all__ = ["add_commands"]
 
@@ -230,7 +231,7 @@ def run_gateway_command(args: argparse.Namespace) -> int:
 
     def announce() -> None:
         print(
-            f"slimtools gateway: listening on {where}, forwarding to {args.upstream}, "
+            f"slimtools gateway: listening on {where}, forwarding to {redact(args.upstream)}, "
             f"policy {named}; stats: curl -H 'Authorization: Bearer {shown}' "
             f"{where}/slimtools/stats",
             file=sys.stderr,

@@ -25,6 +25,7 @@ from multidict import CIMultiDict
 from yarl import URL
 
 from slimtools.gateway._request import Limits, RefusedError, connect_cause, root_cause
+from slimtools.redaction import redact
 
 TIMEOUTS = (TimeoutError, asyncio.TimeoutError)
 """What a timeout raises: two classes on Python 3.10 (one from 3.11), aiohttp's read
@@ -56,6 +57,7 @@ class Upstream:
 
     def __init__(self, base: str, limits: Limits) -> None:
         self.base = base.rstrip("/")
+        self.name = redact(self.base)  # as messages name it: without a password it holds
         parts = urlsplit(self.base)
         self.base_path = parts.path.rstrip("/")
         self.limits = limits
@@ -154,8 +156,13 @@ class Upstream:
         )
 
     def failure(self, exc: BaseException) -> tuple[int, str]:
-        """The status and one-line message for a failed exchange, naming the cause."""
-        upstream, limits = self.base, self.limits
+        """The status and one-line message for a failed exchange, naming the cause (and
+        redacted: a proxy's URL in the cause may hold a password too)."""
+        status, message = self._failure(exc)
+        return status, redact(message)
+
+    def _failure(self, exc: BaseException) -> tuple[int, str]:
+        upstream, limits = self.name, self.limits
         if isinstance(exc, aiohttp.ConnectionTimeoutError):
             return 504, (
                 f"upstream unreachable: {upstream}: no connection within "

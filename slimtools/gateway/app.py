@@ -244,7 +244,7 @@ def _path(gateway: Gateway, scope: Scope) -> str:
             "slimtools gateway: the upstream %s ends in /v1 and the client adds /v1 itself; "
             "sending one /v1 (give the client the gateway's address without /v1, or the "
             "gateway an upstream without it)",
-            gateway.upstream.base,
+            gateway.upstream.name,
         )
     return path
 

@@ -107,6 +107,19 @@ def test_an_unreachable_upstream_is_named_with_its_cause() -> None:
     assert message.startswith(f"upstream unreachable: {dead}: connection refused")
 
 
+def test_an_upstream_error_never_shows_the_upstream_urls_password(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """An upstream given with credentials (``http://user:pass@host``) is named without them,
+    in the error the client gets and in the log line."""
+    dead = f"http://gw-user:s3cret-pass@127.0.0.1:{free_port()}"
+    with serve(create_app(dead)) as url:
+        message = httpx.get(url + "/v1/models").json()["error"]["message"]
+    assert message.startswith("upstream unreachable: http://[redacted]@127.0.0.1:")
+    assert "s3cret" not in message
+    assert not any("s3cret" in r.getMessage() for r in caplog.records)
+
+
 def test_a_client_that_goes_away_cancels_its_upstream_request(
     upstream: str, fake: FakeUpstream
 ) -> None:
