@@ -275,6 +275,10 @@ class Toolkit:
         """Every registered tool, then the ``get_record`` companion."""
         return [*self._specs.values(), self._companion_spec()]
 
+    def __contains__(self, name: object) -> bool:
+        """Whether a tool called ``name`` is registered (``get_record`` included)."""
+        return name in self._specs or name == self.companion_name
+
     def spec(self, name: str) -> ToolSpec:
         """The tool called ``name``; ``KeyError`` naming the known tools otherwise."""
         found = self._specs.get(name)

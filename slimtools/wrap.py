@@ -204,7 +204,7 @@ def _refuse_collisions(kit: Toolkit, tools: Sequence[Any]) -> None:
             )
         taken = name in seen and seen[name] is not tool
         taken = taken or (name in origins and origins[name] != id(tool))
-        if taken or (name not in origins and _registered(kit, name)):
+        if taken or (name not in origins and name in kit):
             raise ConfigurationError(
                 f"wrap(): two tools are named {name!r} in toolkit {kit.name!r}, so one would "
                 "answer for both; rename one (a LangChain or Agents SDK tool: tool.name = "
@@ -212,14 +212,6 @@ def _refuse_collisions(kit: Toolkit, tools: Sequence[Any]) -> None:
                 "Toolkit(...)"
             )
         seen[name] = tool
-
-
-def _registered(kit: Toolkit, name: str) -> bool:
-    try:
-        kit.spec(name)
-    except KeyError:
-        return False
-    return True
 
 
 def _options(config: Mapping[str, Any] | None, options: dict[str, Any]) -> ToolOptions | None:

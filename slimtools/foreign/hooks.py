@@ -163,7 +163,7 @@ class ResultSlimmer:
         """The plan of tool ``name``, its slimmed forwarder registered on the toolkit."""
         kit = self.toolkit
         hooked = _HOOKED.setdefault(kit, set())
-        if name == kit.companion_name or (name not in hooked and _registered(kit, name)):
+        if name == kit.companion_name or (name not in hooked and name in kit):
             return None  # get_record, or a tool the toolkit slims itself
         options = self._tables.get(name, self._shared)
         plan = Plan(options, self.max_tokens, screen_native=self._screen_native)
@@ -192,14 +192,6 @@ class ResultSlimmer:
 _HOOKED: weakref.WeakKeyDictionary[Toolkit, set[str]] = weakref.WeakKeyDictionary()
 """For each toolkit, the tools a slimmer registered (a later slimmer replaces them; the
 last one registered shapes that tool's results: give each slimmer its own toolkit)."""
-
-
-def _registered(kit: Toolkit, name: str) -> bool:
-    try:
-        kit.spec(name)
-    except KeyError:
-        return False
-    return True
 
 
 def _validated(table: Mapping[str, Any], where: str) -> ToolOptions | None:

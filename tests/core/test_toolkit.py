@@ -166,6 +166,15 @@ def test_spec_of_an_unknown_tool_names_the_known_ones():
         _log_kit().spec("nope")
 
 
+def test_in_tells_whether_a_tool_is_registered():
+    """``name in kit`` holds for each registered tool and the companion, for nothing else."""
+    kit = _log_kit()
+    assert "search_logs" in kit
+    assert "get_record" in kit
+    assert "nope" not in kit
+    assert 3 not in kit
+
+
 @pytest.mark.parametrize("bad", ["", None, 3])
 def test_a_toolkit_needs_a_name(bad):
     """The name namespaces handles, so it cannot be empty."""
