@@ -37,7 +37,13 @@ from slimtools.clearing import ClearingPolicy
 from slimtools.gateway import ConversationCache, create_app
 from slimtools.ledger import TokenLedger
 from slimtools.transcripts import iter_transcripts, transcript_files
-from tests.gateway.gateway_upstream import FakeUpstream, Script, create_upstream, serve
+from tests.gateway.gateway_upstream import (
+    FakeUpstream,
+    Script,
+    create_upstream,
+    serve,
+    worker_history,
+)
 
 TOOLS = [{"name": "read_log", "input_schema": {"type": "object"}}]
 WIRE = ("anthropic", "openai_chat", "openai_responses")
@@ -197,26 +203,6 @@ def memory() -> None:
            held_mb=held / 1e6)  # fmt: skip
 
 
-def worker_history(worker: int, rounds: int, *, shared: bool, size: int = 6000) -> list[Any]:
-    """A worker's Anthropic history: the same first message for all (``shared``) or not."""
-    first = "You are a worker; read the logs." + ("" if shared else f" ({worker})")
-    history: list[Any] = [{"role": "user", "content": first}]
-    for n in range(1, rounds + 1):
-        call = f"toolu_{worker}_{n}"
-        history.append(
-            {
-                "role": "assistant",
-                "content": [
-                    {"type": "tool_use", "id": call, "name": "read_log", "input": {"n": n}}
-                ],
-            }
-        )
-        history.append({"role": "user", "content": [
-            {"type": "tool_result", "tool_use_id": call,
-             "content": f"worker {worker} log {n} " + "x" * size}]})  # fmt: skip
-    return history
-
-
 def workers() -> None:
     """Time per request of parallel workers sharing a first message against distinct ones."""
     rounds = 40
@@ -302,7 +288,7 @@ def soak() -> None:
             elapsed = time.perf_counter() - start
             fake.received.clear()
             ordinary = orjson.dumps({"model": "m", "max_tokens": 8,
-                                     "messages": worker_history(999, 3, shared=False)})  # fmt: skip
+                                     "messages": worker_history(999, 3, shared=False, size=6000)})  # fmt: skip
             start = time.perf_counter()
             answer = httpx.post(gw + "/v1/messages", content=ordinary, timeout=10)
             after = time.perf_counter() - start

@@ -422,3 +422,19 @@ def serve(app: Any, *, tls: tuple[str, str] | None = None) -> Iterator[str]:
         server.should_exit = True
         thread.join(timeout=10)
         sock.close()
+
+
+def worker_history(worker: int, rounds: int, *, shared: bool = True, size: int = 900) -> list[Any]:
+    """Worker ``worker``'s Anthropic history after ``rounds`` tool calls of ``size``-character
+    results: every worker starts with the same first message (``shared``, as parallel
+    workers of one agent do) or with its own."""
+    first = "You are a worker. Read the logs you are given." + ("" if shared else f" ({worker})")
+    history: list[Any] = [{"role": "user", "content": first}]
+    for n in range(1, rounds + 1):
+        call = f"toolu_{worker}_{n}"
+        history.append({"role": "assistant", "content": [
+            {"type": "tool_use", "id": call, "name": "read_log", "input": {"n": n}}]})  # fmt: skip
+        history.append({"role": "user", "content": [
+            {"type": "tool_result", "tool_use_id": call,
+             "content": f"worker {worker} log {n}: " + "x" * size}]})  # fmt: skip
+    return history

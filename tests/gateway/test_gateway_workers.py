@@ -16,31 +16,11 @@ from slimtools.gateway import ConversationCache, GatewayStats, conversation_name
 from slimtools.gateway._state import FOOTPRINT
 from slimtools.gateway._wire import ENDPOINTS
 from tests._profile import examples
+from tests.gateway.gateway_upstream import worker_history
 
 POLICY = ClearingPolicy(cache=None, keep_turns=1)
 MESSAGES = ENDPOINTS[0]
-SYSTEM = {"role": "user", "content": "You are a worker. Read the logs you are given."}
-
-
-def worker_history(worker: int, rounds: int, *, shared: bool = True) -> list[dict[str, Any]]:
-    """Worker ``worker``'s Anthropic history after ``rounds`` tool calls: every worker
-    starts with the same first message (``shared``) or with its own."""
-    first = SYSTEM if shared else {**SYSTEM, "content": f"{SYSTEM['content']} ({worker})"}
-    history: list[dict[str, Any]] = [first]
-    for n in range(1, rounds + 1):
-        call = f"toolu_{worker}_{n}"
-        history.append(
-            {
-                "role": "assistant",
-                "content": [
-                    {"type": "tool_use", "id": call, "name": "read_log", "input": {"n": n}}
-                ],
-            }
-        )
-        history.append({"role": "user", "content": [
-            {"type": "tool_result", "tool_use_id": call,
-             "content": f"worker {worker} log {n}: " + "ok " * 300}]})  # fmt: skip
-    return history
+SYSTEM = worker_history(0, 0)[0]
 
 
 def body(history: list[dict[str, Any]]) -> bytes:
