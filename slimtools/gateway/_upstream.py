@@ -131,12 +131,16 @@ class Upstream:
                     auto_decompress=decoded,
                     proxy=self.proxy,
                 )
-            except aiohttp.InvalidURL as exc:
-                raise RefusedError(400, f"the path cannot be forwarded: {exc}") from None
+            except aiohttp.InvalidURL as exc:  # it quotes the URL: the base's password too
+                raise RefusedError(
+                    400, f"the path cannot be forwarded: {redact(str(exc))}"
+                ) from None
             except (aiohttp.ClientError, *TIMEOUTS) as exc:  # before ValueError: a
                 raise UpstreamError(*self.failure(exc)) from None  # bad certificate is one
             except ValueError as exc:
-                raise RefusedError(400, f"the path cannot be forwarded: {exc}") from None
+                raise RefusedError(
+                    400, f"the path cannot be forwarded: {redact(str(exc))}"
+                ) from None
             try:
                 yield answer
             finally:

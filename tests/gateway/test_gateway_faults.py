@@ -269,3 +269,34 @@ def test_a_doubled_v1_is_sent_once(upstream: str, fake: FakeUpstream) -> None:
     with serve(create_app(upstream + "/v1")) as url:
         httpx.get(url + "/v1/models")
     assert fake.received[-1].path == "/v1/models"
+
+
+def test_a_path_the_upstream_url_refuses_is_named_without_its_password(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The HTTP client's refusal quotes the whole URL; the 400 shows it redacted."""
+    import asyncio
+
+    import aiohttp
+
+    from slimtools.gateway._request import RefusedError
+    from slimtools.gateway._upstream import Upstream
+
+    async def refuse(self: Any, method: str, url: Any, **_: Any) -> Any:
+        raise aiohttp.InvalidURL(str(url))
+
+    monkeypatch.setattr(aiohttp.ClientSession, "request", refuse)
+
+    async def send() -> str:
+        upstream = Upstream("http://gw-user:s3cret-pass@127.0.0.1:1", Limits())
+        try:
+            async with upstream.exchange("GET", "/v1/x", [], b"", decoded=False):
+                return ""
+        except RefusedError as refused:
+            return refused.message
+        finally:
+            await upstream.close()
+
+    message = asyncio.run(send())
+    assert message.startswith("the path cannot be forwarded: http://[redacted]@127.0.0.1:1")
+    assert "s3cret" not in message
