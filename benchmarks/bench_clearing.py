@@ -59,14 +59,14 @@ from langchain_core.messages.utils import count_tokens_approximately
 
 from benchmarks._floors import check_fused_floor, fused_floor, informative_floor
 from benchmarks._timing import SHARED_DATA
+from benchmarks.peers import context_editing_step
+from benchmarks.peers.compare import Comparison, Strategy, compare, published_strategies
+from benchmarks.peers.ledger import ClearFn
 from benchmarks.results import record
 from slimtools.clearing import Clearer, ClearingPolicy, clear_stale_results, view
-from slimtools.clearing.clear import ClearFn
 from slimtools.clearing.placeholder import MAX_PLACEHOLDER_CHARS
 from slimtools.clearing.pricing import DEFAULT_PRICING, CachePricing
 from slimtools.clearing.replay import PlaceholderRenderer
-from slimtools.ledger.compare import Comparison, Strategy, compare, published_strategies
-from slimtools.ledger.peers import context_editing_step
 from slimtools.transcripts import load_transcripts
 
 _KEPT = 2  # the results a default pass leaves whole at the end of history() (checked)

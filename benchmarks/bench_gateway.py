@@ -32,6 +32,7 @@ import httpx
 import orjson
 
 from benchmarks._timing import SHARED_DATA
+from benchmarks.peers.ledger import measure_steps
 from benchmarks.results import record
 from slimtools.clearing import ClearingPolicy
 from slimtools.gateway import ConversationCache, create_app
@@ -326,8 +327,8 @@ def transcripts() -> None:
                 continue
             runs += 1
             cache = ConversationCache(policy)
-            gw = TokenLedger.measure(t.messages, clear=lambda h, f=t.format, c=cache:
-                                     c.clear(list(h), f).messages, format=t.format)  # fmt: skip
+            gw = measure_steps(t.messages, lambda h, f=t.format, c=cache:
+                               c.clear(list(h), f).messages, format=t.format)  # fmt: skip
             none = TokenLedger.measure(t.messages, format=t.format)
             sent += none.summary.billed
             upstream += gw.summary.billed

@@ -8,12 +8,10 @@
 - :data:`OnError`: how a tool's exception reads to the model.
 - :data:`PlaceholderTemplate`: how a cleared result reads.
 - :data:`Summarizer`: what compaction folds messages into.
-- :data:`ClearFn`: a clearing step run before each model call (the ledger replays any).
 - :data:`Listener`: hears each event (``slimtools.observe``, ``on_event=``).
 """
 
 from slimtools.clearing.audit import Audit
-from slimtools.clearing.clear import ClearFn
 from slimtools.clearing.placeholder import PlaceholderTemplate
 from slimtools.compaction import Summarizer
 from slimtools.errors import OnError
@@ -31,7 +29,6 @@ __all__ = [
     "DEFAULT_SESSION",
     "AsyncHandleStore",
     "Audit",
-    "ClearFn",
     "ForgettingStore",
     "HandleStore",
     "Listener",

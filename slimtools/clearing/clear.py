@@ -6,8 +6,8 @@ and incremental clearing share a single implementation.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from typing import Any, TypeAlias
+from collections.abc import Sequence
+from typing import Any
 
 from slimtools.clearing._engine import Clearer
 from slimtools.clearing.audit import Audit
@@ -46,10 +46,3 @@ def clear_with_report(
 ) -> tuple[list[Any], ClearingReport]:
     """:func:`clear_stale_results` and a :class:`ClearingReport` of what it cleared."""
     return Clearer._single_use(policy, format=format, audit=audit).clear_with_report(history)
-
-
-ClearFn: TypeAlias = Callable[[list[Any]], Sequence[Any]]
-"""What runs before each model call: the history so far in, what the model sees out.
-
-A stateful ``Clearer`` (fed the growing history), a lambda around ``clear_stale_results``, or
-another library's clearing (``slimtools.ledger.peers``) all fit."""

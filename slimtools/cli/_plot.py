@@ -5,6 +5,7 @@ imported only here, when a plot is asked for, with the non-interactive Agg backe
 
 from __future__ import annotations
 
+import argparse
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from itertools import accumulate
@@ -22,18 +23,15 @@ class PlotError(Exception):
     """A plot cannot be drawn or written; the message says why in one line."""
 
 
-def check_plot(path: str) -> str:
-    """Refuse, before any work, a plot that cannot be drawn: a wrong suffix or no matplotlib.
-
-    Raises:
-        PlotError: the suffix is not one of :data:`FORMATS`, or matplotlib is missing.
-    """
+def plot_path(path: str) -> str:
+    """An argparse type for ``--plot``: refuse, before any work, a plot that cannot be drawn
+    (a suffix not in :data:`FORMATS`, or no matplotlib)."""
     if Path(path).suffix.lower() not in FORMATS:
-        raise PlotError(f"--plot writes {', '.join(FORMATS)} files, got {path!r}")
+        raise argparse.ArgumentTypeError(f"--plot writes {', '.join(FORMATS)} files, got {path!r}")
     try:
         import matplotlib  # noqa: F401
     except ImportError:
-        raise PlotError(f"--plot needs matplotlib: {CLI_EXTRA}") from None
+        raise argparse.ArgumentTypeError(f"--plot needs matplotlib: {CLI_EXTRA}") from None
     return path
 
 

@@ -18,7 +18,7 @@ from slimtools.cli._bills import bill_table
 from slimtools.cli._html import render
 from slimtools.cli._options import Formatter, add_by_option
 from slimtools.cli._output import Cell, Style, Table, print_tables, progress
-from slimtools.cli._plot import Curve, PlotError, plot_rounds
+from slimtools.cli._plot import Curve, PlotError, plot_path, plot_rounds
 from slimtools.cli._policy import (
     add_policy_options,
     chosen_names,
@@ -26,10 +26,8 @@ from slimtools.cli._policy import (
     describe,
     policies_from,
 )
-from slimtools.cli.report import plot_path
 from slimtools.errors import ConfigurationError
-from slimtools.ledger.analyze import Analysis, Figures, RoundSeries, analyze, percentile
-from slimtools.ledger.compare import Totals
+from slimtools.ledger.analyze import Analysis, Figures, RoundSeries, Totals, analyze, percentile
 from slimtools.transcripts import SOURCES
 
 EXAMPLE = """\
@@ -184,7 +182,7 @@ def tables(result: Analysis, args: argparse.Namespace) -> list[Table]:
     groups = result.groups(args.by)
     total = result.total
     out = [_counts(result, groups, args.by, total), _tools(result, total, args)]
-    out.append(_savings(result, groups if len(groups) > 1 else {}, total))
+    out.append(savings_table(result, groups if len(groups) > 1 else {}, total))
     bills = bill_table(result)
     if bills is not None:
         out.append(bills)
@@ -249,7 +247,8 @@ def _tools(result: Analysis, total: Figures, args: argparse.Namespace) -> Table:
     return table
 
 
-def _savings(result: Analysis, groups: dict[str, Figures], total: Figures) -> Table:
+def savings_table(result: Analysis, groups: dict[str, Figures], total: Figures) -> Table:
+    """Per group (none: the total alone) and in total, each strategy against no clearing."""
     table = Table(
         f"What clearing would change (cache: {_cache_name(result.cache)})",
         [

@@ -1,30 +1,27 @@
 """``slimtools report`` and ``slimtools bill``: clearing measured on recorded transcripts.
 
 ``slimtools report PATH...`` replays each transcript (files or folders; see
-:mod:`slimtools.transcripts`) one model call at a time under no clearing, the peers'
-clearing (:mod:`slimtools.ledger.peers`) and slimtools (``--policy`` and its options), and
-prints per group and in total the resident tool tokens, the input billed without caching,
-the cached cost under ``--cache`` prices, the cache breaks and how many transcripts cost more
-than no clearing (:mod:`slimtools.ledger.compare`). ``slimtools bill ROUNDS PER_RESULT``
-prints the closed-form table.
+:mod:`slimtools.transcripts`) one model call at a time under no clearing and slimtools
+(``--policy`` and its options), in the replay ``slimtools analyze`` runs, and prints per
+group and in total the resident tool tokens, the input billed without caching, the cached
+cost under ``--cache`` prices, the cache breaks and how many runs cost more than no clearing.
+``slimtools bill ROUNDS PER_RESULT`` prints the closed-form table.
 """
 
 from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Callable
 from typing import Any
 
 from slimtools.clearing import ClearingPolicy
 from slimtools.cli._options import Formatter, add_by_option
 from slimtools.cli._output import Cell, Table, print_tables
-from slimtools.cli._plot import Curve, PlotError, check_plot, plot_rounds
+from slimtools.cli._plot import Curve, PlotError, plot_path, plot_rounds
 from slimtools.cli._policy import add_policy_options, build_policy, count, describe, options_of
-from slimtools.errors import TranscriptError
+from slimtools.cli.analyze import savings_table
 from slimtools.ledger import tool_result_bill
-from slimtools.ledger.compare import Run, Strategy, compare, published_strategies
-from slimtools.transcripts import Transcript, iter_transcripts
+from slimtools.ledger.analyze import analyze
 
 __all__ = ["add_commands", "bill", "build_policy", "report"]
 
@@ -45,50 +42,26 @@ exit status: 0 printed, 1 the plot could not be written, 2 bad usage
 
 
 def report(args: argparse.Namespace) -> int:
-    """Run ``slimtools report``: every strategy on every transcript, per group and in total."""
+    """Run ``slimtools report``: no clearing and the policy on every transcript, per group
+    and in total."""
     policy = build_policy(args.policy, cache=args.cache, **options_of(args))
-    errors: list[TranscriptError] = []
-    transcripts = list(iter_transcripts(*args.paths, on_error=errors.append))
-    for error in errors:  # one line each; the other files are still reported
+    label = f"slimtools ({describe(args.policy, args)})"
+    result = analyze(
+        *args.paths, policies={} if policy is None else {label: policy}, cache=args.cache
+    )
+    for error in result.errors:  # one line each; the other files are still reported
         print(f"slimtools: {error}", file=sys.stderr)
-    if not transcripts:
-        if not errors:
+    if not result.files:
+        if not result.errors:
             print("no transcripts found under " + ", ".join(args.paths), file=sys.stderr)
         return 1
-    ours = Strategy.policy(f"slimtools ({describe(args.policy, args)})", policy)
-    if args.peers:
-        strategies = [*published_strategies(args.cache)[:-1], ours]
-    else:
-        strategies = [Strategy.policy("no clearing", None), ours]
-    files = {id(t): _file_of(t) for t in transcripts}
-    by: Callable[[Run], str] = (lambda t: files[id(t)]) if args.by == "file" else _source_of
-    result = compare(transcripts, strategies, cache=args.cache, group=by)
-    groups = [g for g in result.groups if g != "ALL"]
-    blocks = [result.table(g) for g in groups] if len(groups) > 1 else []
-    blocks.append(
-        result.table("ALL").replace("ALL:", f"TOTAL ({len(transcripts)} transcripts):", 1)
-    )
-    lines = ["\n\n".join(blocks), ""]
-    lines += [
-        "resident: tool-result tokens in the prompt of the last call (peak: the largest);",
-        "billed: input tokens without caching; cached cost: cache reads and writes at the",
-        "--cache prices, in input-token equivalents; breaks: calls whose cached prefix a",
-        "rewrite broke; worse: transcripts whose cached cost is above no clearing's.",
-    ]
-    mine = result.groups["ALL"][ours.label]
-    if policy is not None and mine.cached > result.groups["ALL"]["no clearing"].cached:
-        lines.append(_hint(policy, mine.breaks))
-    print("\n".join(lines))
-    return 1 if errors else 0
-
-
-def _file_of(transcript: Transcript) -> str:
-    """The group of ``--by file``: the file a run came from (its name, when not a file)."""
-    return str(transcript.path) if transcript.path is not None else transcript.name
-
-
-def _source_of(run: Run) -> str:
-    return run.source
+    groups = result.groups(args.by)
+    table = savings_table(result, groups if len(groups) > 1 else {}, result.total)
+    mine = result.total.strategies.get(label)
+    if policy is not None and mine is not None and mine.cost_ratio > 1 + 1e-9:
+        table.note += "\n" + _hint(policy, mine.breaks)
+    print_tables([table])
+    return 1 if result.errors else 0
 
 
 def _hint(policy: ClearingPolicy, breaks: int) -> str:
@@ -184,33 +157,19 @@ def _ratio(text: str) -> float:
     return value
 
 
-def plot_path(text: str) -> str:
-    """An argparse type for ``--plot``: a .png/.svg/.pdf path, matplotlib installed."""
-    try:
-        return check_plot(text)
-    except PlotError as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None
-
-
 def add_commands(sub: Any) -> None:
     """Register ``report`` and ``bill`` on the ``slimtools`` subcommand parser."""
     rep = sub.add_parser(
         "report",
-        help="replay transcripts under every clearing strategy, cache prices included",
-        description="Replay each transcript one model call at a time under no clearing, "
-        "peers' clearing and slimtools, and print resident tool tokens, billed input and "
-        "the cached cost per group and in total.",
+        help="replay transcripts with and without clearing, cache prices included",
+        description="Replay each transcript one model call at a time under no clearing "
+        "and slimtools, and print resident tool tokens, billed input and the cached cost per "
+        "group and in total (the savings table of slimtools analyze).",
         epilog=REPORT_EXAMPLE,
         formatter_class=Formatter,
     )
     rep.add_argument("paths", nargs="+", metavar="PATH", help="transcript files or folders")
     add_policy_options(rep)
-    rep.add_argument(
-        "--no-peers",
-        dest="peers",
-        action="store_false",
-        help="compare with no clearing only (peers replay slowly on large folders)",
-    )
     add_by_option(
         rep,
         ("file", "source"),

@@ -5,7 +5,7 @@ from __future__ import annotations
 from array import array
 
 from slimtools.clearing.pricing import DEFAULT_PRICING, CachePricing, pricing_of
-from slimtools.ledger._replay import LedgerRow, LedgerSummary, TokenLedger, summarize
+from slimtools.ledger._rows import LedgerRow, LedgerSummary, summarize
 
 
 class LedgerColumns:
@@ -63,12 +63,8 @@ class LedgerColumns:
             LedgerRow(n, i, t, r, w, bool(b), c) for n, (i, t, r, w, b, c) in enumerate(columns, 1)
         )
 
-    def ledger(self, cache: CachePricing | str | None = DEFAULT_PRICING) -> TokenLedger:
-        """The rows as a :class:`~slimtools.ledger.TokenLedger` billed at ``cache`` prices."""
-        return TokenLedger(self.rows(), pricing_of(cache))
-
     def summary(self, cache: CachePricing | str | None = DEFAULT_PRICING) -> LedgerSummary:
-        """``self.ledger(cache).summary``, without building the rows."""
+        """The totals of the rows billed at ``cache`` prices, without building the rows."""
         return summarize(
             self.tool_tokens,
             self.input_tokens,

@@ -13,11 +13,10 @@ from typing import Any
 
 from slimtools.clearing.pricing import CachePricing
 from slimtools.ledger._columns import LedgerColumns
-from slimtools.ledger._replay import cached_cost
-from slimtools.ledger.compare import Totals
+from slimtools.ledger._rows import LedgerSummary, cached_cost
 from slimtools.ledger.stream import NO_CLEARING, RunFigures
 
-__all__ = ["Figures", "RoundSeries", "ToolTally", "percentile"]
+__all__ = ["Figures", "RoundSeries", "ToolTally", "Totals", "percentile"]
 
 
 def percentile(values: Sequence[int], p: float) -> int:
@@ -115,6 +114,62 @@ _SERIES = tuple(f.name for f in dataclasses.fields(RoundSeries))
 
 
 @dataclass
+class Totals:
+    """Figures of one strategy over a group of runs (tokens summed over the runs).
+
+    Attributes:
+        runs: runs replayed.
+        rounds: model calls replayed.
+        resident_peak: the largest resident tool tokens of each run, summed.
+        resident_end: resident tool tokens at each run's last call, summed.
+        billed: input tokens billed without caching.
+        cached: the cached bill, in input-token equivalents (unrounded).
+        breaks: calls whose cached prefix a rewrite broke.
+        worse: runs whose cached bill is above the same run's without clearing.
+        base_resident: ``resident_end`` of the same replayed histories without clearing.
+        base_cached: ``cached`` of the same replayed histories without clearing (a peer that
+            replays a converted history is measured against that history).
+    """
+
+    runs: int = 0
+    rounds: int = 0
+    resident_peak: int = 0
+    resident_end: int = 0
+    billed: int = 0
+    cached: float = 0.0
+    breaks: int = 0
+    worse: int = 0
+    base_resident: int = 0
+    base_cached: float = 0.0
+    pricing: CachePricing | None = field(default=None, repr=False)
+
+    def add(self, summary: LedgerSummary, baseline: LedgerSummary) -> None:
+        """Count one run, ``baseline`` being no clearing on the same replayed history."""
+        cached = cached_cost(summary.cache_read, summary.cache_write, self.pricing)
+        base_cost = cached_cost(baseline.cache_read, baseline.cache_write, self.pricing)
+        self.base_resident += baseline.resident_end
+        self.base_cached += base_cost
+        self.worse += cached > base_cost + 1e-9
+        self.runs += 1
+        self.rounds += summary.rounds
+        self.resident_peak += summary.resident_peak
+        self.resident_end += summary.resident_end
+        self.billed += summary.billed
+        self.cached += cached
+        self.breaks += summary.cache_breaks
+
+    @property
+    def resident_ratio(self) -> float:
+        """Resident tool tokens at the end against no clearing of the same histories."""
+        return self.resident_end / self.base_resident if self.base_resident else 1.0
+
+    @property
+    def cost_ratio(self) -> float:
+        """The cached cost against no clearing of the same histories."""
+        return self.cached / self.base_cached if self.base_cached else 1.0
+
+
+@dataclass
 class Figures:
     """Counts, per-tool tokens and per-strategy results of a set of runs.
 
@@ -126,7 +181,7 @@ class Figures:
         tool_results: tool results returned.
         tools: per tool name, its calls and result tokens.
         strategies: per strategy label (``"no clearing"`` first), the totals over the runs
-            (see :class:`~slimtools.ledger.compare.Totals`; ratios against no clearing).
+            (see :class:`Totals`; ratios against no clearing).
         series: per strategy label, the ledgers added up by round.
         resident_by_tool: per strategy label, tool-result tokens per tool in the prompt of
             each run's last model call, summed.

@@ -19,7 +19,7 @@ from typing import Any, Literal
 from slimtools.clearing import ClearingPolicy
 from slimtools.clearing.pricing import DEFAULT_PRICING, CachePricing, pricing_of
 from slimtools.errors import TranscriptError
-from slimtools.ledger._figures import Figures, RoundSeries, ToolTally, percentile
+from slimtools.ledger._figures import Figures, RoundSeries, ToolTally, Totals, percentile
 from slimtools.ledger.bill import RunBill, bill_of
 from slimtools.ledger.stream import NO_CLEARING, RunFigures, RunReplay
 from slimtools.ledger.timeline import RunTimeline
@@ -33,6 +33,7 @@ __all__ = [
     "Grouping",
     "RoundSeries",
     "ToolTally",
+    "Totals",
     "analyze",
     "percentile",
 ]

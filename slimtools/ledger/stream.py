@@ -1,18 +1,13 @@
 """Replay a run message by message, keeping per-message figures rather than the messages.
 
-:class:`RunReplay` is fed a run's messages one at a time (:meth:`RunReplay.add`) and gives
-the same :class:`~slimtools.ledger.TokenLedger` rows as :meth:`TokenLedger.measure
-<slimtools.ledger.TokenLedger.measure>` for no clearing and for each policy, plus the counts
-``slimtools analyze`` reports (calls and result tokens per tool) and, on request, the
-run's timeline of tool results (:mod:`slimtools.ledger.timeline`) for the first policy.
-Messages are read with the engine's own ingestion
-(:func:`slimtools.clearing.replay.read_messages`) for the baseline, and by the engine in
-replay mode (:class:`~slimtools.clearing.replay.ReplayClearer`, one per policy), which
-decides what to clear and says what each clear saved: one replay, the engine's own, and no
-second model of its rules here. No message is kept: per message there remain a few machine
-words (token offsets, ledger columns), plus the texts of the results still waiting for
-their turn in each engine. Holding the run whole, as ``measure`` does, was the simpler
-design; memory then grew with the file rather than with its message count.
+:class:`RunReplay` is fed a run's messages one at a time and gives a :class:`TokenLedger` for
+no clearing and for each policy, the counts ``slimtools analyze`` reports and, on request,
+the run's timeline (:mod:`slimtools.ledger.timeline`). Messages are read with the engine's own
+ingestion (:func:`slimtools.clearing.replay.read_messages`), and each policy is decided by
+the engine in replay mode (:class:`~slimtools.clearing.replay.ReplayClearer`): one replay,
+the engine's own, with no second model of its rules. No message is kept, so memory grows
+with a run's message count, not its size. :meth:`TokenLedger.measure` is this replay on a
+whole history.
 """
 
 from __future__ import annotations
@@ -23,17 +18,17 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from slimtools.clearing import ClearingPolicy
+from slimtools.clearing import ClearingPolicy, detect_format, view
 from slimtools.clearing.formats.base import RawCall, RawResult
 from slimtools.clearing.formats.view import get_codec
 from slimtools.clearing.pricing import DEFAULT_PRICING, CachePricing, pricing_of
 from slimtools.clearing.replay import Cleared, Reading, ReplayClearer, SeenCall, read_messages
 from slimtools.ledger._columns import LedgerColumns
-from slimtools.ledger._replay import TokenLedger
+from slimtools.ledger._rows import LedgerRow, LedgerSummary, summarize
 from slimtools.ledger.timeline import RunTimeline, Timeline
 from slimtools.tokens import TokenCounter, count_tokens
 
-__all__ = ["NO_CLEARING", "LedgerColumns", "RunFigures", "RunReplay"]
+__all__ = ["NO_CLEARING", "LedgerColumns", "RunFigures", "RunReplay", "TokenLedger", "round_starts"]
 
 NO_CLEARING = "no clearing"
 """The label of the replay without clearing, which every policy is measured against."""
@@ -86,15 +81,15 @@ class RunFigures:
 
     def ledger(self, label: str = NO_CLEARING) -> TokenLedger:
         """The :class:`~slimtools.ledger.TokenLedger` of one strategy."""
-        return self.ledgers[label].ledger(self.cache)
+        return TokenLedger(self.ledgers[label].rows(), self.cache)
 
 
 class RunReplay:
     """Replays one run under no clearing and each policy, one message at a time.
 
     Feed it every message in order with :meth:`add` (or :meth:`add_all`), then call
-    :meth:`finish`. The ledgers equal ``TokenLedger.measure(history, policy, counter=...,
-    cache=...)`` on the whole run; a test holds it to that on real and random runs.
+    :meth:`finish`. Each policy's ledger is that of a real :class:`~slimtools.clearing.Clearer`
+    run before every model call; a test holds it to that on real and random runs.
 
     Args:
         format: the history format (one the clearing core reads).
@@ -223,6 +218,104 @@ class RunReplay:
             cleared = track.account(end, offsets, self._results_so_far)
             if i == 0 and timeline is not None:
                 timeline.cleared(cleared)
+
+
+@dataclass(frozen=True)
+class TokenLedger:
+    """Resident tool tokens and billed input per model call of one run.
+
+    Build it with :meth:`measure` (replays a history). ``rows`` holds one :class:`LedgerRow`
+    per call, ``summary`` the totals, ``table()`` a readable rendering.
+
+    Caching is modelled as prefix caching with a breakpoint on the last message of every
+    call (Anthropic's automatic caching; OpenAI and Gemini cache prefixes by themselves),
+    calls close enough together for the cache to live, and no minimum cacheable length: each
+    call reads the longest prefix of messages it shares with the previous call's prompt and
+    writes the rest. ``pricing`` prices the two (``None``: no caching, every token at the
+    input price). A message's tokens are the sum of its billed pieces (content, each call,
+    each result), each counted alone, as the clearer counts them.
+    """
+
+    rows: tuple[LedgerRow, ...]
+    pricing: CachePricing | None = DEFAULT_PRICING
+
+    @classmethod
+    def measure(
+        cls,
+        history: Sequence[Any],
+        policy: ClearingPolicy | None = None,
+        *,
+        counter: TokenCounter = count_tokens,
+        format: str | None = None,
+        cache: CachePricing | str | None = DEFAULT_PRICING,
+    ) -> TokenLedger:
+        """Replay ``history`` as it grew, one model call per round, and account each call.
+
+        The prompt of round ``k`` is every message before the ``k``-th model message, sent as
+        is (``policy`` None) or cleared first under ``policy``, as an agent loop calling a
+        :class:`~slimtools.clearing.Clearer` before each model call would. The replay is the
+        engine's own (:class:`~slimtools.ledger.stream.RunReplay`), so ``slimtools analyze``
+        gives the same rows.
+
+        Args:
+            history: a recorded history in any format the clearing core reads.
+            policy: clear with slimtools under this policy before each call (its
+                ``token_counter`` gives way to ``counter``).
+            counter: token counter for every message.
+            format: the history format; detected when None.
+            cache: the cache prices (a ``CachePricing``, a preset name such as
+                ``"openai"``, or None for no caching); Anthropic's 5-minute prices by default.
+        """
+        policies = {} if policy is None else {"policy": policy}
+        replay = RunReplay(format or detect_format(history), policies, counter=counter, cache=cache)
+        return replay.add_all(history).finish().ledger(*policies)
+
+    @property
+    def summary(self) -> LedgerSummary:
+        """Totals over the run (all zero for a run without model calls)."""
+        rows = self.rows
+        return summarize(
+            [r.tool_tokens for r in rows],
+            [r.input_tokens for r in rows],
+            [r.cache_read for r in rows],
+            [r.cache_write for r in rows],
+            [r.cache_broken for r in rows],
+            pricing=self.pricing,
+        )
+
+    def table(self, *, every: int = 1) -> str:
+        """Render every ``every``-th row (and the last) plus a totals line, aligned."""
+        head = (
+            f"{'round':>5} {'input':>9} {'tool':>9} {'cache read':>11} {'cache write':>11} broken"
+        )
+        lines = [head]
+        for row in self.rows:
+            if row.round % every and row is not self.rows[-1]:
+                continue
+            line = (
+                f"{row.round:>5} {row.input_tokens:>9,} {row.tool_tokens:>9,} "
+                f"{row.cache_read:>11,} {row.cache_write:>11,} {'yes' if row.cache_broken else ''}"
+            )
+            lines.append(line.rstrip())
+        s = self.summary
+        lines.append(
+            f"{s.rounds} calls: billed {s.billed:,} uncached, {s.billed_cached:,} cached "
+            f"(read {s.cache_read:,}, write {s.cache_write:,}); resident at end "
+            f"{s.resident_end:,}, peak {s.resident_peak:,}; cache broken {s.cache_breaks}x"
+        )
+        return "\n".join(lines)
+
+    def __str__(self) -> str:
+        return self.table()
+
+
+def round_starts(history: Sequence[Any], format: str | None = None) -> list[int]:
+    """Index of the first message of each model call (each turn) in ``history``.
+
+    A model call starts at each assistant message, or at each run of model-output items in
+    the OpenAI Responses format: the clearing core's turn rule, as its ``view`` reports it.
+    """
+    return view(history, format=format).turn_starts
 
 
 class _Track:

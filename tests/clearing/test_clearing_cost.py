@@ -8,6 +8,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from benchmarks.peers.ledger import measure_steps
 from slimtools.clearing import CachePricing, Clearer, ClearingPolicy, clear_stale_results, view
 from slimtools.clearing.pricing import PRESETS, calls_ahead
 from slimtools.compaction import history_tokens
@@ -177,7 +178,7 @@ def test_knowing_the_runs_length_clearing_never_costs_more(fmt, script, policy, 
     policy = policy.replace(cache=cache, max_context_tokens=None)
     clearer = Clearer(policy, format=fmt, expected_calls=max(1, calls), observed=False)
     plain = TokenLedger.measure(history, format=fmt, cache=cache).summary
-    slim = TokenLedger.measure(history, clear=clearer.clear, format=fmt, cache=cache).summary
+    slim = measure_steps(history, clearer.clear, format=fmt, cache=cache).summary
     pricing = PRESETS[cache]
     assert pricing is not None
     exact = pricing.cost(slim.cache_read, slim.cache_write)

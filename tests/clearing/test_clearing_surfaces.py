@@ -17,10 +17,10 @@ from langchain_core.language_models.fake_chat_models import FakeMessagesListChat
 from langchain_core.messages import AIMessage, BaseMessage
 from langgraph.graph.message import add_messages
 
+from benchmarks.peers import to_langchain_messages
 from slimtools.adapters.langgraph import ClearingMiddleware, ClearingNode
 from slimtools.clearing import Clearer, ClearingPolicy, clear_stale_results, view
 from slimtools.ledger import round_starts
-from slimtools.ledger.peers import to_langchain_messages
 from slimtools.transcripts import Transcript, load_transcripts
 from tests._shared import sample, shared_data
 

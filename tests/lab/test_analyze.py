@@ -10,9 +10,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from benchmarks.peers.compare import Strategy, compare
 from slimtools.clearing import ClearingPolicy
 from slimtools.ledger.analyze import Figures, RoundSeries, analyze, percentile
-from slimtools.ledger.compare import Strategy, compare
 from slimtools.ledger.stream import NO_CLEARING, RunReplay
 from slimtools.transcripts import iter_transcripts
 from tests._profile import examples

@@ -107,9 +107,10 @@ def test_by_file_and_source_are_spelled_alike_in_analyze_and_report(command):
 def test_report_by_transcript_still_works_with_a_deprecation_note(capsys, tmp_path):
     """The old `report --by transcript` spelling groups by file and says to use `file`."""
     write_run(tmp_path, chars=20_000)
-    status, out, err = cli(capsys, "report", str(tmp_path), "--no-peers", "--by", "transcript")
+    status, out, err = cli(capsys, "report", str(tmp_path), "--by", "transcript")
     assert status == 0
-    assert "TOTAL (1 transcripts)" in out
+    assert str(tmp_path / "run.traj") not in out  # one file: the total alone
+    assert "TOTAL " in out
     assert "--by transcript is deprecated" in err
     assert "--by file" in err
 
@@ -120,10 +121,10 @@ def test_report_by_file_groups_by_the_file(capsys, tmp_path):
     (tmp_path / "b").mkdir()
     write_run(tmp_path / "a", chars=20_000)
     write_run(tmp_path / "b", rounds=4, chars=20_000)
-    status, out, err = cli(capsys, "report", str(tmp_path), "--no-peers", "--by", "file")
+    status, out, err = cli(capsys, "report", str(tmp_path), "--by", "file")
     assert (status, err) == (0, "")
-    assert f"{tmp_path / 'a' / 'run.traj'}:" in out
-    assert f"{tmp_path / 'b' / 'run.traj'}:" in out
+    assert f"{tmp_path / 'a' / 'run.traj'} " in out
+    assert f"{tmp_path / 'b' / 'run.traj'} " in out
 
 
 def test_analyze_by_transcript_is_the_deprecated_spelling_of_file(capsys, tmp_path):
@@ -138,7 +139,7 @@ def test_analyze_by_transcript_is_the_deprecated_spelling_of_file(capsys, tmp_pa
 def test_report_hint_advises_a_smaller_horizon(capsys, tmp_path):
     """When the default cost more, the hint suggests a smaller --payback-horizon."""
     write_run(tmp_path, chars=20_000)
-    status, out, _ = cli(capsys, "report", str(tmp_path), "--no-peers")
+    status, out, _ = cli(capsys, "report", str(tmp_path))
     assert status == 0
     assert "--payback-horizon" in out
 

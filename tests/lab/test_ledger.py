@@ -8,14 +8,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from benchmarks.peers.ledger import measure_steps
 from slimtools.clearing import ClearingPolicy, view
 from slimtools.clearing.pricing import CachePricing
-from slimtools.ledger import (
-    Snapshot,
-    TokenLedger,
-    format_bill,
-    tool_result_bill,
-)
+from slimtools.ledger import TokenLedger, format_bill, tool_result_bill
 from slimtools.transcripts import load_transcripts
 from tests._profile import examples
 from tests._shared import shared_data
@@ -121,7 +117,7 @@ def test_clear_callable_sees_the_growing_history():
         seen.append(len(messages))
         return messages
 
-    TokenLedger.measure(chat_history(3), clear=spy)
+    measure_steps(chat_history(3), spy)
     assert seen == [1, 3, 5, 7]
 
 
@@ -131,17 +127,6 @@ def test_cached_bill_uses_the_pricing():
     s = ledger.summary
     assert s.billed_cached == round(s.cache_read * 0.5 + s.cache_write * 2.0)
     assert s.cache_read + s.cache_write == s.billed
-
-
-def test_snapshots_account_a_broken_prefix():
-    """A rewrite at message 1 reads only message 0 from the cache and marks the round."""
-    ledger = TokenLedger.from_snapshots(
-        [Snapshot(["aaaa", "bbbb"], ["bbbb"]), Snapshot(["aaaa", "c", "dddd"], ["c"])],
-        counter=len,
-    )
-    second = ledger.rows[1]
-    assert (second.cache_read, second.cache_write, second.cache_broken) == (4, 5, True)
-    assert second.tool_tokens == 1
 
 
 def test_empty_history_has_an_empty_ledger():

@@ -8,18 +8,20 @@ from typing import Any
 
 import pytest
 
-from slimtools.clearing import ClearingPolicy
-from slimtools.ledger import TokenLedger
-from slimtools.ledger.compare import (
+from benchmarks.peers import has_langchain
+from benchmarks.peers.__main__ import main as peers_main
+from benchmarks.peers.compare import (
     Strategy,
     compare,
     peer_strategies,
     published_strategies,
     slimtools_strategies,
 )
-from slimtools.ledger.peers import has_langchain
+from slimtools.clearing import ClearingPolicy
+from slimtools.ledger import TokenLedger
 from slimtools.transcripts import load_transcripts
 from tests._shared import sample, shared_data
+from tests.lab.cli_helpers import write_run
 
 
 @dataclass
@@ -153,3 +155,20 @@ def test_default_is_the_cheapest_on_every_shared_source():
         cheapest = min(t.cost_ratio for t in rows.values())
         assert rows["slimtools default"].cost_ratio <= cheapest + 1e-9, group
         assert rows["slimtools default"].cost_ratio <= 1.0, group
+
+
+def test_peers_command_prints_every_published_strategy_on_given_transcripts(tmp_path, capsys):
+    """`python -m benchmarks.peers PATH` replays the user's transcripts under every strategy."""
+    write_run(tmp_path)
+    assert peers_main([str(tmp_path), "--cache", "openai"]) == 0
+    out = capsys.readouterr().out
+    assert "ALL: 1 runs, 9 model calls" in out
+    assert "cache openai" in out
+    for strategy in published_strategies():
+        assert strategy.label in out
+
+
+def test_peers_command_without_transcripts_fails_cleanly(tmp_path, capsys):
+    """No transcript under the paths: exit 1 and one line on stderr."""
+    assert peers_main([str(tmp_path)]) == 1
+    assert capsys.readouterr().err == "peers: no transcripts found\n"

@@ -1,4 +1,4 @@
-"""RunReplay: the ledger of a run read message by message is TokenLedger.measure's, exactly."""
+"""RunReplay: the ledger of a run read message by message is a real Clearer's, exactly."""
 
 from __future__ import annotations
 
@@ -12,7 +12,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from benchmarks.peers.ledger import measure_steps
 from slimtools.clearing import CachePricing, Clearer, ClearingPolicy, view
+from slimtools.clearing.pricing import pricing_of
 from slimtools.clearing.replay import ReplayClearer
 from slimtools.ledger import TokenLedger
 from slimtools.ledger.stream import NO_CLEARING, LedgerColumns, RunReplay
@@ -51,12 +53,16 @@ def replayed(history, fmt, policies, cache="anthropic"):
 
 
 def assert_same_ledgers(history, fmt, policies, cache="anthropic"):
+    """The replay's ledgers are those of a real Clearer run before each model call, every
+    prompt billed message by message (the benchmarks' ledger of any clearing step)."""
     figures = replayed(history, fmt, policies, cache)
-    expected = TokenLedger.measure(history, format=fmt, cache=cache)
+    expected = measure_steps(history, format=fmt, cache=cache)
     assert figures.ledger(NO_CLEARING) == expected
+    assert TokenLedger.measure(history, format=fmt, cache=cache) == expected
     for label, policy in policies.items():
-        assert figures.ledger(label) == TokenLedger.measure(
-            history, policy, format=fmt, cache=cache
+        clearer = Clearer(policy, format=fmt, observed=False)
+        assert figures.ledger(label) == measure_steps(
+            history, clearer.clear, format=fmt, cache=cache
         ), label
 
 
@@ -180,7 +186,7 @@ def test_columns_summary_is_the_ledgers_summary(rows, cache):
     columns = LedgerColumns()
     for i, (total, tool, read, broken) in enumerate(rows):
         columns.append(total + read, tool, read, broken, i)
-    assert columns.summary(cache) == columns.ledger(cache).summary
+    assert columns.summary(cache) == TokenLedger(columns.rows(), pricing_of(cache)).summary
     assert [r.round for r in columns.rows()] == list(range(1, len(rows) + 1))
 
 

@@ -12,16 +12,20 @@ from agents.run_config import CallModelData, ModelInputData
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from slimtools.clearing import view
-from slimtools.errors import ConfigurationError
-from slimtools.ledger import TokenLedger, round_starts
-from slimtools.ledger.peers import (
+from benchmarks.peers import (
+    context_editing_step,
+    langchain_defaults_step,
     last_n_observations_step,
     observation_masking_step,
     peer_steps,
     to_agents_input,
+    to_langchain_messages,
     tool_output_trimmer_step,
 )
+from benchmarks.peers.ledger import measure_steps
+from slimtools.clearing import view
+from slimtools.errors import ConfigurationError
+from slimtools.ledger import TokenLedger, round_starts
 from slimtools.transcripts import load_file, load_transcripts
 from tests._profile import examples
 from tests._shared import sample, shared_data
@@ -455,11 +459,62 @@ def test_peer_runs_over_every_shared_transcript(peer):
     runs = sample(load_transcripts(shared_data() / "transcripts"), key=lambda t: t.source)
     for transcript in runs:
         plain = TokenLedger.measure(transcript.messages, format=transcript.format).summary
-        cleared = TokenLedger.measure(
-            transcript.messages, format=transcript.format, clear=step
-        ).summary
+        cleared = measure_steps(transcript.messages, step, format=transcript.format).summary
         assert cleared.rounds == plain.rounds
         final = step(transcript.messages)
         assert [r.call_id for r in view(final).results] == [
             r.call_id for r in view(transcript.messages).results
         ]
+
+
+def test_langchain_conversion_bills_like_the_original():
+    """Converting a transcript to LangChain messages keeps its calls and bill within 1%."""
+    for t in load_transcripts(shared_data() / "transcripts" / "claude_code"):
+        native = TokenLedger.measure(t.messages).summary
+        converted = TokenLedger.measure(to_langchain_messages(t.messages)).summary
+        assert converted.rounds == native.rounds
+        assert abs(converted.billed - native.billed) <= 0.01 * native.billed + 5
+
+
+def test_langchain_step_clears_past_its_trigger():
+    """LangChain's edit, replayed per call, clears all but 3 results once past 100k tokens."""
+    history: list[dict] = [{"role": "user", "content": "go"}]
+    for i in range(12):
+        call = {"id": f"c{i}", "type": "function", "function": {"name": "f", "arguments": "{}"}}
+        history.append({"role": "assistant", "content": "", "tool_calls": [call]})
+        history.append({"role": "tool", "tool_call_id": f"c{i}", "content": "y" * 40_000})
+    messages, step = langchain_defaults_step(history)
+    edited = step(messages)
+    cleared = [m.content == "[cleared]" for m in edited if m.type == "tool"]
+    assert cleared == [True] * 9 + [False] * 3
+    assert all(m.content != "[cleared]" for m in messages if m.type == "tool")
+
+
+def test_langchain_step_breaks_the_cache_every_call_once_triggered():
+    """Per-call recomputation slides the cleared boundary: every call past the trigger breaks."""
+    history: list[dict] = [{"role": "user", "content": "go"}]
+    for i in range(20):
+        call = {"id": f"c{i}", "type": "function", "function": {"name": "f", "arguments": "{}"}}
+        history.append({"role": "assistant", "content": "", "tool_calls": [call]})
+        history.append({"role": "tool", "tool_call_id": f"c{i}", "content": "y" * 40_000})
+    ledger = measure_steps(to_langchain_messages(history), context_editing_step())
+    broken = [r.round for r in ledger.rows if r.cache_broken]
+    assert broken == list(range(broken[0], 21))
+    assert len(broken) >= 10
+
+
+def test_without_langchain_the_documented_defaults_are_emulated(monkeypatch):
+    """With LangChain missing, the baseline clears all but 3 results past 100k tokens."""
+    import benchmarks.peers as baseline
+    import benchmarks.peers.langchain as langchain_peer
+
+    monkeypatch.setattr(langchain_peer, "has_langchain", lambda: False)
+    history: list[dict] = [{"role": "user", "content": "go"}]
+    for i in range(12):
+        call = {"id": f"c{i}", "type": "function", "function": {"name": "f", "arguments": "{}"}}
+        history.append({"role": "assistant", "content": "", "tool_calls": [call]})
+        history.append({"role": "tool", "tool_call_id": f"c{i}", "content": "y" * 40_000})
+    messages, step = baseline.langchain_defaults_step(history)
+    assert messages == history
+    kept = [len(m["content"]) == 40_000 for m in step(messages) if m["role"] == "tool"]
+    assert kept == [False] * 9 + [True] * 3

@@ -307,3 +307,18 @@ def test_no_function_is_over_65_lines():
                 if length > 65:
                     long.append((module, node.name, length))
     assert long == []
+
+
+def test_the_package_never_imports_the_benchmarks_or_the_tests():
+    """What only measures the package (benchmarks/, the peers there) or tests it stays out of
+    an install: no module of slimtools imports either, at any level."""
+    outside = ("benchmarks", "tests")
+    for name, path in _sources().items():
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                targets = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom) and not node.level:
+                targets = [node.module or ""]
+            else:
+                continue
+            assert not [t for t in targets if t.split(".")[0] in outside], name

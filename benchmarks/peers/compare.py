@@ -2,9 +2,9 @@
 
 A :class:`Strategy` turns a recorded history into what to replay and how to clear it before
 each model call: a slimtools :class:`~slimtools.clearing.ClearingPolicy`, or a peer's per-call
-step (:mod:`slimtools.ledger.peers`). :func:`compare` replays every run under every strategy
-with :class:`~slimtools.ledger.TokenLedger` and adds the figures up per group (the recorder,
-by default), including how many single runs cost more than no clearing.
+step (:mod:`benchmarks.peers`). :func:`compare` replays every run under every strategy and
+adds the figures up per group (the recorder, by default), including how many single runs
+cost more than no clearing.
 """
 
 from __future__ import annotations
@@ -14,10 +14,11 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from benchmarks.peers.ledger import ClearFn, measure_steps
 from slimtools.clearing import ClearingPolicy
-from slimtools.clearing.clear import ClearFn
 from slimtools.clearing.pricing import DEFAULT_PRICING, CachePricing, pricing_of
-from slimtools.ledger._replay import LedgerSummary, TokenLedger, cached_cost
+from slimtools.ledger import LedgerSummary, TokenLedger
+from slimtools.ledger.analyze import Totals
 
 Prepared = tuple[Sequence[Any], "ClearFn | ClearingPolicy | None"]
 """What to replay, and the clearing before each call (a step, a policy, or none)."""
@@ -74,7 +75,7 @@ def peer_strategies() -> list[Strategy]:
     LangChain's ``ClearToolUsesEdit`` runs through LangChain (or, without it, the documented
     emulation); the Agents SDK's ``ToolOutputTrimmer`` only where ``openai-agents`` is.
     """
-    from slimtools.ledger import peers
+    from benchmarks import peers
 
     out = [
         Strategy("langchain ClearToolUsesEdit (defaults)", _langchain_step(None)),
@@ -100,7 +101,7 @@ def _langchain_step(settings: dict[str, int] | None) -> Callable[[Sequence[Any],
     """LangChain's edit with ``settings`` (None: its defaults), replayed per call."""
 
     def prepare(history: Sequence[Any], fmt: str) -> Prepared:
-        from slimtools.ledger import peers
+        from benchmarks import peers
 
         if settings is None:
             return peers.langchain_defaults_step(history)
@@ -126,62 +127,6 @@ def _langchain_step(settings: dict[str, int] | None) -> Callable[[Sequence[Any],
         )
 
     return prepare
-
-
-@dataclass
-class Totals:
-    """Figures of one strategy over a group of runs (tokens summed over the runs).
-
-    Attributes:
-        runs: runs replayed.
-        rounds: model calls replayed.
-        resident_peak: the largest resident tool tokens of each run, summed.
-        resident_end: resident tool tokens at each run's last call, summed.
-        billed: input tokens billed without caching.
-        cached: the cached bill, in input-token equivalents (unrounded).
-        breaks: calls whose cached prefix a rewrite broke.
-        worse: runs whose cached bill is above the same run's without clearing.
-        base_resident: ``resident_end`` of the same replayed histories without clearing.
-        base_cached: ``cached`` of the same replayed histories without clearing (a peer that
-            replays a converted history is measured against that history).
-    """
-
-    runs: int = 0
-    rounds: int = 0
-    resident_peak: int = 0
-    resident_end: int = 0
-    billed: int = 0
-    cached: float = 0.0
-    breaks: int = 0
-    worse: int = 0
-    base_resident: int = 0
-    base_cached: float = 0.0
-    pricing: CachePricing | None = field(default=None, repr=False)
-
-    def add(self, summary: LedgerSummary, baseline: LedgerSummary) -> None:
-        """Count one run, ``baseline`` being no clearing on the same replayed history."""
-        cached = cached_cost(summary.cache_read, summary.cache_write, self.pricing)
-        base_cost = cached_cost(baseline.cache_read, baseline.cache_write, self.pricing)
-        self.base_resident += baseline.resident_end
-        self.base_cached += base_cost
-        self.worse += cached > base_cost + 1e-9
-        self.runs += 1
-        self.rounds += summary.rounds
-        self.resident_peak += summary.resident_peak
-        self.resident_end += summary.resident_end
-        self.billed += summary.billed
-        self.cached += cached
-        self.breaks += summary.cache_breaks
-
-    @property
-    def resident_ratio(self) -> float:
-        """Resident tool tokens at the end against no clearing of the same histories."""
-        return self.resident_end / self.base_resident if self.base_resident else 1.0
-
-    @property
-    def cost_ratio(self) -> float:
-        """The cached cost against no clearing of the same histories."""
-        return self.cached / self.base_cached if self.base_cached else 1.0
 
 
 @dataclass
@@ -258,4 +203,4 @@ def _replay(
         return plain, plain
     if isinstance(how, ClearingPolicy):
         return TokenLedger.measure(history, how, format=fmt, cache=pricing).summary, plain
-    return TokenLedger.measure(history, clear=how, cache=pricing).summary, plain
+    return measure_steps(history, how, cache=pricing).summary, plain

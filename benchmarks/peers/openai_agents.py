@@ -5,12 +5,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from benchmarks.peers._common import _IMAGE_TYPES, Step, _rewrite
 from slimtools.clearing import detect_format
 from slimtools.clearing.formats import get
 from slimtools.clearing.formats.media import TEXT_BLOCK_TYPES
 from slimtools.clearing.formats.view import get_codec, safe_decode
 from slimtools.errors import ConfigurationError
-from slimtools.ledger.peers._common import _IMAGE_TYPES, Step, _rewrite
 
 
 def tool_output_trimmer_step(trimmer: Any = None) -> Step:

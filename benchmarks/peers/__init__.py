@@ -29,15 +29,15 @@ does before every model call, so a step called before each call reproduces it ex
 
 from __future__ import annotations
 
-from slimtools.ledger.peers._common import OBSERVATION_PLACEHOLDER, Step
-from slimtools.ledger.peers.langchain import (
+from benchmarks.peers._common import OBSERVATION_PLACEHOLDER, Step
+from benchmarks.peers.langchain import (
     context_editing_step,
     has_langchain,
     langchain_defaults_step,
     to_langchain_messages,
 )
-from slimtools.ledger.peers.openai_agents import to_agents_input, tool_output_trimmer_step
-from slimtools.ledger.peers.swe_agent import last_n_observations_step, observation_masking_step
+from benchmarks.peers.openai_agents import to_agents_input, tool_output_trimmer_step
+from benchmarks.peers.swe_agent import last_n_observations_step, observation_masking_step
 
 __all__ = [
     "OBSERVATION_PLACEHOLDER",

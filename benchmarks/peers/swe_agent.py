@@ -9,9 +9,9 @@ from __future__ import annotations
 from collections.abc import Collection
 from typing import Any
 
+from benchmarks.peers._common import Step, _check_int, _check_tags, _mask, _tags
 from slimtools.clearing import ResultView, detect_format, view
 from slimtools.clearing.formats import get
-from slimtools.ledger.peers._common import Step, _check_int, _check_tags, _mask, _tags
 
 
 def last_n_observations_step(
