@@ -336,11 +336,15 @@ class Clearer:
             return  # never a placeholder longer than the result (as by age)
         state.made[older.eidx] = 1
         args_saving, first = self._inputs_of(older)
-        made = older._replace(
-            placeholder=text, saving=saving, input_saving=args_saving, first=first
+        self._ready(
+            older._replace(placeholder=text, saving=saving, input_saving=args_saving, first=first)
         )
+
+    def _ready(self, made: Pending) -> None:
+        """Queue a result whose placeholder is rendered for the decider."""
+        state = self._state
         state.ready.append(made)
-        state.ready_saving += saving + args_saving
+        state.ready_saving += made.saving + made.input_saving
 
     def _inputs_of(self, pending: Pending) -> tuple[int, int]:
         """What blanking the call's arguments saves, and the first message the clear changes."""
@@ -412,10 +416,6 @@ class Clearer:
         raw, saving = pending.raw, pending.tokens - size
         if saving <= 0 or (len(text) >= len(raw.text) and not raw.media):
             return
-        if self._inputs and self._placeholders.may_rewrite(pending.tool):
-            args_saving, first = self._inputs_of(pending)
-        else:  # the arguments stay (most tools): nothing to ask
-            args_saving, first = 0, pending.position
+        args_saving, first = self._inputs_of(pending)
         made_ready = pending[:7] + (text, saving, args_saving, first)  # noqa: RUF005
-        state.ready.append(new_tuple(Pending, made_ready))
-        state.ready_saving += saving + args_saving
+        self._ready(new_tuple(Pending, made_ready))

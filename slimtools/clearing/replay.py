@@ -28,7 +28,7 @@ from array import array
 from collections.abc import Sequence
 from typing import Any, NamedTuple
 
-from slimtools.clearing._batch import Forgetful, Memory, Pending, State, report
+from slimtools.clearing._batch import Forgetful, Pending, State, account_batch
 from slimtools.clearing._engine import Clearer
 from slimtools.clearing._ingest import Reading, SeenCall, read_messages
 from slimtools.clearing._render import Placeholders
@@ -83,6 +83,7 @@ class ReplayClearer(Clearer):
         self._reader: Codec = self._codec  # type: ignore[assignment]  # named: never None
 
     _edits = False  # the caller only appends: no copy of what was read is kept
+    _write = staticmethod(account_batch)  # the same accounting, no message rewritten
 
     def _new_state(self) -> State:
         # Tokens before each message as machine integers: 8 bytes a message where a list
@@ -111,42 +112,8 @@ class ReplayClearer(Clearer):
         """Tokens clearing has saved so far in the messages before ``position``."""
         return self._state.savings.before(position)
 
-    @staticmethod
-    def _write(
-        codec: Codec, state: State, forced: list[Pending], fresh: list[Pending], memory: Memory
-    ) -> ClearingReport:
-        """:func:`~slimtools.clearing._batch.write_batch`'s accounting without the writing:
-        the same report and savings index, no message rewritten."""
-        before = state.tokens - state.saved
-        batch = forced + fresh if forced else fresh
-        if not batch:
-            return report(0, 0, (), 0, None, before, before)
-        saved = [(p.position, p.saving) for p in batch]
-        saved += [(p.call.position, p.input_saving) for p in batch if p.input_saving]
-        state.savings.add_many(saved)
-        saving = sum(s for _, s in saved)
-        state.saved += saving
-        memory.remember(fresh)
-        reported = saving - sum(p.saving + p.input_saving for p in forced)
-        first = min(position for position, _ in saved)
-        rewritten = sum(1 for p in fresh if p.input_saving)
-        call_ids = tuple([p.raw.call_id for p in fresh])
-        after = before - saving
-        return report(len(fresh), reported, call_ids, rewritten, first, before, after)
-
-    def _make_ready(self, pending: Pending) -> None:
-        ready = self._state.ready
-        n = len(ready)
-        super()._make_ready(pending)
-        if len(ready) > n:
-            ready[-1] = self._lean(ready[-1])
-
-    def _ahead(self, older: Pending, turn: int, reason: str) -> None:
-        ready = self._state.ready
-        n = len(ready)
-        super()._ahead(older, turn, reason)
-        if len(ready) > n:
-            ready[-1] = self._lean(ready[-1])
+    def _ready(self, made: Pending) -> None:
+        super()._ready(self._lean(made))
 
     def _lean(self, pending: Pending) -> Pending:
         """A ready result with its figures only: decided, it needs no text any more."""
