@@ -38,13 +38,6 @@ class Decider:
         for keep_turns, queue in state.waiting.items():
             if queue and queue[0].turn + keep_turns <= clock:
                 queues += 1
-                if len(queue) > 32:  # a long queue (a one-pass clear): taken at once,
-                    tail = []  # but for the few results of the last turns, not yet due
-                    while queue[-1].turn + keep_turns > clock:
-                        tail.append(queue.pop())
-                    due += queue
-                    queue.clear()
-                    queue.extend(reversed(tail))
                 while queue and queue[0].turn + keep_turns <= clock:
                     due.append(queue.popleft())
         if queues > 1:  # results of several retentions fell due: merge them by due turn
@@ -100,22 +93,18 @@ class Decider:
             return fresh
         offsets, savings = state.offsets, state.savings
         ready = state.ready
-        # Tokens of the history before each position (nothing cleared yet: all original).
+        # Tokens of the history before each position, as cleared so far.
         if len(ready) == 1:  # a per-round clearer's usual call: one result, no columns
             p = ready[0]
             f = p.first
-            before_f = offsets[f] - savings.before(f) if savings.total else offsets[f]
-            state.plan.add(p, f, p.saving + p.input_saving, before_f)
+            state.plan.add(p, f, p.saving + p.input_saving, offsets[f] - savings.before(f))
         elif ready:
             ready.sort(key=_first_change)
             firsts = [p.first for p in ready]
-            if savings.total:
-                before = [offsets[f] - savings.before(f) for f in firsts]
-            else:
-                before = [offsets[f] for f in firsts]
+            before = [offsets[f] - savings.before(f) for f in firsts]
             state.plan.extend(ready, firsts, [p.saving + p.input_saving for p in ready], before)
         start = state.turn_start
-        now = offsets[start] - savings.before(start) if savings.total else offsets[start]
+        now = offsets[start] - savings.before(start)
         ready.clear()
         state.ready_saving = 0
         need = state.tokens - state.saved - limit if over and limit is not None else 0

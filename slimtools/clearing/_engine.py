@@ -370,11 +370,7 @@ class Clearer:
         state.snapshot = snapshot
         decider = self._decider
         decider.take_due(state, clock)
-        ripe = state.ripe
-        if len(ripe) == 1:  # a per-round clearer's usual call
-            if ripe[0].eidx < snapshot - (policy.keep or 0):
-                self._make_ready(ripe.pop())
-        elif ripe:
+        if state.ripe:
             cutoff = snapshot - (policy.keep or 0)
             # Popped in order from a reversed list, so each result is let go as soon as it
             # is made ready: a long pass never holds two records of the same result (the
