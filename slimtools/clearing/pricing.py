@@ -135,14 +135,8 @@ def calls_ahead(
     explore a repository for tens of calls, so its age understates what is left.
 
     The bound is there because the rule weighs one clear now against none, not against the
-    bigger clear that waiting would allow: a clear that pays back only after more than
-    ``horizon`` calls is better made later, in one rewrite with the results that fall due
-    meanwhile. 18 and the shell rule are measured, not assumed: on the shared transcripts
-    (mini-swe-agent, SWE-agent, tau-bench, Claude Code, OpenHands) they come within 1% of the
-    cached cost of knowing each run's true length (``benchmarks/bench_clearing.py`` prints
-    the table), where age alone capped at 14 left mini-swe-agent's runs 1.03% dearer and
-    fatter than knowing it; a horizon of 16 to 19 meets the same goals, 20 makes a 21-call
-    OpenHands run dearer than no clearing. ``horizon=None`` counts only the run's age.
+    bigger clear that waiting would allow; 18 and the shell rule are measured on the shared
+    transcripts (docs/clearing.md, "How many more calls will read a cleared history").
     """
     if expected_calls is not None:
         return max(1, expected_calls - turns)

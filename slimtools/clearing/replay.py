@@ -1,20 +1,11 @@
 """The clearing engine in replay mode: what a policy would clear in a run it never holds.
 
 The ledger's streaming replay (:mod:`slimtools.ledger.stream`) bills a long recorded run
-message by message, under several policies at once, without keeping the run's texts. It
-reaches the engine through this module alone:
-
-- :func:`read_messages` and :class:`Reading` are the engine's own ingestion (turns, tokens
-  once per piece, calls paired with results), so the replay's baseline and every engine
-  agree on what a turn, a call, a result and its tokens are;
-- :class:`ReplayClearer` is a :class:`~slimtools.clearing.Clearer` that reads the run's
-  real messages one at a time (:meth:`~ReplayClearer.read`) and, before each model call
-  (:meth:`~ReplayClearer.account`), decides exactly as a clearer does and says which
-  results it cleared and what each saved, but rewrites no message: it keeps what its
-  pending results need (a result's text until its placeholder is rendered, then only its
-  figures) and no message at all;
-- :class:`PlaceholderRenderer` renders the placeholder a policy writes for one result
-  (the benchmarks' informative floor).
+message by message, under several policies at once, without keeping the run's texts; it
+reaches the engine through this module alone: :func:`read_messages` (the engine's own
+ingestion), :class:`ReplayClearer` (a clearer that decides as any does but rewrites and
+keeps no message) and :class:`PlaceholderRenderer` (one result's placeholder). See "The
+replay mode" in docs/clearing.md.
 
 The rejected designs: a second engine for the replay (its own ingestion and index of saved
 tokens, writing into a clearer's private state), then small stand-in messages fed to the
@@ -82,7 +73,6 @@ class ReplayClearer(Clearer):
         self._placeholder_texts = placeholders
         self._reader: Codec = self._codec  # type: ignore[assignment]  # named: never None
 
-    _edits = False  # the caller only appends: no copy of what was read is kept
     _write = staticmethod(account_batch)  # the same accounting, no message rewritten
 
     def _new_state(self) -> State:
