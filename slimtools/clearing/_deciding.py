@@ -38,6 +38,13 @@ class Decider:
         for keep_turns, queue in state.waiting.items():
             if queue and queue[0].turn + keep_turns <= clock:
                 queues += 1
+                if len(queue) > 32:  # a long queue (a one-pass clear): taken at once (0.9%
+                    tail = []  # of its instructions), but for the last turns' results, not due
+                    while queue[-1].turn + keep_turns > clock:
+                        tail.append(queue.pop())
+                    due += queue
+                    queue.clear()
+                    queue.extend(reversed(tail))
                 while queue and queue[0].turn + keep_turns <= clock:
                     due.append(queue.popleft())
         if queues > 1:  # results of several retentions fell due: merge them by due turn

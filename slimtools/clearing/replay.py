@@ -19,7 +19,7 @@ from array import array
 from collections.abc import Sequence
 from typing import Any, NamedTuple
 
-from slimtools.clearing._batch import Forgetful, Pending, State, account_batch
+from slimtools.clearing._batch import Memory, Pending, State, account_batch
 from slimtools.clearing._engine import Clearer
 from slimtools.clearing._ingest import Reading, SeenCall, read_messages
 from slimtools.clearing._render import Placeholders
@@ -136,7 +136,7 @@ class PlaceholderRenderer:
         return self._placeholders.text(pending)
 
 
-class _Recorder(Forgetful):
+class _Recorder(Memory):
     """The memory of a replay: nothing for re-reads (a replay only appends), and the
     results of the last pass until they are taken."""
 

@@ -183,8 +183,9 @@ def test_a_single_argument_renders_as_the_joined_list_does(args):
     keep=st.integers(0, 5),
     clock=st.integers(0, 70),
 )
-def test_a_retention_queue_gives_up_exactly_its_due_results_in_order(turns, keep, clock):
-    """``take_due`` moves the results due by the clock, in queue order, and leaves the rest."""
+def test_a_long_queue_falls_due_as_popping_it_one_by_one_does(turns, keep, clock):
+    """Taking a long retention queue at once (all but its newest results) moves the same
+    results, in the same order, as popping each due result in turn."""
     from collections import deque
 
     from slimtools.clearing._batch import Pending, State

@@ -323,7 +323,7 @@ def test_savings_index_sums_what_was_saved_before_a_position(steps):
     index, saved = SavingsIndex(), []
     for step in steps:
         if step[0] == "add":
-            index.add(step[1], step[2])
+            index.add_many([(step[1], step[2])])
             saved.append(step[1:])
         elif step[0] == "many":
             index.add_many(step[1])
@@ -337,9 +337,9 @@ def test_savings_index_takes_any_counters_numbers():
     """Savings that are not machine integers (a counter giving floats, or huge counts) are
     summed exactly as before, once the index holds machine integers already."""
     index = SavingsIndex()
-    index.add(3, 100)
+    index.add_many([(3, 100)])
     assert index.before(3) == 0  # the tree is built (3 is not past every saving), of machine ints
-    index.add(5, 2.5)  # type: ignore[arg-type]
-    index.add(200, 10**30)
+    index.add_many([(5, 2.5)])  # type: ignore[list-item]
+    index.add_many([(200, 10**30)])
     assert index.before(6) == 102.5
     assert index.before(201) == 10**30 + 102.5
