@@ -9,11 +9,7 @@ The file sinks store originals as JSON: exact for JSON data (strings, block list
 lone surrogates and integers beyond 64 bits too); SDK objects inside a history come back
 as their dict form, but the call entries of an SDK message as its SDK type.
 :class:`MemoryAudit` keeps the originals themselves.
-
-One sink may serve several histories (conversations) when each writes through its own
-:class:`ScopedAudit`, which stamps its records with the history's scope and reads back
-only those. ``restore`` never guesses: an original goes back only where the audit names
-one unambiguously (see :func:`restore`).
+One sink may serve several histories, each through its own :class:`ScopedAudit`.
 """
 
 from __future__ import annotations
