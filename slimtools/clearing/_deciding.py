@@ -2,8 +2,8 @@
 
 One part of the :class:`~slimtools.clearing.Clearer` (``_engine.py``): results fall due by
 turn (one queue per retention), wait for the ``keep`` window, and once their placeholders
-are rendered wait in the ready list (or, under a cache price, in the plan) until the rule of
-:func:`~slimtools.clearing.pricing.plan_clear` lets them go. It reads and changes only the
+are rendered wait in the ready list (or, under a cache price, in the plan,
+``_plan.py``) until the cache rule lets them go. It reads and changes only the
 pass's :class:`~slimtools.clearing._batch.State` it is handed.
 """
 
@@ -84,7 +84,7 @@ class Decider:
         trigger, ``clear_at_least`` or the cache say. Otherwise the trigger must have fired;
         without a price model everything ready goes once it saves ``clear_at_least``; with
         one, the results wait in ``state.plan`` and the rule of
-        :func:`~slimtools.clearing.pricing.plan_clear` picks the cut whose saving over the
+        :class:`~slimtools.clearing._plan.Candidates` picks the cut whose saving over the
         calls ahead most outweighs the cache rewrite it causes.
         """
         policy = self.policy

@@ -8,7 +8,7 @@ the uncached input price, and on how many more model calls will read the smaller
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any
@@ -143,63 +143,3 @@ def calls_ahead(
     if horizon is not None:
         return horizon if commands_only else max(1, min(turns, horizon))
     return max(1, turns)
-
-
-def plan_clear(
-    candidates: list[tuple[int, int]],
-    tokens_before: Callable[[int], int],
-    cache_end: int,
-    calls: int,
-    pricing: CachePricing,
-    *,
-    at_least: int = 0,
-    need: int = 0,
-) -> int | None:
-    """Which clearable results to clear now: the index of the first one, or ``None``.
-
-    ``candidates`` are ``(position, saving)`` pairs sorted by position: where clearing a
-    result first changes the history, and the tokens it saves. Clearing every candidate from
-    index ``j`` on saves ``k`` tokens and rewrites the cached suffix that starts at the first
-    change: ``S`` tokens of the previous request, after the candidate's position and before
-    ``cache_end``, of which ``S - k`` survive and must be written again instead of read.
-    That costs ``(write - read) * (S - k)`` once and saves ``read * k`` on each of the
-    ``calls`` requests that read the smaller history. The cut with the largest net saving
-    is chosen when it is positive (and saves at least ``at_least``).
-
-    With ``need > 0`` (the history is over the window) the economics give way: the best cut
-    that saves at least ``need`` tokens is chosen whatever it costs, or every candidate when
-    none saves that much.
-
-    Args:
-        candidates: ``(position, saving)`` pairs, sorted by position.
-        tokens_before: ``position -> tokens of the current history before it``.
-        cache_end: the position where the previous request (the cached prefix) ended.
-        calls: requests that will read the cleared history (see :func:`calls_ahead`).
-        pricing: the cache prices.
-        at_least: the smallest saving worth a rewrite (``clear_at_least``).
-        need: tokens that must go now; 0 when the window is not at stake.
-    """
-    if not candidates:
-        return None
-    cached_tokens = tokens_before(cache_end)
-    read, rewrite = pricing.read, pricing.rewrite
-    best: int | None = None
-    best_value = 0.0
-    fallback: int | None = None
-    saved = saved_cached = 0
-    for j in range(len(candidates) - 1, -1, -1):
-        position, saving = candidates[j]
-        saved += saving
-        if position < cache_end:
-            saved_cached += saving
-        suffix = max(0, cached_tokens - tokens_before(position)) if position < cache_end else 0
-        value = read * saved * calls - rewrite * max(0, suffix - saved_cached)
-        if need:
-            if saved >= need and (fallback is None or value > best_value):
-                fallback, best_value = j, value
-            continue
-        if saved >= at_least and value > best_value:
-            best, best_value = j, value
-    if need:
-        return 0 if fallback is None else fallback
-    return best
