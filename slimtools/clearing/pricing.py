@@ -33,22 +33,11 @@ class CachePricing:
             tool is a command (category ``"command"``) counts on from its first call (see
             :func:`calls_ahead`). 18 by default, measured on recorded runs.
 
-    Presets (``CachePricing.preset(name)``), as the providers' pricing pages gave them in
-    2026:
-
-    - ``"anthropic"``: Anthropic's 5-minute cache, reads 0.1x and writes 1.25x
-      (https://docs.anthropic.com/en/docs/build-with-claude/prompt-caching#pricing).
-      The highest write premium, so the most cautious choice and ``ClearingPolicy``'s
-      default.
-    - ``"anthropic-1h"``: Anthropic's 1-hour cache, reads 0.1x and writes 2x (same page).
-    - ``"openai"``: OpenAI's automatic caching, no write premium; cached input is billed at
-      a tenth of the input price for the GPT-5 family (older models: a quarter to a half)
-      (https://developers.openai.com/api/docs/pricing,
-      https://developers.openai.com/api/docs/guides/prompt-caching).
-    - ``"gemini"``: Gemini's implicit caching, no write premium and a 90% discount on
-      cached tokens (https://ai.google.dev/gemini-api/docs/caching,
-      https://cloud.google.com/vertex-ai/generative-ai/docs/context-cache/context-cache-overview).
-    - ``"none"``: no caching (``preset`` returns ``None``).
+    Presets (``CachePricing.preset(name)``), from the providers' pricing pages in 2026 (the
+    clearing guide links them): ``"anthropic"`` (5-minute cache, reads 0.1x, writes 1.25x:
+    the most cautious, ``ClearingPolicy``'s default), ``"anthropic-1h"`` (reads 0.1x,
+    writes 2x), ``"openai"`` and ``"gemini"`` (no write premium, reads 0.1x; older OpenAI
+    models a quarter to a half), ``"none"`` (no caching: ``preset`` returns ``None``).
     """
 
     read: float
