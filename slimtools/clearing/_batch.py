@@ -9,7 +9,6 @@ from __future__ import annotations
 import logging
 from array import array
 from collections import deque
-from collections.abc import Collection
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
@@ -31,23 +30,16 @@ class Memory:
     time, unlike a hash of a long result), since some servers reuse ids. Keys and values
     are strings, which the garbage collector does not track: a 10,000-turn run leaves no
     container objects behind here to slow down full collections.
-
-    A per-round clearer clears about one result a call, and fingerprinting it right away,
-    cold, cost more than the rest of the write; so the latest clears wait in a short list
-    (holding at most ``_SETTLE_AT`` originals) and are fingerprinted together, warm, when it
-    fills or when the memory is consulted.
     """
 
-    __slots__ = ("_recent", "blanked", "placeholders")
-    _SETTLE_AT = 64
+    __slots__ = ("blanked", "placeholders")
 
     def __init__(self) -> None:
         self.placeholders: dict[str, str] = {}
         self.blanked: set[str] = set()
-        self._recent: list[Pending] = []
 
     def __bool__(self) -> bool:
-        return bool(self.placeholders) or bool(self._recent)
+        return bool(self.placeholders)
 
     @staticmethod
     def _key(raw: RawResult) -> str:
@@ -56,28 +48,18 @@ class Memory:
 
     def remember(self, cleared: list[Pending]) -> None:
         """Record cleared results (their placeholders, and whether arguments were blanked)."""
-        self._recent += cleared
-        if len(self._recent) >= self._SETTLE_AT:
-            self._settle()
-
-    def _settle(self) -> None:
         key, placeholders = self._key, self.placeholders
-        for pending in self._recent:
+        for pending in cleared:
             placeholders[key(pending.raw)] = pending.placeholder
             if pending.input_saving:
                 self.blanked.add(key(pending.raw))
-        self._recent = []
 
     def knows(self, raw: RawResult) -> bool:
         """Whether this result was cleared before."""
-        if self._recent:
-            self._settle()
         return self._key(raw) in self.placeholders
 
     def recall(self, raw: RawResult) -> tuple[str, bool]:
         """The placeholder it became, and whether its arguments were blanked."""
-        if self._recent:
-            self._settle()
         key = self._key(raw)
         return self.placeholders[key], key in self.blanked
 
@@ -85,12 +67,12 @@ class Memory:
         """Forget everything."""
         self.placeholders.clear()
         self.blanked.clear()
-        self._recent = []
 
 
 class Forgetful(Memory):
     """The memory of a clearer called only once (the one-shot functions): there is no
-    later call to stay monotone for, so nothing is kept."""
+    later call to stay monotone for, so nothing is kept (fingerprinting every result cost a
+    one-shot pass 3.5% of its instructions)."""
 
     __slots__ = ()
 
@@ -159,101 +141,76 @@ class State(Reading):
 def write_batch(
     codec: Codec, state: State, forced: list[Pending], fresh: list[Pending], memory: Memory
 ) -> ClearingReport:
-    """Write the placeholders (and blanked arguments) into ``state.out``; report it.
+    """Write the placeholders (and blanked arguments) into ``state.out``; account for it.
 
-    ``fresh`` results are cleared for the first time and remembered in ``memory``;
-    ``forced`` ones are re-applied after a re-read and not reported again.
+    Results are grouped by message, so a message holding several (Anthropic) is rebuilt
+    once, then the calls whose arguments are blanked.
     """
-    before = state.tokens - state.saved
-    if not fresh and not forced:
-        return report(0, 0, (), 0, None, before, before)
-    if not (forced or len(fresh) > 1 or fresh[0].input_saving):
-        state.savings.add(fresh[0].position, fresh[0].saving)
-        return _write_one(codec, state, fresh, memory, before=before)
-    batch = forced + fresh if forced else fresh
-    saved = [(p.position, p.saving) for p in batch]
-    saved += [(p.call.position, p.input_saving) for p in batch if p.input_saving]
-    state.savings.add_many(saved)
-    return _write_many(codec, state, forced, fresh, memory, before=before)
-
-
-def _write_one(
-    codec: Codec, state: State, fresh: list[Pending], memory: Memory, *, before: int
-) -> ClearingReport:
-    """:func:`write_batch` of one fresh result with its arguments kept: what a per-round
-    clearer does nearly every call, without the grouping a batch needs (a test pins it to
-    :func:`_write_many`)."""
-    p = fresh[0]
-    state.out[p.position] = codec.replace_results(
-        state.out[p.position], {p.raw.slot: p.placeholder}
-    )
-    memory.remember(fresh)
-    state.saved += p.saving
-    fields = (1, p.saving, (p.raw.call_id,), 0, p.position, before, before - p.saving)
-    written: ClearingReport = new_tuple(ClearingReport, fields)  # report(), a call less
-    return written
-
-
-def _write_many(
-    codec: Codec,
-    state: State,
-    forced: list[Pending],
-    fresh: list[Pending],
-    memory: Memory,
-    *,
-    before: int,
-) -> ClearingReport:
-    """:func:`write_batch` in general: results grouped by message, so a message holding
-    several (Anthropic) is rebuilt once, then the calls whose arguments are blanked."""
-    blank: dict[int, set[str]] = {}  # message position -> ids of calls to blank
-    saving = 0
     out = state.out
-    batch = forced + fresh if forced else fresh
+    if len(fresh) == 1 and not forced and not fresh[0].input_saving:
+        # A per-round clearer's usual call, without a batch's grouping and accounting (a
+        # tenth of its time, bench_clearing (b)); the round-by-round property tests hold
+        # it to the general path.
+        p = fresh[0]
+        out[p.position] = codec.replace_results(out[p.position], {p.raw.slot: p.placeholder})
+        before = state.tokens - state.saved
+        state.savings.add_many([(p.position, p.saving)])
+        state.saved += p.saving
+        memory.remember(fresh)
+        fields = (1, p.saving, (p.raw.call_id,), 0, p.position, before, before - p.saving)
+        written: ClearingReport = new_tuple(ClearingReport, fields)
+        return written
+    blank: dict[int, set[str]] = {}  # message position -> ids of calls to blank
     # Formats whose result is a whole message (WholeMessageResults) name the field holding
-    # it: one result per message, so nothing needs grouping.
+    # it: one result per message, nothing to group (1.5% of a one-pass clear, callgrind).
     field = getattr(codec, "result_field", None)
     if field is not None:
-        texts: Collection[int] = [p.position for p in batch]
-        for p in batch:
+        for p in forced + fresh:
             out[p.position] = with_changes(out[p.position], {field: p.placeholder})
-            saving += p.saving + p.input_saving
             if p.input_saving:
                 blank.setdefault(p.call.position, set()).add(p.raw.call_id)
     else:
         grouped: dict[int, dict[int, str]] = {}  # message position -> slot -> placeholder
-        for p in batch:
-            saving += p.saving + p.input_saving
+        for p in forced + fresh:
+            grouped.setdefault(p.position, {})[p.raw.slot] = p.placeholder
             if p.input_saving:
                 blank.setdefault(p.call.position, set()).add(p.raw.call_id)
-            slots = grouped.get(p.position)
-            if slots is None:
-                grouped[p.position] = {p.raw.slot: p.placeholder}
-            else:
-                slots[p.raw.slot] = p.placeholder
-        replace = codec.replace_results
         for position, slots in grouped.items():
-            out[position] = replace(out[position], slots)
-        texts = grouped
-    memory.remember(fresh)
+            out[position] = codec.replace_results(out[position], slots)
+    for position, ids in blank.items():
+        out[position] = codec.blank_inputs(out[position], ids)
+    return account_batch(codec, state, forced, fresh, memory)
+
+
+def account_batch(
+    codec: Codec, state: State, forced: list[Pending], fresh: list[Pending], memory: Memory
+) -> ClearingReport:
+    """Note a decided batch in the savings index, the saved total and ``memory``; report it.
+
+    ``fresh`` results are cleared for the first time; ``forced`` ones are re-applied after a
+    re-read and not reported again. No message is touched: the replay mode calls this alone.
+    """
+    before = state.tokens - state.saved
+    batch = forced + fresh
+    if not batch:
+        return ClearingReport(tokens_before=before, tokens_after=before)
+    saved = [(p.position, p.saving) for p in batch]
+    saved += [(p.call.position, p.input_saving) for p in batch if p.input_saving]
+    state.savings.add_many(saved)
+    saving = sum([s for _, s in saved])
     state.saved += saving
-    after = before - saving
-    if forced:  # re-applied after a re-read: not reported again
-        saving -= sum(p.saving + p.input_saving for p in forced)
-    rewritten = 0
-    if blank:
-        for position, ids in blank.items():
-            out[position] = codec.blank_inputs(out[position], ids)
-        rewritten = sum(1 for p in fresh if p.input_saving)
-    first = min([*texts, *blank]) if blank else min(texts)
-    call_ids = tuple([p.raw.call_id for p in fresh])
-    return report(len(fresh), saving, call_ids, rewritten, first, before, after)
-
-
-def report(*fields: Any) -> ClearingReport:
-    """A :class:`ClearingReport` from its seven fields in order, built at C speed (one per
-    call of a per-round clearer)."""
-    built: ClearingReport = new_tuple(ClearingReport, fields)
-    return built
+    memory.remember(fresh)
+    repeated = sum([p.saving + p.input_saving for p in forced]) if forced else 0
+    blanked = sum([1 for p in fresh if p.input_saving]) if len(saved) > len(batch) else 0
+    return ClearingReport(
+        len(fresh),
+        saving - repeated,
+        tuple([p.raw.call_id for p in fresh]),
+        blanked,
+        min(saved)[0],  # the first message changed
+        before,
+        before - saving,
+    )
 
 
 def audit_originals(audit: Audit, codec: Codec, state: State, fresh: list[Pending]) -> bool:

@@ -2,8 +2,8 @@
 
 One part of the :class:`~slimtools.clearing.Clearer` (``_engine.py``): results fall due by
 turn (one queue per retention), wait for the ``keep`` window, and once their placeholders
-are rendered wait in the ready list (or, under a cache price, in the plan) until the rule of
-:func:`~slimtools.clearing.pricing.plan_clear` lets them go. It reads and changes only the
+are rendered wait in the ready list (or, under a cache price, in the plan,
+``_plan.py``) until the cache rule lets them go. It reads and changes only the
 pass's :class:`~slimtools.clearing._batch.State` it is handed.
 """
 
@@ -38,8 +38,8 @@ class Decider:
         for keep_turns, queue in state.waiting.items():
             if queue and queue[0].turn + keep_turns <= clock:
                 queues += 1
-                if len(queue) > 32:  # a long queue (a one-pass clear): taken at once,
-                    tail = []  # but for the few results of the last turns, not yet due
+                if len(queue) > 32:  # a long queue (a one-pass clear): taken at once (0.9%
+                    tail = []  # of its instructions), but for the last turns' results, not due
                     while queue[-1].turn + keep_turns > clock:
                         tail.append(queue.pop())
                     due += queue
@@ -84,7 +84,7 @@ class Decider:
         trigger, ``clear_at_least`` or the cache say. Otherwise the trigger must have fired;
         without a price model everything ready goes once it saves ``clear_at_least``; with
         one, the results wait in ``state.plan`` and the rule of
-        :func:`~slimtools.clearing.pricing.plan_clear` picks the cut whose saving over the
+        :class:`~slimtools.clearing._plan.Candidates` picks the cut whose saving over the
         calls ahead most outweighs the cache rewrite it causes.
         """
         policy = self.policy
@@ -100,22 +100,18 @@ class Decider:
             return fresh
         offsets, savings = state.offsets, state.savings
         ready = state.ready
-        # Tokens of the history before each position (nothing cleared yet: all original).
+        # Tokens of the history before each position, as cleared so far.
         if len(ready) == 1:  # a per-round clearer's usual call: one result, no columns
             p = ready[0]
             f = p.first
-            before_f = offsets[f] - savings.before(f) if savings.total else offsets[f]
-            state.plan.add(p, f, p.saving + p.input_saving, before_f)
+            state.plan.add(p, f, p.saving + p.input_saving, offsets[f] - savings.before(f))
         elif ready:
             ready.sort(key=_first_change)
             firsts = [p.first for p in ready]
-            if savings.total:
-                before = [offsets[f] - savings.before(f) for f in firsts]
-            else:
-                before = [offsets[f] for f in firsts]
+            before = [offsets[f] - savings.before(f) for f in firsts]
             state.plan.extend(ready, firsts, [p.saving + p.input_saving for p in ready], before)
         start = state.turn_start
-        now = offsets[start] - savings.before(start) if savings.total else offsets[start]
+        now = offsets[start] - savings.before(start)
         ready.clear()
         state.ready_saving = 0
         need = state.tokens - state.saved - limit if over and limit is not None else 0

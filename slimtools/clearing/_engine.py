@@ -10,19 +10,10 @@ stale) and then, at each call, only looks at what became stale since the last ca
 - what is clearable waits in a ready batch with its running saving until the trigger has
   fired and the batch saves at least ``clear_at_least`` tokens, then goes all at once.
 
-**The same bytes everywhere.** A cleared history is a function of the history and the
-policy alone: nothing the engine writes depends on set or dict iteration order of unordered
-data, hash seeds, clocks, object ids or the process, so the same input gives the same bytes
-in another process, under another ``PYTHONHASHSEED`` and after a restart (a new clearer
-taking over a persisted history continues it byte for byte). That is what keeps a provider's
-prompt cache warm across agent restarts; ``tests/clearing/test_clearing_determinism.py`` checks it
-across processes.
-
-The clearer is composed of parts, one per concept: ingestion in ``_ingest.py`` (shared with
-the ledger's replay); the rules that say why and from when a result may go in ``_rules/``
-(age, superseded results: a seam, one module and one table row per rule); placeholders in
-``_render.py``; when ready results go in ``_deciding.py`` (a :class:`Decider`); the writing
-of a batch in ``_batch.py``. ``replay.py`` is its public replay mode.
+A cleared history is a function of the history and the policy alone: no hash seed, clock,
+object id or unordered iteration reaches the output, so a restarted clearer continues a
+persisted history byte for byte (docs/clearing.md, "The same bytes everywhere"). The parts
+it is composed of are listed in ARCHITECTURE.md.
 
 The rejected simpler design, recomputing everything from scratch per call (as LangChain's
 ``ClearToolUsesEdit`` does, recounting the whole history after each cleared message), is
@@ -134,7 +125,6 @@ class Clearer:
         clearer._memory = Forgetful()
         return clearer
 
-    _edits = True  # a history may be edited between calls: compare every message read
     _write = staticmethod(write_batch)  # writes a decided batch (replay mode only accounts it)
 
     def _new_state(self) -> State:
@@ -211,7 +201,7 @@ class Clearer:
             len(history) >= n
             and history[0] is state.first
             and history[n - 1] is state.last
-            and (in_place or not self._edits or same_message(history[:n], state.seen))
+            and (in_place or same_message(history[:n], state.seen))
         )
         if not (grown or in_place) and not self._extends(history):
             state = self._state = self._new_state()
@@ -252,9 +242,6 @@ class Clearer:
         n, seen, out = state.n, state.seen, state.out
         if len(history) < n:
             return False
-        if not self._edits:  # the caller only appends (replay mode): the ends tell
-            m = n - 1
-            return same(history[0], state.first, out[0]) and same(history[m], state.last, out[m])
         if len(seen) != n or not all(same(history[i], seen[i], out[i]) for i in range(n)):
             return False
         if n:  # the next call compares these objects by identity
@@ -269,8 +256,7 @@ class Clearer:
         if end > start:
             if history is not state.out:  # in place, the new messages are there already
                 state.out += history[start:]
-                if self._edits:
-                    state.seen += history[start:]
+                state.seen += history[start:]
             count = self.policy.token_counter
             read_messages(state, codec, count, history, start, file=self._file)
             state.n, state.first, state.last = end, history[0], history[-1]
@@ -336,11 +322,15 @@ class Clearer:
             return  # never a placeholder longer than the result (as by age)
         state.made[older.eidx] = 1
         args_saving, first = self._inputs_of(older)
-        made = older._replace(
-            placeholder=text, saving=saving, input_saving=args_saving, first=first
+        self._ready(
+            older._replace(placeholder=text, saving=saving, input_saving=args_saving, first=first)
         )
+
+    def _ready(self, made: Pending) -> None:
+        """Queue a result whose placeholder is rendered for the decider."""
+        state = self._state
         state.ready.append(made)
-        state.ready_saving += saving + args_saving
+        state.ready_saving += made.saving + made.input_saving
 
     def _inputs_of(self, pending: Pending) -> tuple[int, int]:
         """What blanking the call's arguments saves, and the first message the clear changes."""
@@ -366,11 +356,7 @@ class Clearer:
         state.snapshot = snapshot
         decider = self._decider
         decider.take_due(state, clock)
-        ripe = state.ripe
-        if len(ripe) == 1:  # a per-round clearer's usual call
-            if ripe[0].eidx < snapshot - (policy.keep or 0):
-                self._make_ready(ripe.pop())
-        elif ripe:
+        if state.ripe:
             cutoff = snapshot - (policy.keep or 0)
             # Popped in order from a reversed list, so each result is let go as soon as it
             # is made ready: a long pass never holds two records of the same result (the
@@ -412,10 +398,6 @@ class Clearer:
         raw, saving = pending.raw, pending.tokens - size
         if saving <= 0 or (len(text) >= len(raw.text) and not raw.media):
             return
-        if self._inputs and self._placeholders.may_rewrite(pending.tool):
-            args_saving, first = self._inputs_of(pending)
-        else:  # the arguments stay (most tools): nothing to ask
-            args_saving, first = 0, pending.position
+        args_saving, first = self._inputs_of(pending)
         made_ready = pending[:7] + (text, saving, args_saving, first)  # noqa: RUF005
-        state.ready.append(new_tuple(Pending, made_ready))
-        state.ready_saving += saving + args_saving
+        self._ready(new_tuple(Pending, made_ready))

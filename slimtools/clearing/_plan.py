@@ -1,8 +1,10 @@
 """The clearable results of a run, kept so that the cache-aware cut is found in ``O(log n)``.
 
-:func:`~slimtools.clearing.pricing.plan_clear` states the rule: among the cuts (clear every
+The rule (the clearing guide, "Clearing and prompt caching"): among the cuts (clear every
 candidate from index ``j`` on, candidates sorted by where they first change the history),
-take the one with the largest net saving ``V_j = read * L * K_j - rewrite * (S_j - Kc_j)``.
+take the one with the largest net saving ``V_j = read * L * K_j - rewrite * (S_j - Kc_j)``
+(``L`` the calls that will read the cleared history, ``K_j`` the tokens the cut saves,
+``Kc_j`` those within the cached prefix, ``S_j`` the cached tokens after its first change).
 Run before every model call over every candidate, that is quadratic in a long run whose
 results rarely pay (they pile up as candidates). Here the same choice is incremental.
 
@@ -114,7 +116,7 @@ class Candidates:
         at_least: int = 0,
         need: int = 0,
     ) -> int | None:
-        """``plan_clear`` over the candidates (a test pins the two together)."""
+        """The cut the rule picks: a test holds it to ``plan_clear``, the rule stated directly."""
         n = len(self.items)
         if not n:
             return None

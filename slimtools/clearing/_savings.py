@@ -41,15 +41,8 @@ class SavingsIndex:
     def __bool__(self) -> bool:
         return self.total != 0
 
-    def add(self, position: int, saved: int) -> None:
-        """Record ``saved`` more tokens saved in the message at ``position``."""
-        self._last = max(self._last, position)
-        at = self._at
-        at[position] = at.get(position, 0) + saved
-        self.total += saved
-
     def add_many(self, pairs: list[tuple[int, int]]) -> None:
-        """:meth:`add` each ``(position, saved)``."""
+        """Record ``saved`` more tokens saved at ``position``, for each pair."""
         if not pairs:
             return
         at, total = self._at, self.total

@@ -9,11 +9,7 @@ The file sinks store originals as JSON: exact for JSON data (strings, block list
 lone surrogates and integers beyond 64 bits too); SDK objects inside a history come back
 as their dict form, but the call entries of an SDK message as its SDK type.
 :class:`MemoryAudit` keeps the originals themselves.
-
-One sink may serve several histories (conversations) when each writes through its own
-:class:`ScopedAudit`, which stamps its records with the history's scope and reads back
-only those. ``restore`` never guesses: an original goes back only where the audit names
-one unambiguously (see :func:`restore`).
+One sink may serve several histories, each through its own :class:`ScopedAudit`.
 """
 
 from __future__ import annotations
@@ -262,14 +258,10 @@ def restore(
     Results are restored only where they still hold a placeholder; blanked arguments are
     put back from their snapshots. ``restore(clear(h, audit=a), a) == h``.
 
-    It never guesses: a result's original comes only from the records of this history's
-    format and that call id made at that message's position, or, when none was made there
-    (messages were put in front since), from those of an id that the history's placeholders
-    hold once and the audit at one place; all of them must hold the same original. A call's
-    arguments come back only with its result's record (the one restored, or matching the
-    result as it stands). Where records disagree (a sink shared by histories whose ids
-    repeat: give each a :class:`ScopedAudit`) or are missing, the placeholder stays, with
-    a warning.
+    It never guesses: an original goes back only where this history's records name one
+    unambiguously (docs/clearing.md, "restore never guesses"); where records disagree (a
+    sink shared by histories whose ids repeat: give each a :class:`ScopedAudit`) or are
+    missing, the placeholder stays, with a warning.
 
     Raises:
         TypeError: ``history`` is not a list of messages (a dict, a string, a generator),

@@ -56,26 +56,13 @@ once), reads and command output early (a read's handle survives), write confirma
 class ClearingPolicy:
     """Which stale tool results to clear, when, and what placeholder replaces them.
 
-    **Clearing and prompt caching.** Clearing rewrites history, so the provider's prompt
-    cache serves the next request only up to the first rewritten message and writes the rest
-    again. With ``cache`` set (the default: Anthropic's 5-minute prices, reads 0.1x and
-    writes 1.25x of the input price) a clear is made only when it pays for itself. Clearing
-    ``k`` tokens whose first change has ``S`` cached tokens after it costs
-    ``(write - read) * (S - k)`` once (the cached tokens that stay but must be written
-    again) and saves ``read * k`` on every later request; it pays within
-    ``(write - read) * (S - k) / (read * k)`` requests. The policy counts on the run's age
-    as the estimate of what is left (a run that has made ``t`` calls is expected to make
-    ``t`` more), bounded by the prices' ``horizon`` (18, measured on recorded runs), or on
-    what is left of the run's length when its :class:`~slimtools.clearing.Clearer` is told
-    it (``expected_calls=``); a run whose every tool so far is a command (a shell agent) is
-    trusted for the whole horizon from its first call (see
-    :func:`~slimtools.clearing.pricing.calls_ahead`). Among the clears that pay within that
-    many requests it makes the one with the largest net saving, or none. With the true
-    length, every clear pays for itself, so a run never costs more than without clearing;
-    with the estimate, each clear's expected saving is positive as long as the run is
-    expected to make at least that many more calls. ``max_context_tokens`` overrides the
-    economics: a history over it is cleared whatever the cache says. ``cache=None`` (no
-    caching) clears everything clearable at every round end.
+    **Clearing and prompt caching.** Clearing rewrites history and so breaks the provider's
+    prompt cache from the first rewritten message. With ``cache`` set (the default:
+    Anthropic's 5-minute prices) a clear is made only when it pays for itself over the
+    calls the run is expected to make (:func:`~slimtools.clearing.pricing.calls_ahead`),
+    and among those the one with the largest net saving; ``cache=None`` clears everything
+    clearable at every round end. The rule and its guarantees are in the clearing guide
+    ("Clearing and prompt caching").
 
     The fields come in three groups: what the tools are, when to clear, and what the
     placeholder shows.
@@ -110,15 +97,11 @@ class ClearingPolicy:
             pays: a :class:`~slimtools.clearing.pricing.CachePricing`, a preset name
             (``"anthropic"``, ``"anthropic-1h"``, ``"openai"``, ``"gemini"``, ``"none"``) or
             None for no caching; stored as a ``CachePricing`` or None.
-        supersede: clear a result ahead of its age once a newer one makes it stale: the same
-            call again (same tool, same arguments; write tools aside), or a read of a path
-            that a later call wrote and a later read re-read. The placeholder names the
-            newer result ("superseded by the result of turn N"); it may go inside
-            ``keep_turns``/``keep`` (the newer result is there in full), still under the
-            trigger, ``clear_at_least`` and the cache rule. A result already due by its age
-            when the newer one arrives keeps its age placeholder (so incremental clearing
-            equals one pass). On by default: on the shared transcripts it is no dearer on
-            any source (``bench_clearing`` (f)); False clears by age alone.
+        supersede: clear a result ahead of its age once a newer one makes it stale (the
+            same call again, or a read of a path written and re-read since), even inside
+            ``keep_turns``/``keep``; the placeholder names the newer result. On by default
+            (no dearer on any source, ``bench_clearing`` (f)); False clears by age alone.
+            See "Superseded results" in docs/clearing.md.
         placeholder: a ``str.format`` template (fields in ``placeholder.TEMPLATE_FIELDS``)
             or a callable from :class:`PlaceholderInfo` to text; either is bounded to
             ``placeholder.MAX_PLACEHOLDER_CHARS``.

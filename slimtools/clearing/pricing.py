@@ -8,7 +8,7 @@ the uncached input price, and on how many more model calls will read the smaller
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any
@@ -33,22 +33,11 @@ class CachePricing:
             tool is a command (category ``"command"``) counts on from its first call (see
             :func:`calls_ahead`). 18 by default, measured on recorded runs.
 
-    Presets (``CachePricing.preset(name)``), as the providers' pricing pages gave them in
-    2026:
-
-    - ``"anthropic"``: Anthropic's 5-minute cache, reads 0.1x and writes 1.25x
-      (https://docs.anthropic.com/en/docs/build-with-claude/prompt-caching#pricing).
-      The highest write premium, so the most cautious choice and ``ClearingPolicy``'s
-      default.
-    - ``"anthropic-1h"``: Anthropic's 1-hour cache, reads 0.1x and writes 2x (same page).
-    - ``"openai"``: OpenAI's automatic caching, no write premium; cached input is billed at
-      a tenth of the input price for the GPT-5 family (older models: a quarter to a half)
-      (https://developers.openai.com/api/docs/pricing,
-      https://developers.openai.com/api/docs/guides/prompt-caching).
-    - ``"gemini"``: Gemini's implicit caching, no write premium and a 90% discount on
-      cached tokens (https://ai.google.dev/gemini-api/docs/caching,
-      https://cloud.google.com/vertex-ai/generative-ai/docs/context-cache/context-cache-overview).
-    - ``"none"``: no caching (``preset`` returns ``None``).
+    Presets (``CachePricing.preset(name)``), from the providers' pricing pages in 2026 (the
+    clearing guide links them): ``"anthropic"`` (5-minute cache, reads 0.1x, writes 1.25x:
+    the most cautious, ``ClearingPolicy``'s default), ``"anthropic-1h"`` (reads 0.1x,
+    writes 2x), ``"openai"`` and ``"gemini"`` (no write premium, reads 0.1x; older OpenAI
+    models a quarter to a half), ``"none"`` (no caching: ``preset`` returns ``None``).
     """
 
     read: float
@@ -135,77 +124,11 @@ def calls_ahead(
     explore a repository for tens of calls, so its age understates what is left.
 
     The bound is there because the rule weighs one clear now against none, not against the
-    bigger clear that waiting would allow: a clear that pays back only after more than
-    ``horizon`` calls is better made later, in one rewrite with the results that fall due
-    meanwhile. 18 and the shell rule are measured, not assumed: on the shared transcripts
-    (mini-swe-agent, SWE-agent, tau-bench, Claude Code, OpenHands) they come within 1% of the
-    cached cost of knowing each run's true length (``benchmarks/bench_clearing.py`` prints
-    the table), where age alone capped at 14 left mini-swe-agent's runs 1.03% dearer and
-    fatter than knowing it; a horizon of 16 to 19 meets the same goals, 20 makes a 21-call
-    OpenHands run dearer than no clearing. ``horizon=None`` counts only the run's age.
+    bigger clear that waiting would allow; 18 and the shell rule are measured on the shared
+    transcripts (docs/clearing.md, "How many more calls will read a cleared history").
     """
     if expected_calls is not None:
         return max(1, expected_calls - turns)
     if horizon is not None:
         return horizon if commands_only else max(1, min(turns, horizon))
     return max(1, turns)
-
-
-def plan_clear(
-    candidates: list[tuple[int, int]],
-    tokens_before: Callable[[int], int],
-    cache_end: int,
-    calls: int,
-    pricing: CachePricing,
-    *,
-    at_least: int = 0,
-    need: int = 0,
-) -> int | None:
-    """Which clearable results to clear now: the index of the first one, or ``None``.
-
-    ``candidates`` are ``(position, saving)`` pairs sorted by position: where clearing a
-    result first changes the history, and the tokens it saves. Clearing every candidate from
-    index ``j`` on saves ``k`` tokens and rewrites the cached suffix that starts at the first
-    change: ``S`` tokens of the previous request, after the candidate's position and before
-    ``cache_end``, of which ``S - k`` survive and must be written again instead of read.
-    That costs ``(write - read) * (S - k)`` once and saves ``read * k`` on each of the
-    ``calls`` requests that read the smaller history. The cut with the largest net saving
-    is chosen when it is positive (and saves at least ``at_least``).
-
-    With ``need > 0`` (the history is over the window) the economics give way: the best cut
-    that saves at least ``need`` tokens is chosen whatever it costs, or every candidate when
-    none saves that much.
-
-    Args:
-        candidates: ``(position, saving)`` pairs, sorted by position.
-        tokens_before: ``position -> tokens of the current history before it``.
-        cache_end: the position where the previous request (the cached prefix) ended.
-        calls: requests that will read the cleared history (see :func:`calls_ahead`).
-        pricing: the cache prices.
-        at_least: the smallest saving worth a rewrite (``clear_at_least``).
-        need: tokens that must go now; 0 when the window is not at stake.
-    """
-    if not candidates:
-        return None
-    cached_tokens = tokens_before(cache_end)
-    read, rewrite = pricing.read, pricing.rewrite
-    best: int | None = None
-    best_value = 0.0
-    fallback: int | None = None
-    saved = saved_cached = 0
-    for j in range(len(candidates) - 1, -1, -1):
-        position, saving = candidates[j]
-        saved += saving
-        if position < cache_end:
-            saved_cached += saving
-        suffix = max(0, cached_tokens - tokens_before(position)) if position < cache_end else 0
-        value = read * saved * calls - rewrite * max(0, suffix - saved_cached)
-        if need:
-            if saved >= need and (fallback is None or value > best_value):
-                fallback, best_value = j, value
-            continue
-        if saved >= at_least and value > best_value:
-            best, best_value = j, value
-    if need:
-        return 0 if fallback is None else fallback
-    return best

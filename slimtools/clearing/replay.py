@@ -1,20 +1,11 @@
 """The clearing engine in replay mode: what a policy would clear in a run it never holds.
 
 The ledger's streaming replay (:mod:`slimtools.ledger.stream`) bills a long recorded run
-message by message, under several policies at once, without keeping the run's texts. It
-reaches the engine through this module alone:
-
-- :func:`read_messages` and :class:`Reading` are the engine's own ingestion (turns, tokens
-  once per piece, calls paired with results), so the replay's baseline and every engine
-  agree on what a turn, a call, a result and its tokens are;
-- :class:`ReplayClearer` is a :class:`~slimtools.clearing.Clearer` that reads the run's
-  real messages one at a time (:meth:`~ReplayClearer.read`) and, before each model call
-  (:meth:`~ReplayClearer.account`), decides exactly as a clearer does and says which
-  results it cleared and what each saved, but rewrites no message: it keeps what its
-  pending results need (a result's text until its placeholder is rendered, then only its
-  figures) and no message at all;
-- :class:`PlaceholderRenderer` renders the placeholder a policy writes for one result
-  (the benchmarks' informative floor).
+message by message, under several policies at once, without keeping the run's texts; it
+reaches the engine through this module alone: :func:`read_messages` (the engine's own
+ingestion), :class:`ReplayClearer` (a clearer that decides as any does but rewrites and
+keeps no message) and :class:`PlaceholderRenderer` (one result's placeholder). See "The
+replay mode" in docs/clearing.md.
 
 The rejected designs: a second engine for the replay (its own ingestion and index of saved
 tokens, writing into a clearer's private state), then small stand-in messages fed to the
@@ -28,7 +19,7 @@ from array import array
 from collections.abc import Sequence
 from typing import Any, NamedTuple
 
-from slimtools.clearing._batch import Forgetful, Memory, Pending, State, report
+from slimtools.clearing._batch import Memory, Pending, State, account_batch
 from slimtools.clearing._engine import Clearer
 from slimtools.clearing._ingest import Reading, SeenCall, read_messages
 from slimtools.clearing._render import Placeholders
@@ -82,7 +73,7 @@ class ReplayClearer(Clearer):
         self._placeholder_texts = placeholders
         self._reader: Codec = self._codec  # type: ignore[assignment]  # named: never None
 
-    _edits = False  # the caller only appends: no copy of what was read is kept
+    _write = staticmethod(account_batch)  # the same accounting, no message rewritten
 
     def _new_state(self) -> State:
         # Tokens before each message as machine integers: 8 bytes a message where a list
@@ -111,42 +102,8 @@ class ReplayClearer(Clearer):
         """Tokens clearing has saved so far in the messages before ``position``."""
         return self._state.savings.before(position)
 
-    @staticmethod
-    def _write(
-        codec: Codec, state: State, forced: list[Pending], fresh: list[Pending], memory: Memory
-    ) -> ClearingReport:
-        """:func:`~slimtools.clearing._batch.write_batch`'s accounting without the writing:
-        the same report and savings index, no message rewritten."""
-        before = state.tokens - state.saved
-        batch = forced + fresh if forced else fresh
-        if not batch:
-            return report(0, 0, (), 0, None, before, before)
-        saved = [(p.position, p.saving) for p in batch]
-        saved += [(p.call.position, p.input_saving) for p in batch if p.input_saving]
-        state.savings.add_many(saved)
-        saving = sum(s for _, s in saved)
-        state.saved += saving
-        memory.remember(fresh)
-        reported = saving - sum(p.saving + p.input_saving for p in forced)
-        first = min(position for position, _ in saved)
-        rewritten = sum(1 for p in fresh if p.input_saving)
-        call_ids = tuple([p.raw.call_id for p in fresh])
-        after = before - saving
-        return report(len(fresh), reported, call_ids, rewritten, first, before, after)
-
-    def _make_ready(self, pending: Pending) -> None:
-        ready = self._state.ready
-        n = len(ready)
-        super()._make_ready(pending)
-        if len(ready) > n:
-            ready[-1] = self._lean(ready[-1])
-
-    def _ahead(self, older: Pending, turn: int, reason: str) -> None:
-        ready = self._state.ready
-        n = len(ready)
-        super()._ahead(older, turn, reason)
-        if len(ready) > n:
-            ready[-1] = self._lean(ready[-1])
+    def _ready(self, made: Pending) -> None:
+        super()._ready(self._lean(made))
 
     def _lean(self, pending: Pending) -> Pending:
         """A ready result with its figures only: decided, it needs no text any more."""
@@ -179,7 +136,7 @@ class PlaceholderRenderer:
         return self._placeholders.text(pending)
 
 
-class _Recorder(Forgetful):
+class _Recorder(Memory):
     """The memory of a replay: nothing for re-reads (a replay only appends), and the
     results of the last pass until they are taken."""
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -14,7 +16,6 @@ from slimtools.clearing.pricing import (
     PRESETS,
     CachePricing,
     calls_ahead,
-    plan_clear,
 )
 from slimtools.errors import ConfigurationError
 from tests._profile import examples
@@ -166,34 +167,32 @@ def test_default_horizon_is_eighteen_calls():
 
 def test_plan_clears_when_the_saving_outweighs_the_rewrite():
     """1,000 tokens cleared with 1,100 cached after them pay back in 1.15 calls: clear."""
-    cut = plan_clear([(10, 1_000)], flat(100), cache_end=21, calls=6, pricing=ANTHROPIC)
+    cut = choose([(10, 1_000)], flat(100), cache_end=21, calls=6, pricing=ANTHROPIC)
     assert cut == 0
 
 
 def test_plan_keeps_when_the_rewrite_outweighs_the_saving():
     """100 tokens cleared under 10,000 cached tokens would take 1,139 calls to pay back."""
-    cut = plan_clear([(0, 100)], flat(100), cache_end=100, calls=6, pricing=ANTHROPIC)
+    cut = choose([(0, 100)], flat(100), cache_end=100, calls=6, pricing=ANTHROPIC)
     assert cut is None
 
 
 def test_plan_picks_the_cut_with_the_largest_net_saving():
     """An old small result is left when clearing it would rewrite much more than it saves."""
     candidates = [(0, 50), (90, 800)]  # a small old result, a big recent one
-    cut = plan_clear(candidates, flat(10), cache_end=100, calls=6, pricing=ANTHROPIC)
+    cut = choose(candidates, flat(10), cache_end=100, calls=6, pricing=ANTHROPIC)
     assert cut == 1
 
 
 def test_plan_respects_clear_at_least():
     """A cut that pays but saves less than clear_at_least is not made."""
-    cut = plan_clear(
-        [(10, 1_000)], flat(100), cache_end=21, calls=6, pricing=ANTHROPIC, at_least=2_000
-    )
+    cut = choose([(10, 1_000)], flat(100), cache_end=21, calls=6, pricing=ANTHROPIC, at_least=2_000)
     assert cut is None
 
 
 def test_plan_clears_whatever_is_needed_under_the_window_guard():
     """Over the window, the economics give way: the result that frees enough goes."""
-    cut = plan_clear(
+    cut = choose(
         [(0, 100), (50, 300)], flat(100), cache_end=100, calls=1, pricing=ANTHROPIC, need=250
     )
     assert cut == 1  # the recent result alone frees 300 and rewrites less
@@ -201,7 +200,7 @@ def test_plan_clears_whatever_is_needed_under_the_window_guard():
 
 def test_plan_clears_everything_when_nothing_frees_enough():
     """Over the window with too little clearable: everything clearable goes."""
-    cut = plan_clear(
+    cut = choose(
         [(0, 100), (50, 300)], flat(100), cache_end=100, calls=1, pricing=ANTHROPIC, need=10**6
     )
     assert cut == 0
@@ -209,7 +208,7 @@ def test_plan_clears_everything_when_nothing_frees_enough():
 
 def test_plan_has_nothing_to_do_without_candidates():
     """No clearable result: no cut."""
-    assert plan_clear([], flat(1), cache_end=0, calls=6, pricing=ANTHROPIC) is None
+    assert choose([], flat(1), cache_end=0, calls=6, pricing=ANTHROPIC) is None
 
 
 _candidates = st.lists(
@@ -323,7 +322,7 @@ def test_savings_index_sums_what_was_saved_before_a_position(steps):
     index, saved = SavingsIndex(), []
     for step in steps:
         if step[0] == "add":
-            index.add(step[1], step[2])
+            index.add_many([(step[1], step[2])])
             saved.append(step[1:])
         elif step[0] == "many":
             index.add_many(step[1])
@@ -337,9 +336,90 @@ def test_savings_index_takes_any_counters_numbers():
     """Savings that are not machine integers (a counter giving floats, or huge counts) are
     summed exactly as before, once the index holds machine integers already."""
     index = SavingsIndex()
-    index.add(3, 100)
+    index.add_many([(3, 100)])
     assert index.before(3) == 0  # the tree is built (3 is not past every saving), of machine ints
-    index.add(5, 2.5)  # type: ignore[arg-type]
-    index.add(200, 10**30)
+    index.add_many([(5, 2.5)])  # type: ignore[list-item]
+    index.add_many([(200, 10**30)])
     assert index.before(6) == 102.5
     assert index.before(201) == 10**30 + 102.5
+
+
+def choose(
+    candidates: list[tuple[int, int]],
+    tokens_before: Callable[[int], int],
+    cache_end: int,
+    calls: int,
+    pricing: CachePricing,
+    *,
+    at_least: int = 0,
+    need: int = 0,
+) -> int | None:
+    """The engine's cut (``Candidates.choose``) over ``(position, saving)`` pairs, filed as
+    the engine files them."""
+    plan = Candidates()
+    for i, (position, saving) in enumerate(candidates):
+        plan.add(i, position, saving, tokens_before(position))
+    return plan.choose(
+        cache_end, tokens_before(cache_end), calls, pricing, at_least=at_least, need=need
+    )
+
+
+def plan_clear(
+    candidates: list[tuple[int, int]],
+    tokens_before: Callable[[int], int],
+    cache_end: int,
+    calls: int,
+    pricing: CachePricing,
+    *,
+    at_least: int = 0,
+    need: int = 0,
+) -> int | None:
+    """The reference statement of the cache-aware cut, which ``Candidates.choose`` is held
+    to: the index of the first candidate to clear, or ``None``.
+
+    ``candidates`` are ``(position, saving)`` pairs sorted by position: where clearing a
+    result first changes the history, and the tokens it saves. Clearing every candidate from
+    index ``j`` on saves ``k`` tokens and rewrites the cached suffix that starts at the first
+    change: ``S`` tokens of the previous request, after the candidate's position and before
+    ``cache_end``, of which ``S - k`` survive and must be written again instead of read.
+    That costs ``(write - read) * (S - k)`` once and saves ``read * k`` on each of the
+    ``calls`` requests that read the smaller history. The cut with the largest net saving
+    is chosen when it is positive (and saves at least ``at_least``).
+
+    With ``need > 0`` (the history is over the window) the economics give way: the best cut
+    that saves at least ``need`` tokens is chosen whatever it costs, or every candidate when
+    none saves that much.
+
+    Args:
+        candidates: ``(position, saving)`` pairs, sorted by position.
+        tokens_before: ``position -> tokens of the current history before it``.
+        cache_end: the position where the previous request (the cached prefix) ended.
+        calls: requests that will read the cleared history (see :func:`calls_ahead`).
+        pricing: the cache prices.
+        at_least: the smallest saving worth a rewrite (``clear_at_least``).
+        need: tokens that must go now; 0 when the window is not at stake.
+    """
+    if not candidates:
+        return None
+    cached_tokens = tokens_before(cache_end)
+    read, rewrite = pricing.read, pricing.rewrite
+    best: int | None = None
+    best_value = 0.0
+    fallback: int | None = None
+    saved = saved_cached = 0
+    for j in range(len(candidates) - 1, -1, -1):
+        position, saving = candidates[j]
+        saved += saving
+        if position < cache_end:
+            saved_cached += saving
+        suffix = max(0, cached_tokens - tokens_before(position)) if position < cache_end else 0
+        value = read * saved * calls - rewrite * max(0, suffix - saved_cached)
+        if need:
+            if saved >= need and (fallback is None or value > best_value):
+                fallback, best_value = j, value
+            continue
+        if saved >= at_least and value > best_value:
+            best, best_value = j, value
+    if need:
+        return 0 if fallback is None else fallback
+    return best

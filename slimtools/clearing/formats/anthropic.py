@@ -7,10 +7,7 @@ blocks (text, images, ``cache_control`` markers) are kept as they are. Blocks ma
 or SDK objects (``ToolUseBlock`` from ``response.content``).
 
 A ``cache_control`` marker is a prompt-cache breakpoint the client placed: clearing never
-drops one nor moves it out of its result. On the tool_result block it stays where it is;
-on a block of the result's content it goes onto the placeholder, which is then one text
-block carrying it (the last marker, when the content held several: they all end up at
-that one block).
+drops one nor moves it out of its result (docs/clearing.md, "At the edges").
 
 Agents move their breakpoints every round (Claude Code marks the last block) and fold a
 string message into one text block to carry one; :func:`without_breakpoints` gives the
