@@ -281,10 +281,6 @@ def restore(
     for position, d in enumerate(decoded):  # results first: arguments follow their results
         cleared = [(r.slot, r.call_id) for r in d.results if r.cleared]
         contents = originals.take("result", position, cleared)
-        for r in d.results:
-            if not r.cleared and originals.knows(r.call_id):
-                content = codec.result_content(history[position], r.slot)
-                originals.confirm(position, r.call_id, content)
         if contents:
             out[position] = codec.restore_results(out[position], contents)
     for position, d in enumerate(decoded):
@@ -309,7 +305,8 @@ class _Originals:
                 places = self._by_id.setdefault((record.kind, record.call_id), {})
                 places.setdefault(record.position, []).append(record)
         self._held = held  # how many placeholders (results) or calls (inputs) hold each id
-        self._owned: set[tuple[str, int]] = set()  # (call id, turn) of this history's results
+        # (call id, turn) of this history's results -> the scopes of the records naming them
+        self._owned: dict[tuple[str, int], set[str]] = {}
         self.missing = 0  # placeholders with no record
         self.ambiguous = 0  # placeholders or calls whose records disagree
 
@@ -325,27 +322,24 @@ class _Originals:
             here = places.get(position, [])
             if not here and self._held[kind, call_id] == 1 and len(places) == 1:
                 here = next(iter(places.values()))  # moved: one id here, one place audited
-            if kind == "input":  # only with a result of this history's
-                here = [r for r in here if (r.call_id, r.turn) in self._owned]
+            if kind == "input":  # only with a result of this history's, from its scope(s)
+                scopes = {s for r in here for s in self._owned.get((r.call_id, r.turn), ())}
+                here = [r for r in here if r.scope in self._owned.get((r.call_id, r.turn), ())]
                 if not here:
+                    continue
+                if {r.scope for r in here} != scopes:  # a result several histories share
+                    self.ambiguous += 1
                     continue
             if here and _agree(here):
                 taken[key] = here[0].original
-                self._owned.update((r.call_id, r.turn) for r in here)
+                self._own(here)
             else:
                 self.ambiguous += 1
         return taken
 
-    def knows(self, call_id: str) -> bool:
-        """Whether the audit holds a result record of ``call_id``."""
-        return ("result", call_id) in self._by_id
-
-    def confirm(self, position: int, call_id: str, content: Any) -> None:
-        """Note a whole result at ``position`` that a record there holds (its call's
-        arguments were shortened while it stayed): those arguments are this history's."""
-        here = self._by_id.get(("result", call_id), {}).get(position, [])
-        if here and _agree(here) and same_message(here[0].original, content):
-            self._owned.update((r.call_id, r.turn) for r in here)
+    def _own(self, records: list[AuditRecord]) -> None:
+        for r in records:
+            self._owned.setdefault((r.call_id, r.turn), set()).add(r.scope)
 
     def warn(self, audit: object) -> None:
         """Log the placeholders left, for want of an original or for ambiguity."""

@@ -211,6 +211,22 @@ def test_blanked_arguments_are_not_restored_from_another_history():
     assert "alpha" not in orjson.dumps(restore(out_b, shared)).decode()
 
 
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_arguments_are_not_restored_through_a_result_both_histories_share(fmt):
+    """Two scoped histories reuse call_0 with the same result but other arguments; read
+    unscoped, the shared result does not make the other history's arguments this one's."""
+
+    def run(args: dict[str, Any]) -> list[Any]:
+        return render(
+            fmt, [Turn((Call("call_0", "search", args, Res(big("w", 90))),), user="go"), Turn()]
+        )
+
+    sink = MemoryAudit()
+    out = clear_stale_results(run({}), INPUTS, audit=ScopedAudit(sink, "one"))
+    clear_stale_results(run({"q": 0}), INPUTS, audit=ScopedAudit(sink, "two"))
+    assert [c.args for c in view(restore(out, sink), fmt).calls] == [{}]
+
+
 @settings(max_examples=40, deadline=None)
 @given(st.sampled_from(FORMATS), turns(max_turns=6), turns(max_turns=6))
 def test_restore_from_a_shared_sink_gives_only_this_historys_originals(fmt, one, other):
