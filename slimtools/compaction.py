@@ -22,7 +22,7 @@ from typing import Any, TypeAlias
 
 from slimtools.clearing import Clearer, ClearingPolicy, detect_format, view
 from slimtools.clearing.audit import Audit
-from slimtools.clearing.formats.base import Codec, context
+from slimtools.clearing.formats.base import Codec
 from slimtools.clearing.formats.view import get_codec, safe_decode
 from slimtools.clearing.manifest import render_manifest
 from slimtools.errors import ConfigurationError
@@ -158,11 +158,11 @@ def compact(
         summary = summarize(folded)
     if isinstance(summary, str):
         text = f"{summary}\n\n{block}" if block and block not in summary else summary
-        replacement = [codec.encode(context(text))]
+        replacement = [codec.text_message(text)]
     else:
         replacement = _summary_messages(codec, summary)
         if block:
-            replacement.append(codec.encode(context(block)))
+            replacement.append(codec.text_message(block))
     return [*messages[:system_end], *replacement, *messages[cut:]]
 
 

@@ -1,31 +1,11 @@
 """The ledger's modelled bill against the bill a provider recorded, for one run.
 
-A Claude Code session records each request's usage (:func:`slimtools.transcripts.read_usage`);
-the ledger models the same run without clearing. Three things are not in the transcript
-and are estimated from the record:
-
-- the **prefix**: the system prompt and tool definitions sent before the first message.
-  The first request's whole prompt bounds it; the prefix is that prompt less the modelled
-  tokens of the first request's messages.
-- the **token density**: providers' tokenizers are denser on code and JSON than four
-  characters a token, and each message carries framing (ids, roles, reminders Claude Code
-  adds). Fitted per run as ``recorded growth = factor * counted growth + per_message *
-  messages added`` over its requests (least squares); where a run carries no usage, or too
-  little to fit, :data:`DEFAULT_CALIBRATION` (measured on the shared Claude Code samples).
-- the **cache state at the start**: a session's first request often reads a prefix an
-  earlier session cached; the model reads what the record read there.
-
-A compaction restarts the prompt: a call after one is billed for the summary and what
-follows (``restarts``), and the first call after it bounds the context Claude Code puts
-back beside the summary, as the first call bounds the prefix. Where the transcript shows
-the cache could not hold (a compaction, a model change, a gap beyond the cache's lifetime,
-a command that changed the prefix, a turn a background task's notification started) the
-model reads what the record read, as at the start; only the breaks it shows no reason for
-are left between the two bills (``break_cost``).
-
-Each run is priced with the cache it used: the 1-hour cache when most of its writes went
-there, else the 5-minute one. Breaks are found and classified on the record
-(:func:`~slimtools.instrumentation.is_break`, :func:`~slimtools.instrumentation.cause_of`).
+A Claude Code session records each request's usage; the ledger models the same run without
+clearing, estimating what the transcript does not hold (the prefix, the token density, the
+cache at the start, the context put back after a compaction) from the record, and leaves
+only the cache breaks the transcript gives no reason for between the two bills. What is
+recorded, modelled and estimated, and how, is on docs/ledger.md ("The ledger against the
+bill").
 """
 
 from __future__ import annotations

@@ -193,29 +193,9 @@ class AnthropicCodec(ListedCalls):
         """The ``role`` field (a user message of tool_result blocks still says ``user``)."""
         return normal_role(get(message, "role"))
 
-    def encode(self, message: Decoded, *, role: str = "user") -> Any:
-        """A Messages API message dict that decodes as ``message`` (``system`` is not a
-        message role here: it becomes a user message)."""
-        text = [{"type": "text", "text": message.content_text}] if message.content_text else []
-        if message.model_output:
-            uses = [
-                {"type": "tool_use", "id": c.id, "name": c.name, "input": c.args}
-                for c in message.calls
-            ]
-            return {"role": "assistant", "content": text + uses}
-        if message.results:
-            blocks: list[dict[str, Any]] = []
-            for r in message.results:
-                block: dict[str, Any] = {
-                    "type": "tool_result",
-                    "tool_use_id": r.call_id,
-                    "content": r.text,
-                }
-                if r.is_error:
-                    block["is_error"] = True
-                blocks.append(block)
-            return {"role": "user", "content": text + blocks}
-        return {"role": "user", "content": message.content_text}
+    def text_message(self, text: str) -> Any:
+        """A user message dict of ``text``."""
+        return {"role": "user", "content": text}
 
     def is_call(self, entry: Any, call_ids: Collection[str]) -> bool:
         """A ``tool_use`` block with one of those ids."""

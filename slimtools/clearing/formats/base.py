@@ -135,17 +135,8 @@ class Codec(Protocol):
         """Who wrote ``message``: ``"system"``, ``"user"``, ``"assistant"`` or ``"tool"``
         (the format's own word normalised), None when it does not say."""
 
-    def encode(self, message: Decoded, *, role: str = "user") -> Any:
-        """One message of this format that :meth:`decode` reads back as ``message``.
-
-        The inverse of :meth:`decode` for the messages a format can hold in one piece: model
-        output (text and calls; in the Responses format a message, a call or a reasoning
-        item), one or more results (one per message except in Anthropic's format), or other
-        text, written with ``role`` (``"user"`` or ``"system"``). Results carry their text.
-
-        Raises:
-            ValueError: the format cannot hold ``message`` as one message.
-        """
+    def text_message(self, text: str) -> Any:
+        """A user message of this format holding ``text`` alone (a summary, a manifest)."""
 
 
 ROLES = {"human": "user", "ai": "assistant", "developer": "system"}

@@ -118,22 +118,11 @@ class LangChainCodec(WholeMessageResults):
             kind = {"AIMessageChunk": "ai", "ToolMessageChunk": "tool"}.get(kind, kind)
         return normal_role(kind)
 
-    def encode(self, message: Decoded, *, role: str = "user") -> Any:
-        """A LangChain message that decodes as ``message`` (one result per ToolMessage)."""
-        from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
+    def text_message(self, text: str) -> Any:
+        """A ``HumanMessage`` of ``text``."""
+        from langchain_core.messages import HumanMessage
 
-        if message.results:
-            if len(message.results) != 1:
-                raise ValueError("a LangChain ToolMessage holds one result")
-            (r,) = message.results
-            status = "error" if r.is_error else "success"
-            return ToolMessage(content=r.text, tool_call_id=r.call_id, name=r.name, status=status)
-        if message.model_output:
-            calls = [{"id": c.id, "name": c.name, "args": c.args} for c in message.calls]
-            return AIMessage(content=message.content_text, tool_calls=calls)
-        if role == "system":
-            return SystemMessage(content=message.content_text)
-        return HumanMessage(content=message.content_text)
+        return HumanMessage(content=text)
 
     def blank_inputs(self, message: Any, call_ids: Collection[str]) -> Any:
         """Empty the arguments in tool_calls, additional_kwargs and content blocks."""

@@ -63,33 +63,9 @@ class OpenAIChatCodec(WholeMessageResults, ListedCalls):
         """The ``role`` field (``developer`` counts as system)."""
         return normal_role(get(message, "role"))
 
-    def encode(self, message: Decoded, *, role: str = "user") -> Any:
-        """A Chat Completions message dict that decodes as ``message``."""
-        if message.results:
-            if len(message.results) != 1:
-                raise ValueError("a Chat Completions tool message holds one result")
-            (result,) = message.results
-            tool: dict[str, Any] = {
-                "role": "tool",
-                "tool_call_id": result.call_id,
-                "content": result.text,
-            }
-            if result.name is not None:
-                tool["name"] = result.name
-            return tool
-        if message.model_output:
-            out: dict[str, Any] = {"role": "assistant", "content": message.content_text or None}
-            if message.calls:
-                out["tool_calls"] = [
-                    {
-                        "id": c.id,
-                        "type": "function",
-                        "function": {"name": c.name, "arguments": c.args_text},
-                    }
-                    for c in message.calls
-                ]
-            return out
-        return {"role": role, "content": message.content_text}
+    def text_message(self, text: str) -> Any:
+        """A user message dict of ``text``."""
+        return {"role": "user", "content": text}
 
     def is_call(self, entry: Any, call_ids: Collection[str]) -> bool:
         """Every ``tool_calls`` entry is a call; this one if its id is among those."""

@@ -75,29 +75,9 @@ class OpenAIResponsesCodec(WholeMessageResults):
             return "assistant"
         return normal_role(get(message, "role"))
 
-    def encode(self, message: Decoded, *, role: str = "user") -> Any:
-        """A Responses input item that decodes as ``message`` (an item is one thing)."""
-        if message.results:
-            if len(message.results) != 1:
-                raise ValueError("a Responses item holds one output")
-            (result,) = message.results
-            return {
-                "type": "function_call_output",
-                "call_id": result.call_id,
-                "output": result.text,
-            }
-        if message.calls:
-            if len(message.calls) != 1 or message.content_text:
-                raise ValueError("a Responses item holds one call and nothing else")
-            (call,) = message.calls
-            return {
-                "type": "function_call",
-                "call_id": call.id,
-                "name": call.name,
-                "arguments": call.args_text,
-            }
-        speaker = "assistant" if message.model_output else role
-        return {"type": "message", "role": speaker, "content": message.content_text}
+    def text_message(self, text: str) -> Any:
+        """A user message item of ``text``."""
+        return {"type": "message", "role": "user", "content": text}
 
     def blank_inputs(self, message: Any, call_ids: Collection[str]) -> Any:
         """The call item with ``arguments`` ``"{}"`` (custom tools: an empty ``input``)."""
