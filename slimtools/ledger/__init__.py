@@ -6,14 +6,13 @@ and without prompt caching), cleared under a policy or not. Nothing here runs in
 loop. Other agents' clearing is measured in the benchmarks (``benchmarks/peers``).
 """
 
-from slimtools.ledger._rows import LedgerRow, LedgerSummary, format_bill, tool_result_bill
+from slimtools.ledger._rows import LedgerRow, LedgerSummary, tool_result_bill
 from slimtools.ledger.stream import TokenLedger, round_starts
 
 __all__ = [
     "LedgerRow",
     "LedgerSummary",
     "TokenLedger",
-    "format_bill",
     "round_starts",
     "tool_result_bill",
 ]

@@ -12,7 +12,7 @@ replayed run (:class:`~slimtools.ledger.TokenLedger`) and :class:`LedgerSummary`
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from slimtools.clearing.pricing import CachePricing
@@ -36,14 +36,6 @@ def tool_result_bill(rounds: int, per_result: int, *, every: int = 5) -> list[tu
     return [
         (r, r * per_result, per_result * r * (r + 1) // 2) for r in range(every, rounds + 1, every)
     ]
-
-
-def format_bill(rows: Iterable[tuple[int, int, int]]) -> str:
-    """Render :func:`tool_result_bill` rows one line a row."""
-    return "\n".join(
-        f"round {r:2d}: resident {resident:>9,} | billed input {billed:>11,}"
-        for r, resident, billed in rows
-    )
 
 
 @dataclass(frozen=True, slots=True)

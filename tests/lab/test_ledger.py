@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from benchmarks.peers.ledger import measure_steps
 from slimtools.clearing import ClearingPolicy, view
 from slimtools.clearing.pricing import CachePricing
-from slimtools.ledger import TokenLedger, format_bill, tool_result_bill
+from slimtools.ledger import TokenLedger, tool_result_bill
 from slimtools.transcripts import load_transcripts
 from tests._profile import examples
 from tests._shared import shared_data
@@ -55,12 +55,6 @@ def test_bill_rejects_negative_input():
         tool_result_bill(-1, 5)
     with pytest.raises(ValueError, match="every"):
         tool_result_bill(5, 5, every=0)
-
-
-def test_format_bill_prints_grouped_figures():
-    """The rendering shows the article's figures with thousands separators."""
-    text = format_bill(tool_result_bill(20, 5_000))
-    assert text.splitlines()[-1] == "round 20: resident   100,000 | billed input   1,050,000"
 
 
 def test_replay_matches_the_closed_form_model():
