@@ -12,15 +12,16 @@ import argparse
 import sys
 
 from benchmarks.peers.compare import compare, published_strategies
+from slimtools.clearing.pricing import PRESETS
 from slimtools.transcripts import iter_transcripts
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.peers", description=__doc__)
     parser.add_argument("paths", nargs="+", metavar="PATH", help="transcript files or folders")
-    parser.add_argument("--cache", default="anthropic", help="a cache preset, or none")
+    parser.add_argument("--cache", default="anthropic", choices=sorted(PRESETS))
     args = parser.parse_args(argv)
-    cache = None if args.cache == "none" else args.cache
+    cache = PRESETS[args.cache]
     errors: list[Exception] = []
     runs = list(iter_transcripts(*args.paths, on_error=errors.append))
     for error in errors:

@@ -1,13 +1,8 @@
 """The token bill of tool results: the closed-form model, and a ledger's rows and totals.
 
-Two questions, two columns: how many tool-result tokens are *resident*
-in the window at a given round (attention, context rot: prompt caching does not help), and
-how many input tokens were *billed* over the run (each round re-sends the whole history;
-caching makes the re-sent prefix cheap, but clearing rewrites history and so breaks the
-cached prefix from the first rewritten message on).
-
-:func:`tool_result_bill` is the closed-form model; :class:`LedgerRow` is one model call of a
-replayed run (:class:`~slimtools.ledger.TokenLedger`) and :class:`LedgerSummary` its totals.
+Two columns, as the README states the problem: tool-result tokens *resident* in the window
+at each model call (caching does not help them), and input *billed* over the run (caching
+makes the re-sent prefix cheap; clearing rewrites it, so breaks the cache from there on).
 """
 
 from __future__ import annotations

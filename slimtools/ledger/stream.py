@@ -20,7 +20,7 @@ from typing import Any
 
 from slimtools.clearing import ClearingPolicy, detect_format, view
 from slimtools.clearing.formats.base import RawCall, RawResult
-from slimtools.clearing.formats.view import get_codec
+from slimtools.clearing.formats.view import check_history, get_codec
 from slimtools.clearing.pricing import DEFAULT_PRICING, CachePricing, pricing_of
 from slimtools.clearing.replay import Cleared, Reading, ReplayClearer, SeenCall, read_messages
 from slimtools.ledger._columns import LedgerColumns
@@ -265,7 +265,12 @@ class TokenLedger:
             format: the history format; detected when None.
             cache: the cache prices (a ``CachePricing``, a preset name such as
                 ``"openai"``, or None for no caching); Anthropic's 5-minute prices by default.
+
+        Raises:
+            TypeError: ``history`` is not a list of messages (a dict, a string, a generator),
+                or ``policy`` is not a ``ClearingPolicy``.
         """
+        check_history(history)  # a dict, a string or a generator would be measured as empty
         policies = {} if policy is None else {"policy": policy}
         replay = RunReplay(format or detect_format(history), policies, counter=counter, cache=cache)
         return replay.add_all(history).finish().ledger(*policies)

@@ -217,3 +217,21 @@ def test_ledger_invariants_in_every_format(neutral, fmt, policy):
     for a, b in zip(plain.rows, cleared.rows, strict=True):
         assert b.cache_read + b.cache_write == b.input_tokens
         assert b.tool_tokens <= a.tool_tokens
+
+
+@pytest.mark.parametrize(
+    "history",
+    [{"role": "user", "content": "hi"}, "hi", (m for m in chat_history(2))],
+    ids=["dict", "str", "generator"],
+)
+def test_measure_refuses_what_is_not_a_message_list(history):
+    """A dict, a string or a generator is a TypeError saying what to pass, not an empty or
+    half-read ledger."""
+    with pytest.raises(TypeError, match=r"list of messages|pass its message list|not text"):
+        TokenLedger.measure(history)
+
+
+def test_measure_refuses_a_policy_that_is_not_a_clearing_policy():
+    """A policy name where a ClearingPolicy belongs is a TypeError naming both."""
+    with pytest.raises(TypeError, match="policy 'policy' must be a ClearingPolicy, got str"):
+        TokenLedger.measure(chat_history(2), "default")  # type: ignore[arg-type]

@@ -172,3 +172,11 @@ def test_peers_command_without_transcripts_fails_cleanly(tmp_path, capsys):
     """No transcript under the paths: exit 1 and one line on stderr."""
     assert peers_main([str(tmp_path)]) == 1
     assert capsys.readouterr().err == "peers: no transcripts found\n"
+
+
+def test_peers_command_refuses_an_unknown_cache_preset(tmp_path, capsys):
+    """An unknown --cache is a usage error (exit 2) naming the presets, not a traceback."""
+    with pytest.raises(SystemExit) as exc:
+        peers_main([str(tmp_path), "--cache", "azure"])
+    assert exc.value.code == 2
+    assert "anthropic-1h" in capsys.readouterr().err
